@@ -1,0 +1,63 @@
+// File: codec/annotation_keys.h
+//
+// The exact annotation and resource names of the two dialects
+// (shared/reference/formats.md). One place, so no string is spelt twice.
+#ifndef DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
+#define DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
+
+namespace deviceshare::keys {
+
+// Volcano: pod resources.
+inline constexpr char kVolcanoGpuNumber[] = "volcano.sh/vgpu-number";
+inline constexpr char kVolcanoGpuMemory[] = "volcano.sh/vgpu-memory";
+inline constexpr char kVolcanoGpuMemoryPercentage[] =
+    "volcano.sh/vgpu-memory-percentage";
+inline constexpr char kVolcanoGpuCores[] = "volcano.sh/vgpu-cores";
+// Volcano: pod annotations.
+inline constexpr char kVolcanoMode[] = "volcano.sh/vgpu-mode";
+inline constexpr char kVolcanoUseUuid[] = "volcano.sh/vgpu-use-gpuuuid";
+inline constexpr char kVolcanoNoUseUuid[] = "volcano.sh/vgpu-nouse-gpuuuid";
+inline constexpr char kVolcanoAllocation[] = "volcano.sh/vgpu-ids-new";
+inline constexpr char kVolcanoToAllocate[] = "volcano.sh/devices-to-allocate";
+inline constexpr char kVolcanoNode[] = "volcano.sh/vgpu-node";
+inline constexpr char kVolcanoTime[] = "volcano.sh/vgpu-time";
+inline constexpr char kVolcanoBindTime[] = "volcano.sh/bind-time";
+inline constexpr char kVolcanoBindPhase[] = "volcano.sh/bind-phase";
+// Volcano: node annotation.
+inline constexpr char kVolcanoNodeRegister[] = "volcano.sh/node-vgpu-register";
+
+// Shared by both dialects.
+inline constexpr char kUseGpuType[] = "nvidia.com/use-gputype";
+inline constexpr char kNoUseGpuType[] = "nvidia.com/nouse-gputype";
+
+// HAMi: pod resources (default names; DeviceConfig can rename them).
+inline constexpr char kHamiGpu[] = "nvidia.com/gpu";
+inline constexpr char kHamiGpuMemory[] = "nvidia.com/gpumem";
+inline constexpr char kHamiGpuMemoryPercentage[] =
+    "nvidia.com/gpumem-percentage";
+inline constexpr char kHamiGpuCores[] = "nvidia.com/gpucores";
+inline constexpr char kHamiPriority[] = "nvidia.com/priority";
+// HAMi: pod annotations.
+inline constexpr char kHamiUseUuid[] = "nvidia.com/use-gpuuuid";
+inline constexpr char kHamiNoUseUuid[] = "nvidia.com/nouse-gpuuuid";
+inline constexpr char kHamiNumaBind[] = "nvidia.com/numa-bind";
+inline constexpr char kHamiMode[] = "nvidia.com/vgpu-mode";
+inline constexpr char kHamiNodePolicy[] = "hami.io/node-scheduler-policy";
+inline constexpr char kHamiGpuPolicy[] = "hami.io/gpu-scheduler-policy";
+inline constexpr char kHamiAllocated[] = "hami.io/vgpu-devices-allocated";
+inline constexpr char kHamiToAllocate[] = "hami.io/vgpu-devices-to-allocate";
+inline constexpr char kHamiNode[] = "hami.io/vgpu-node";
+inline constexpr char kHamiTime[] = "hami.io/vgpu-time";
+inline constexpr char kHamiBindTime[] = "hami.io/bind-time";
+inline constexpr char kHamiBindPhase[] = "hami.io/bind-phase";
+// HAMi: node annotation (JSON since v2.8, legacy string before).
+inline constexpr char kHamiNodeRegister[] = "hami.io/node-nvidia-register";
+
+// Bind phases (both dialects).
+inline constexpr char kBindPhaseAllocating[] = "allocating";
+inline constexpr char kBindPhaseSuccess[] = "success";
+inline constexpr char kBindPhaseFailed[] = "failed";
+
+}  // namespace deviceshare::keys
+
+#endif  // DEVICESHARE_CODEC_ANNOTATION_KEYS_H_

@@ -1,0 +1,41 @@
+// File: config/config_parser.h
+//
+// Reads deviceshare's configuration from YAML. One file may hold:
+//
+//   scheduler:                 # deviceshare's own settings
+//     nodePolicy: binpack      # binpack | spread
+//     gpuPolicy: spread        # binpack | spread
+//     dialect: hami            # hami | volcano
+//     modes: [hami-core]       # hami-core | mig | mps
+//   nvidia:                    # the device config map section, as in
+//     deviceSplitCount: 10     # Volcano's and HAMi's config maps
+//     ...
+//
+// The `nvidia:` section may also be given on its own (the content of a
+// config map's `device-config.yaml`), or as a whole Kubernetes ConfigMap
+// object whose data holds `device-config.yaml`.
+//
+// Every known key is honoured; an unknown key in a section deviceshare owns
+// is an InvalidArgument error that names the key path, e.g.
+// `nvidia.deviceSplitCout: unknown key`. A bad value names the key and the
+// value. Sections that belong to other vendors in a shared HAMi config map
+// are reported in Config::notices, never silently dropped.
+#ifndef DEVICESHARE_CONFIG_CONFIG_PARSER_H_
+#define DEVICESHARE_CONFIG_CONFIG_PARSER_H_
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "deviceshare/config/scheduler_config.h"
+
+namespace deviceshare {
+
+// Parses a whole configuration file (see above). Empty text gives defaults.
+absl::StatusOr<Config> ParseConfigYaml(absl::string_view yaml_text);
+
+// Parses only a device config map body (`nvidia:` at the top level).
+absl::StatusOr<DeviceConfig> ParseDeviceConfigYaml(absl::string_view yaml_text);
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_CONFIG_CONFIG_PARSER_H_

@@ -1,0 +1,29 @@
+// File: k8s/yaml_json.h
+//
+// Kubernetes objects arrive as JSON (the API) or YAML (files). deviceshare
+// reads both through one JSON tree: YAML is converted with yaml-cpp,
+// following YAML 1.2's core schema for plain scalars (ints, floats, bools,
+// null) and keeping quoted scalars as strings.
+#ifndef DEVICESHARE_K8S_YAML_JSON_H_
+#define DEVICESHARE_K8S_YAML_JSON_H_
+
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare {
+
+// Parses one document, JSON or YAML (JSON is YAML). Broken input is an
+// InvalidArgument error with the line and column.
+absl::StatusOr<nlohmann::json> ParseJsonOrYaml(absl::string_view text);
+
+// Parses every document of a multi-document YAML stream ('---'), skipping
+// empty documents.
+absl::StatusOr<std::vector<nlohmann::json>> ParseYamlDocuments(
+    absl::string_view text);
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_K8S_YAML_JSON_H_

@@ -1,0 +1,92 @@
+// File: model/pod_request.h
+//
+// PodRequest: what a pod asks of the GPUs, independent of the dialect
+// (Volcano or HAMi) it was written in. Built by ParsePodRequest
+// (k8s/pod_parser.h) or by hand. A value type.
+//
+// Container order is the pod's: init containers first (in spec order), then
+// app containers. A container's index in `containers` is its identity in the
+// ledger and in PodAllocation.
+//
+// Init containers run one at a time before the app containers, so on each
+// GPU a pod holds max(largest init container, sum of app containers), not
+// the sum of all.
+#ifndef DEVICESHARE_MODEL_POD_REQUEST_H_
+#define DEVICESHARE_MODEL_POD_REQUEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/policy/policy_kind.h"
+
+namespace deviceshare {
+
+// Which annotations and resource names a pod used; allocations are written
+// back in the same dialect.
+enum class Dialect {
+  kVolcano,  // volcano.sh/vgpu-*
+  kHami,     // nvidia.com/gpu, gpumem, gpucores, hami.io/*
+};
+
+absl::string_view DialectName(Dialect dialect);  // "volcano" / "hami"
+
+struct ContainerRequest {
+  std::string name;
+  bool is_init = false;
+  // Number of GPUs, each a distinct physical GPU. 0: the container uses none.
+  int32_t gpu_count = 0;
+  // Memory per GPU in MiB. When 0, memory_percent applies.
+  int64_t memory_mib = 0;
+  // Percent (1..100) of each card's memory, used when memory_mib == 0.
+  // 0 with memory_mib == 0 means the whole card.
+  int32_t memory_percent = 0;
+  // Percent of one GPU's SMs (0..100). 100 = the GPU exclusively.
+  int32_t cores = 0;
+
+  bool wants_gpu() const { return gpu_count > 0; }
+  bool exclusive() const { return cores >= 100; }
+  // The memory this container needs on a GPU with `capacity_mib`.
+  int64_t MemoryOn(int64_t capacity_mib) const;
+
+  bool operator==(const ContainerRequest& other) const = default;
+};
+
+struct PodRequest {
+  std::string uid;  // metadata.uid, or "namespace/name" when absent
+  std::string namespace_name = "default";
+  std::string name;
+  Dialect dialect = Dialect::kHami;
+  std::vector<ContainerRequest> containers;  // init first, then app
+
+  // Sharing mode the pod insists on; unset = any the node offers.
+  std::optional<SharingMode> mode;
+  // Model filters: case-insensitive substrings of Gpu::model. A GPU must
+  // match one entry of `use_models` (if any) and no entry of `avoid_models`.
+  std::vector<std::string> use_models;
+  std::vector<std::string> avoid_models;
+  // UUID filters: exact. The avoid list wins.
+  std::vector<std::string> use_uuids;
+  std::vector<std::string> avoid_uuids;
+  // All GPUs of one container on one NUMA node.
+  bool numa_bind = false;
+  std::optional<PolicyKind> node_policy;  // per-pod override
+  std::optional<PolicyKind> gpu_policy;   // per-pod override
+
+  // Non-GPU resources, max(init, sum of app) over containers. 0 = not asked.
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+
+  // "namespace/name".
+  std::string Key() const;
+  bool HasGpuRequest() const;
+
+  bool operator==(const PodRequest& other) const = default;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_MODEL_POD_REQUEST_H_
