@@ -1,0 +1,48 @@
+// File: backend/backend_registry.h
+//
+// BackendRegistry: makes sharing backends by name. Explicit: nothing
+// registers itself from a static initializer (a static archive would
+// silently drop it); RegisterBuiltinBackends() in deviceshare/builtin_backends.h
+// registers the backends this build has.
+//
+// Thread safety: Register() must finish before Create() is called from
+// several threads; Create() and RegisteredNames() are const.
+#ifndef DEVICESHARE_BACKEND_BACKEND_REGISTRY_H_
+#define DEVICESHARE_BACKEND_BACKEND_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/device_config.h"
+
+namespace deviceshare {
+
+class BackendRegistry {
+ public:
+  using Factory = std::function<absl::StatusOr<std::unique_ptr<SharingBackend>>(
+      const DeviceConfig&)>;
+
+  // AlreadyExists if `name` is taken; InvalidArgument if it is empty.
+  absl::Status Register(absl::string_view name, Factory factory);
+
+  // NotFound("no backend 'x'; registered: a, b") for an unknown name, or the
+  // factory's own error for a config it rejects.
+  absl::StatusOr<std::unique_ptr<SharingBackend>> Create(
+      absl::string_view name, const DeviceConfig& config) const;
+
+  std::vector<std::string> RegisteredNames() const;  // sorted
+
+ private:
+  std::map<std::string, Factory, std::less<>> factories_;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_BACKEND_REGISTRY_H_

@@ -1,0 +1,46 @@
+// File: backend/container_edits.h
+//
+// ContainerEdits: what the node agent injects into one container so that
+// its GPU share is enforced: environment variables, mounts and device ids
+// (the kubelet device plugin's ContainerAllocateResponse, or a CDI edit).
+// A value type.
+#ifndef DEVICESHARE_BACKEND_CONTAINER_EDITS_H_
+#define DEVICESHARE_BACKEND_CONTAINER_EDITS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace deviceshare {
+
+struct Mount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = true;
+
+  bool operator==(const Mount& other) const = default;
+};
+
+struct ContainerEdits {
+  // In the order they should be set; names are unique.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<Mount> mounts;
+  std::vector<std::string> device_ids;  // GPU or MIG uuids
+
+  bool operator==(const ContainerEdits& other) const = default;
+};
+
+// The per-container facts edits depend on. Node-wide settings (memory
+// oversubscription, core policy, log level) come from the DeviceConfig the
+// backend was made with.
+struct EditOptions {
+  // Where the node agent keeps libvgpu.so, ld.so.preload and the
+  // per-container cache directories on the host (HAMi's HOOK_PATH).
+  std::string hook_path = "/usr/local/vgpu";
+  std::string pod_uid;
+  std::string container_name;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_CONTAINER_EDITS_H_

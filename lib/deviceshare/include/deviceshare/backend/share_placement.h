@@ -1,0 +1,48 @@
+// File: backend/share_placement.h
+//
+// The placement search shared by backends that hand out a share of a whole
+// GPU (hami-core, and mps later): for each container in pod order, pick
+// `gpu_count` distinct GPUs that
+//   - are healthy, run `mode`, pass the pod's model and uuid filters, and
+//   - can take the container beside everything already on them and beside
+//     the pod's own earlier containers (DeviceLedger::CheckPod),
+// ranked by the GPU policy (policy/gpu_score.h), ties to the lower GPU
+// index. With numa-bind, all GPUs of a container come from one NUMA node:
+// the one whose best `gpu_count` GPUs score highest.
+//
+// Init containers are checked with the rest: the ledger charges a pod
+// max(init, sum of app) per GPU, so an init container does not add to the
+// app containers' memory.
+#ifndef DEVICESHARE_BACKEND_SHARE_PLACEMENT_H_
+#define DEVICESHARE_BACKEND_SHARE_PLACEMENT_H_
+
+#include "deviceshare/backend/fit.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_request.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/policy/policy_kind.h"
+
+namespace deviceshare {
+
+// Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
+NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
+                    SharingMode mode, PolicyKind gpu_policy);
+
+// The per-GPU checks that do not depend on usage: health, mode, model and
+// uuid filters. kFits if the GPU may serve the pod at all.
+GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
+                            SharingMode mode);
+
+// Commits `allocation` to the ledgers of `node`: each GPU gets the pod's
+// shares on it, all or nothing. Every grant and its GPU must use `mode`.
+absl::Status CommitShares(const PodRequest& request,
+                          const PodAllocation& allocation, SharingMode mode,
+                          NodeState& node);
+
+// Removes the pod from every ledger of `node` whose GPU runs `mode`.
+void ReleaseShares(absl::string_view pod_uid, SharingMode mode,
+                   NodeState& node);
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_SHARE_PLACEMENT_H_

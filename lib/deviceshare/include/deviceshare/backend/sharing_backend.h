@@ -1,0 +1,79 @@
+// File: backend/sharing_backend.h
+//
+// SharingBackend: one way of sharing a GPU (hami-core, mig, mps). Backends
+// know nothing of Kubernetes objects or annotation strings: they see a
+// PodRequest, a NodeState and its DeviceLedgers, and produce PodAllocations
+// and ContainerEdits. Instances are made by name through BackendRegistry.
+//
+// Contract (the contract test suite runs it against every registered
+// backend):
+//   - Filter() is const and pure: it never changes the node. When the pod
+//     fits, the returned NodeFit carries the exact allocation that Commit()
+//     would make; otherwise a reason code and message with numbers.
+//   - Score() is in [0, 100] and deterministic for equal inputs.
+//   - Commit() applies an allocation to the node's ledgers, all or nothing:
+//     on any error the node is unchanged.
+//   - Release() removes every share of the pod that this backend's mode put
+//     on the node, exactly undoing Commit(); releasing a pod that is not
+//     there is a no-op (idempotent).
+//   - ContainerEdits() is pure.
+//
+// Thread safety: backends are immutable after construction; all methods
+// are safe to call concurrently as long as the NodeState passed to Commit
+// and Release is not read at the same time.
+#ifndef DEVICESHARE_BACKEND_SHARING_BACKEND_H_
+#define DEVICESHARE_BACKEND_SHARING_BACKEND_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/backend/container_edits.h"
+#include "deviceshare/backend/fit.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/model/pod_request.h"
+#include "deviceshare/policy/policy_kind.h"
+
+namespace deviceshare {
+
+struct PlacementOptions {
+  PolicyKind gpu_policy = PolicyKind::kBinpack;   // already pod-overridden
+  PolicyKind node_policy = PolicyKind::kBinpack;  // already pod-overridden
+};
+
+class SharingBackend {
+ public:
+  virtual ~SharingBackend() = default;
+
+  // The registry name, e.g. "hami-core".
+  virtual absl::string_view name() const = 0;
+  virtual SharingMode mode() const = 0;
+
+  virtual NodeFit Filter(const PodRequest& request, const NodeState& node,
+                         const PlacementOptions& options) const = 0;
+
+  // Node score of a placement that Filter() returned, in [0, 100].
+  virtual int Score(const NodeState& node, const PodAllocation& placement,
+                    const PlacementOptions& options) const = 0;
+
+  // REQUIRES: `allocation` names GPUs of `node` (by uuid).
+  virtual absl::Status Commit(const PodRequest& request,
+                              const PodAllocation& allocation,
+                              NodeState& node) const = 0;
+
+  virtual void Release(absl::string_view pod_uid, NodeState& node) const = 0;
+
+  virtual ContainerEdits Edits(const ContainerAllocation& container,
+                               const EditOptions& options) const = 0;
+
+  // Filter, then Commit of the allocation it found.
+  absl::StatusOr<PodAllocation> Allocate(const PodRequest& request,
+                                         NodeState& node,
+                                         const PlacementOptions& options) const;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_SHARING_BACKEND_H_

@@ -1,0 +1,118 @@
+// File: model/device_ledger.h
+//
+// DeviceLedger: what is taken on one GPU, derived from the pods placed on
+// it. Integer units only.
+//
+// Tenants are keyed by pod uid; each pod entry lists its containers' shares
+// on this GPU (container index, init or app, MiB, cores). A pod is charged
+//   memory = max(largest init share, sum of app shares)   (same for cores)
+//   slots  = max(number of app containers, 1 if any init container)
+// because init containers run one at a time before the app containers.
+//
+// Invariants, checked by CheckInvariants() and never broken by AddPod:
+//   sum of charged memory <= memory capacity
+//   sum of charged cores  <= core capacity
+//   sum of slots          <= split count
+//   a pod with an exclusive share (cores >= 100) is the only pod, and holds
+//     a single app container on the GPU
+//   the totals equal a recomputation from the tenants
+//
+// Thread safety: none; a DeviceLedger is owned by its NodeState and guarded
+// by whoever owns that.
+#ifndef DEVICESHARE_MODEL_DEVICE_LEDGER_H_
+#define DEVICESHARE_MODEL_DEVICE_LEDGER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "deviceshare/backend/fit.h"
+#include "deviceshare/model/gpu.h"
+
+namespace deviceshare {
+
+// One container's share of one GPU.
+struct ContainerShare {
+  int32_t container_index = 0;
+  bool is_init = false;
+  int64_t memory_mib = 0;
+  int32_t cores = 0;
+
+  bool exclusive() const { return cores >= 100; }
+  bool operator==(const ContainerShare& other) const = default;
+};
+
+// What a pod's shares on one GPU cost, per the rule above.
+struct PodCharge {
+  int64_t memory_mib = 0;
+  int32_t cores = 0;
+  int32_t slots = 0;
+  bool exclusive = false;
+
+  bool operator==(const PodCharge& other) const = default;
+};
+
+PodCharge ChargeOf(absl::Span<const ContainerShare> shares);
+
+class DeviceLedger {
+ public:
+  explicit DeviceLedger(const Gpu& gpu);
+
+  // Would a pod that is not yet on this GPU fit with `shares`? Pure.
+  GpuVerdict CheckPod(absl::Span<const ContainerShare> shares) const;
+
+  // Adds a pod with all its shares on this GPU, all or nothing.
+  // AlreadyExists if the pod is here; FailedPrecondition (with the verdict
+  // text) if it does not fit; InvalidArgument for empty or negative shares.
+  absl::Status AddPod(absl::string_view pod_uid,
+                      std::vector<ContainerShare> shares);
+
+  // Removes the pod; false if it was not here. Idempotent.
+  bool RemovePod(absl::string_view pod_uid);
+
+  bool HasPod(absl::string_view pod_uid) const;
+  // The pod's shares here, or empty.
+  absl::Span<const ContainerShare> SharesOf(absl::string_view pod_uid) const;
+  std::vector<std::string> PodUids() const;  // sorted
+
+  const Gpu& gpu() const { return gpu_; }
+  int64_t memory_capacity_mib() const { return gpu_.memory_mib; }
+  int32_t core_capacity() const { return gpu_.core_capacity; }
+  int32_t slot_capacity() const { return gpu_.split_count; }
+  int64_t used_memory_mib() const { return used_memory_mib_; }
+  int32_t used_cores() const { return used_cores_; }
+  int32_t used_slots() const { return used_slots_; }
+  int64_t free_memory_mib() const { return gpu_.memory_mib - used_memory_mib_; }
+  int32_t free_cores() const { return gpu_.core_capacity - used_cores_; }
+  int32_t free_slots() const { return gpu_.split_count - used_slots_; }
+  bool held_exclusively() const { return exclusive_pods_ > 0; }
+  size_t pod_count() const { return pods_.size(); }
+  bool idle() const { return pods_.empty(); }
+
+  // Recomputes the totals from the tenants and checks every invariant above.
+  absl::Status CheckInvariants() const;
+
+  bool operator==(const DeviceLedger& other) const;
+
+ private:
+  struct PodEntry {
+    std::vector<ContainerShare> shares;
+    PodCharge charge;
+    bool operator==(const PodEntry& other) const = default;
+  };
+
+  Gpu gpu_;
+  absl::flat_hash_map<std::string, PodEntry> pods_;
+  int64_t used_memory_mib_ = 0;
+  int32_t used_cores_ = 0;
+  int32_t used_slots_ = 0;
+  int32_t exclusive_pods_ = 0;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_MODEL_DEVICE_LEDGER_H_

@@ -1,0 +1,77 @@
+// File: model/node_state.h
+//
+// NodeState: one node as the scheduler sees it: its inventory and one
+// DeviceLedger per GPU (same order as inventory().gpus), plus the CPU and
+// memory that placed pods take. Built by ClusterState; read by backends and
+// policies.
+//
+// Thread safety: none; guarded by the owning ClusterState's user.
+#ifndef DEVICESHARE_MODEL_NODE_STATE_H_
+#define DEVICESHARE_MODEL_NODE_STATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/model/device_ledger.h"
+#include "deviceshare/model/node_inventory.h"
+#include "deviceshare/model/pod_allocation.h"
+
+namespace deviceshare {
+
+class NodeState {
+ public:
+  // REQUIRES: ValidateInventory(inventory).ok()
+  explicit NodeState(NodeInventory inventory);
+
+  const NodeInventory& inventory() const { return inventory_; }
+  const std::string& name() const { return inventory_.name; }
+  size_t gpu_count() const { return ledgers_.size(); }
+
+  const DeviceLedger& ledger(size_t position) const {
+    return ledgers_[position];
+  }
+  DeviceLedger& mutable_ledger(size_t position) { return ledgers_[position]; }
+  // Position of the GPU with `uuid` in inventory().gpus, if any.
+  std::optional<size_t> FindGpu(absl::string_view uuid) const;
+  // Position of the GPU with Gpu::index == `index`, if any.
+  std::optional<size_t> FindGpuIndex(int32_t index) const;
+
+  // CPU and memory taken by placed pods (tracked only when the inventory
+  // has them).
+  int64_t used_cpu_milli() const { return used_cpu_milli_; }
+  int64_t used_memory_mib() const { return used_memory_mib_; }
+  void AddHostUsage(int64_t cpu_milli, int64_t memory_mib);
+  void SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib);
+
+  // Totals over all GPUs, for node-level policies.
+  int64_t total_memory_mib() const { return total_memory_mib_; }
+  int64_t total_used_memory_mib() const;
+  int64_t total_cores() const { return total_cores_; }
+  int64_t total_used_cores() const;
+
+  // The allocation's grants grouped per GPU position as ledger shares, in
+  // position order. NotFound if a grant names a GPU this node lacks.
+  absl::StatusOr<std::vector<std::pair<size_t, std::vector<ContainerShare>>>>
+  SharesByGpu(const PodAllocation& allocation) const;
+
+  // Every ledger's invariants, and host usage never negative.
+  absl::Status CheckInvariants() const;
+
+ private:
+  NodeInventory inventory_;
+  std::vector<DeviceLedger> ledgers_;
+  absl::flat_hash_map<std::string, size_t> position_by_uuid_;
+  int64_t used_cpu_milli_ = 0;
+  int64_t used_memory_mib_ = 0;
+  int64_t total_memory_mib_ = 0;
+  int64_t total_cores_ = 0;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_MODEL_NODE_STATE_H_

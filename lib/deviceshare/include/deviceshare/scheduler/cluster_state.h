@@ -1,0 +1,99 @@
+// File: scheduler/cluster_state.h
+//
+// ClusterState: every node the scheduler knows, with its ledgers, and every
+// pod placed on them. It is updated incrementally by events (node
+// registered / updated / removed, pod allocated, pod deleted) and never
+// rebuilt from all pods for a decision.
+//
+// Each pod's (request, allocation) is kept, so that a node whose inventory
+// changes is rebuilt from just the pods on it, and so that a restarted
+// scheduler can be fed the allocations read back from pod annotations.
+// A pod that is recorded on a node the state does not know yet (events
+// arrive out of order) is put on the ledger when the node registers.
+//
+// Thread safety: none. Scheduler serialises access.
+#ifndef DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
+#define DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/backend/backend_set.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/model/pod_request.h"
+
+namespace deviceshare {
+
+struct PodRecord {
+  PodRequest request;
+  PodAllocation allocation;
+  // False while the node is unknown, or when the pod could not be put back
+  // after its node's inventory changed (see UpsertNode).
+  bool on_ledger = false;
+};
+
+class ClusterState {
+ public:
+  // `backends` must outlive the state.
+  explicit ClusterState(const BackendSet* backends);
+
+  // Adds a node, or replaces its inventory and puts its pods back on the new
+  // ledgers. Returns the keys of pods that no longer fit the new inventory
+  // (a GPU vanished or shrank): they stay recorded, off the ledger, until
+  // deleted or until a later update makes room. InvalidArgument for an
+  // inventory that fails ValidateInventory.
+  absl::StatusOr<std::vector<std::string>> UpsertNode(NodeInventory inventory);
+
+  // Forgets the node; its pods stay recorded, off the ledger. Idempotent.
+  void RemoveNode(absl::string_view name);
+
+  // Records a placed pod and charges its node. Adding the same uid with the
+  // same allocation again is a no-op; with another allocation it is
+  // AlreadyExists. If the allocation does not fit the node's ledgers the
+  // pod is not recorded and the backend's error is returned.
+  absl::Status AddPod(const PodRequest& request,
+                      const PodAllocation& allocation);
+
+  // Releases the pod's shares and forgets it. Idempotent.
+  void RemovePod(absl::string_view pod_uid);
+
+  // Rebuilds one node's ledgers from the pods recorded on it, as a restarted
+  // scheduler would. The result must equal the incremental state.
+  absl::StatusOr<std::vector<std::string>> RebuildNode(absl::string_view name);
+
+  const NodeState* FindNode(absl::string_view name) const;
+  const PodRecord* FindPod(absl::string_view pod_uid) const;
+  // Nodes by name.
+  const std::map<std::string, std::unique_ptr<NodeState>, std::less<>>& nodes()
+      const {
+    return nodes_;
+  }
+  size_t pod_count() const { return pods_.size(); }
+
+  // Every node's invariants, and that every pod on a ledger is recorded.
+  absl::Status CheckInvariants() const;
+
+ private:
+  absl::Status Charge(const PodRecord& record, NodeState& node);
+  void Discharge(const PodRecord& record, NodeState& node);
+  // Puts every recorded pod of `node` on its fresh ledgers.
+  std::vector<std::string> Replay(NodeState& node);
+
+  const BackendSet* backends_;
+  std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
+  absl::flat_hash_map<std::string, PodRecord> pods_;
+  absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
+      pods_by_node_;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_

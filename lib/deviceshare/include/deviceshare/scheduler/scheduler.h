@@ -1,0 +1,115 @@
+// File: scheduler/scheduler.h
+//
+// Scheduler: the facade every front end uses (the kube-scheduler extender,
+// simulate, an embedding C++ scheduler). It filters a pod over nodes,
+// scores the nodes that fit, commits the best placement, and releases pods,
+// over a ClusterState that it owns and that events keep current.
+//
+// For each node, the pod's own mode picks the backend; a pod that names no
+// mode is offered to the enabled backends in config order and the first
+// that fits the node serves it. Node CPU and memory (when the inventory has
+// them) are checked before any backend.
+//
+// Node choice: highest score, ties to the smaller node name, so a decision
+// is deterministic.
+//
+// Thread safety: all methods are thread-safe. Filter runs under a shared
+// lock; Schedule, Bind, Release and the event methods take the lock
+// exclusively, so a decision and its commit are atomic.
+#ifndef DEVICESHARE_SCHEDULER_SCHEDULER_H_
+#define DEVICESHARE_SCHEDULER_SCHEDULER_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "deviceshare/backend/backend_set.h"
+#include "deviceshare/backend/fit.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/scheduler/cluster_state.h"
+
+namespace deviceshare {
+
+// The verdict for one node.
+struct NodeVerdict {
+  std::string node;
+  NodeFit fit;
+  int score = 0;  // in [0, 100]; meaningful only when fit.fits()
+  SharingMode mode = SharingMode::kHamiCore;  // backend that fits
+};
+
+struct ScheduleOutcome {
+  // Set when the pod was placed (and committed).
+  std::optional<PodAllocation> allocation;
+  int score = 0;
+  // Why each node did not fit (node name -> reason), when nothing fit or
+  // for the record.
+  std::map<std::string, std::string> reasons;
+};
+
+class Scheduler {
+ public:
+  // `registry` is used only during construction.
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      const Config& config, const BackendRegistry& registry);
+
+  // Verdicts for `node_names` (all nodes when empty), in the given order
+  // (sorted by name for all nodes). Pure.
+  std::vector<NodeVerdict> Filter(const PodRequest& request,
+                                  absl::Span<const std::string> node_names = {})
+      const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Filters all nodes, picks the best, commits it. A pod that fits nowhere
+  // is not an error: the outcome has no allocation and the reasons.
+  // AlreadyExists if the pod is already placed.
+  absl::StatusOr<ScheduleOutcome> Schedule(const PodRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Records a placement decided elsewhere (a pod event, an allocation read
+  // back from annotations, a bind of a filtered placement).
+  absl::Status Bind(const PodRequest& request, const PodAllocation& allocation)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Forgets a pod and frees its shares. Idempotent.
+  void Release(absl::string_view pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
+
+  absl::StatusOr<std::vector<std::string>> UpsertNode(NodeInventory inventory)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveNode(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // What the node agent injects into container `container_index`.
+  absl::StatusOr<ContainerEdits> Edits(const PodAllocation& allocation,
+                                       size_t container_index,
+                                       const EditOptions& options) const;
+
+  // Runs `reader` with the state under the shared lock.
+  void Inspect(const std::function<void(const ClusterState&)>& reader) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Config& config() const { return config_; }
+
+ private:
+  Scheduler(Config config, BackendSet backends);
+
+  NodeVerdict Evaluate(const PodRequest& request, const NodeState& node,
+                       const PlacementOptions& options) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::vector<NodeVerdict> FilterLocked(
+      const PodRequest& request, absl::Span<const std::string> node_names) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  PlacementOptions OptionsFor(const PodRequest& request) const;
+
+  const Config config_;
+  const BackendSet backends_;
+  mutable absl::Mutex mu_;
+  ClusterState state_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_SCHEDULER_SCHEDULER_H_

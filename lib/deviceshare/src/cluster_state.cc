@@ -1,0 +1,178 @@
+#include "deviceshare/scheduler/cluster_state.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+namespace {
+
+// The backend modes one allocation uses (usually one).
+std::vector<SharingMode> ModesOf(const PodAllocation& allocation) {
+  std::vector<SharingMode> modes;
+  for (const ContainerAllocation& container : allocation.containers) {
+    for (const DeviceGrant& grant : container.devices) {
+      if (std::find(modes.begin(), modes.end(), grant.mode) == modes.end()) {
+        modes.push_back(grant.mode);
+      }
+    }
+  }
+  return modes;
+}
+
+}  // namespace
+
+ClusterState::ClusterState(const BackendSet* backends) : backends_(backends) {}
+
+absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
+  const PodAllocation& allocation = record.allocation;
+  std::vector<SharingMode> modes = ModesOf(allocation);
+  if (modes.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pod %s: one pod's allocation mixes sharing modes", allocation.pod_key));
+  }
+  if (!modes.empty()) {
+    const SharingBackend* backend = backends_->ForMode(modes.front());
+    if (backend == nullptr) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "pod %s: sharing mode %s is not enabled", allocation.pod_key,
+          SharingModeName(modes.front())));
+    }
+    DS_RETURN_IF_ERROR(backend->Commit(record.request, allocation, node));
+  }
+  node.AddHostUsage(record.request.cpu_milli, record.request.memory_mib);
+  return absl::OkStatus();
+}
+
+void ClusterState::Discharge(const PodRecord& record, NodeState& node) {
+  for (SharingMode mode : ModesOf(record.allocation)) {
+    if (const SharingBackend* backend = backends_->ForMode(mode)) {
+      backend->Release(record.allocation.pod_uid, node);
+    }
+  }
+  node.SubtractHostUsage(record.request.cpu_milli, record.request.memory_mib);
+}
+
+std::vector<std::string> ClusterState::Replay(NodeState& node) {
+  std::vector<std::string> displaced;
+  auto it = pods_by_node_.find(node.name());
+  if (it == pods_by_node_.end()) return displaced;
+  // Sorted, so that which pods are displaced does not depend on hashing.
+  std::vector<std::string> uids(it->second.begin(), it->second.end());
+  std::sort(uids.begin(), uids.end());
+  for (const std::string& uid : uids) {
+    PodRecord& record = pods_.at(uid);
+    record.on_ledger = Charge(record, node).ok();
+    if (!record.on_ledger) displaced.push_back(record.allocation.pod_key);
+  }
+  return displaced;
+}
+
+absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
+    NodeInventory inventory) {
+  DS_RETURN_IF_ERROR(ValidateInventory(inventory));
+  std::string name = inventory.name;
+  auto node = std::make_unique<NodeState>(std::move(inventory));
+  std::vector<std::string> displaced = Replay(*node);
+  nodes_[name] = std::move(node);
+  return displaced;
+}
+
+void ClusterState::RemoveNode(absl::string_view name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  auto pods = pods_by_node_.find(name);
+  if (pods != pods_by_node_.end()) {
+    for (const std::string& uid : pods->second) pods_.at(uid).on_ledger = false;
+  }
+  nodes_.erase(it);
+}
+
+absl::Status ClusterState::AddPod(const PodRequest& request,
+                                  const PodAllocation& allocation) {
+  if (allocation.pod_uid.empty() || allocation.pod_uid != request.uid) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pod %s: allocation uid \"%s\" does not match request uid \"%s\"",
+        request.Key(), allocation.pod_uid, request.uid));
+  }
+  if (allocation.containers.size() != request.containers.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pod %s: allocation has %d containers, the pod has %d", request.Key(),
+        allocation.containers.size(), request.containers.size()));
+  }
+  if (auto it = pods_.find(request.uid); it != pods_.end()) {
+    if (it->second.allocation == allocation) return absl::OkStatus();
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "pod %s is already placed on node %s", request.Key(),
+        it->second.allocation.node_name));
+  }
+  PodRecord record{request, allocation, false};
+  auto node = nodes_.find(allocation.node_name);
+  if (node != nodes_.end()) {
+    DS_RETURN_IF_ERROR(Charge(record, *node->second));
+    record.on_ledger = true;
+  }
+  pods_by_node_[allocation.node_name].insert(request.uid);
+  pods_.emplace(request.uid, std::move(record));
+  return absl::OkStatus();
+}
+
+void ClusterState::RemovePod(absl::string_view pod_uid) {
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return;
+  const PodRecord& record = it->second;
+  const std::string& node_name = record.allocation.node_name;
+  if (record.on_ledger) {
+    if (auto node = nodes_.find(node_name); node != nodes_.end()) {
+      Discharge(record, *node->second);
+    }
+  }
+  if (auto pods = pods_by_node_.find(node_name); pods != pods_by_node_.end()) {
+    pods->second.erase(pod_uid);
+    if (pods->second.empty()) pods_by_node_.erase(pods);
+  }
+  pods_.erase(it);
+}
+
+absl::StatusOr<std::vector<std::string>> ClusterState::RebuildNode(
+    absl::string_view name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError(absl::StrFormat("node %s is not known", name));
+  }
+  auto fresh = std::make_unique<NodeState>(it->second->inventory());
+  std::vector<std::string> displaced = Replay(*fresh);
+  it->second = std::move(fresh);
+  return displaced;
+}
+
+const NodeState* ClusterState::FindNode(absl::string_view name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+const PodRecord* ClusterState::FindPod(absl::string_view pod_uid) const {
+  auto it = pods_.find(pod_uid);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+absl::Status ClusterState::CheckInvariants() const {
+  for (const auto& [name, node] : nodes_) {
+    DS_RETURN_IF_ERROR(node->CheckInvariants());
+    for (size_t i = 0; i < node->gpu_count(); ++i) {
+      for (const std::string& uid : node->ledger(i).PodUids()) {
+        const PodRecord* record = FindPod(uid);
+        if (record == nullptr || !record->on_ledger ||
+            record->allocation.node_name != name) {
+          return absl::InternalError(absl::StrFormat(
+              "node %s gpu %s holds pod %s that is not recorded there", name,
+              node->inventory().gpus[i].uuid, uid));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,220 @@
+#include "deviceshare/model/device_ledger.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace deviceshare {
+
+PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
+  PodCharge charge;
+  int64_t app_memory = 0;
+  int32_t app_cores = 0;
+  int64_t init_memory = 0;
+  int32_t init_cores = 0;
+  int32_t app_containers = 0;
+  bool any_init = false;
+  for (const ContainerShare& share : shares) {
+    if (share.is_init) {
+      any_init = true;
+      init_memory = std::max(init_memory, share.memory_mib);
+      init_cores = std::max(init_cores, share.cores);
+    } else {
+      ++app_containers;
+      app_memory += share.memory_mib;
+      app_cores += share.cores;
+    }
+    charge.exclusive = charge.exclusive || share.exclusive();
+  }
+  charge.memory_mib = std::max(init_memory, app_memory);
+  charge.cores = std::max(init_cores, app_cores);
+  charge.slots = std::max(app_containers, any_init ? 1 : 0);
+  return charge;
+}
+
+namespace {
+
+GpuVerdict Reject(const Gpu& gpu, ReasonCode code, std::string detail) {
+  return GpuVerdict{code, gpu.index, std::move(detail)};
+}
+
+// An exclusive app container must be its pod's only app container here.
+bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
+  int apps = 0;
+  bool exclusive_app = false;
+  for (const ContainerShare& share : shares) {
+    if (share.is_init) continue;
+    ++apps;
+    exclusive_app = exclusive_app || share.exclusive();
+  }
+  return exclusive_app && apps > 1;
+}
+
+}  // namespace
+
+DeviceLedger::DeviceLedger(const Gpu& gpu) : gpu_(gpu) {}
+
+GpuVerdict DeviceLedger::CheckPod(
+    absl::Span<const ContainerShare> shares) const {
+  const PodCharge want = ChargeOf(shares);
+  if (used_slots_ + want.slots > gpu_.split_count) {
+    return Reject(gpu_, ReasonCode::kSplitExhausted,
+                  absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
+                                  gpu_.split_count, want.slots));
+  }
+  if (exclusive_pods_ > 0) {
+    return Reject(gpu_, ReasonCode::kExclusiveConflict,
+                  "held exclusively by another pod");
+  }
+  if (want.exclusive && !pods_.empty()) {
+    return Reject(gpu_, ReasonCode::kExclusiveConflict,
+                  absl::StrFormat("want the GPU alone, it has %d pods",
+                                  pods_.size()));
+  }
+  if (ExclusiveBesideSibling(shares)) {
+    return Reject(gpu_, ReasonCode::kExclusiveConflict,
+                  "an exclusive container cannot share the GPU with another "
+                  "container of its pod");
+  }
+  if (free_memory_mib() < want.memory_mib) {
+    return Reject(gpu_, ReasonCode::kInsufficientMemory,
+                  absl::StrFormat("free=%dMiB want=%dMiB", free_memory_mib(),
+                                  want.memory_mib));
+  }
+  if (free_cores() < want.cores) {
+    return Reject(gpu_, ReasonCode::kInsufficientCores,
+                  absl::StrFormat("free=%d%% want=%d%%", free_cores(),
+                                  want.cores));
+  }
+  if (want.cores == 0 && free_cores() <= 0) {
+    return Reject(gpu_, ReasonCode::kComputeExhausted,
+                  absl::StrFormat("used=%d%% of %d%%", used_cores_,
+                                  gpu_.core_capacity));
+  }
+  return GpuVerdict{ReasonCode::kFits, gpu_.index, ""};
+}
+
+absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
+                                  std::vector<ContainerShare> shares) {
+  if (pod_uid.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("gpu %s: pod uid is empty", gpu_.uuid));
+  }
+  if (shares.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "gpu %s: pod %s adds no container share", gpu_.uuid, pod_uid));
+  }
+  for (const ContainerShare& share : shares) {
+    if (share.memory_mib < 0 || share.cores < 0 || share.container_index < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "gpu %s: pod %s container %d: negative share memory=%dMiB "
+          "cores=%d",
+          gpu_.uuid, pod_uid, share.container_index, share.memory_mib,
+          share.cores));
+    }
+  }
+  if (pods_.contains(pod_uid)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "gpu %s: pod %s is already placed here", gpu_.uuid, pod_uid));
+  }
+  GpuVerdict verdict = CheckPod(shares);
+  if (!verdict.fits()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s gpu=%s pod=%s %s", ReasonCodeName(verdict.code), gpu_.uuid,
+        pod_uid, verdict.detail));
+  }
+  PodEntry entry;
+  entry.charge = ChargeOf(shares);
+  entry.shares = std::move(shares);
+  used_memory_mib_ += entry.charge.memory_mib;
+  used_cores_ += entry.charge.cores;
+  used_slots_ += entry.charge.slots;
+  if (entry.charge.exclusive) ++exclusive_pods_;
+  pods_.emplace(std::string(pod_uid), std::move(entry));
+  return absl::OkStatus();
+}
+
+bool DeviceLedger::RemovePod(absl::string_view pod_uid) {
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return false;
+  const PodCharge& charge = it->second.charge;
+  used_memory_mib_ -= charge.memory_mib;
+  used_cores_ -= charge.cores;
+  used_slots_ -= charge.slots;
+  if (charge.exclusive) --exclusive_pods_;
+  pods_.erase(it);
+  return true;
+}
+
+bool DeviceLedger::HasPod(absl::string_view pod_uid) const {
+  return pods_.contains(pod_uid);
+}
+
+absl::Span<const ContainerShare> DeviceLedger::SharesOf(
+    absl::string_view pod_uid) const {
+  auto it = pods_.find(pod_uid);
+  if (it == pods_.end()) return {};
+  return it->second.shares;
+}
+
+std::vector<std::string> DeviceLedger::PodUids() const {
+  std::vector<std::string> uids;
+  uids.reserve(pods_.size());
+  for (const auto& [uid, entry] : pods_) uids.push_back(uid);
+  std::sort(uids.begin(), uids.end());
+  return uids;
+}
+
+absl::Status DeviceLedger::CheckInvariants() const {
+  int64_t memory = 0;
+  int64_t cores = 0;
+  int64_t slots = 0;
+  int32_t exclusive = 0;
+  for (const auto& [uid, entry] : pods_) {
+    if (entry.charge != ChargeOf(entry.shares)) {
+      return absl::InternalError(absl::StrFormat(
+          "gpu %s: pod %s charge is stale", gpu_.uuid, uid));
+    }
+    if (ExclusiveBesideSibling(entry.shares)) {
+      return absl::InternalError(absl::StrFormat(
+          "gpu %s: pod %s has an exclusive container beside another",
+          gpu_.uuid, uid));
+    }
+    memory += entry.charge.memory_mib;
+    cores += entry.charge.cores;
+    slots += entry.charge.slots;
+    if (entry.charge.exclusive) ++exclusive;
+  }
+  auto broken = [&](absl::string_view what) {
+    return absl::InternalError(absl::StrFormat(
+        "gpu %s: invariant broken: %s (memory %d/%d, cores %d/%d, slots "
+        "%d/%d, pods %d, exclusive %d)",
+        gpu_.uuid, what, used_memory_mib_, gpu_.memory_mib, used_cores_,
+        gpu_.core_capacity, used_slots_, gpu_.split_count, pods_.size(),
+        exclusive_pods_));
+  };
+  if (memory != used_memory_mib_ || cores != used_cores_ ||
+      slots != used_slots_ || exclusive != exclusive_pods_) {
+    return broken("totals differ from a recomputation");
+  }
+  if (used_memory_mib_ > gpu_.memory_mib) return broken("memory over capacity");
+  if (used_cores_ > gpu_.core_capacity) return broken("cores over capacity");
+  if (used_slots_ > gpu_.split_count) return broken("tenants over split");
+  if (used_memory_mib_ < 0 || used_cores_ < 0 || used_slots_ < 0) {
+    return broken("negative usage");
+  }
+  if (exclusive_pods_ > 0 && pods_.size() > 1) {
+    return broken("an exclusive pod shares the GPU");
+  }
+  return absl::OkStatus();
+}
+
+bool DeviceLedger::operator==(const DeviceLedger& other) const {
+  return gpu_ == other.gpu_ && pods_ == other.pods_ &&
+         used_memory_mib_ == other.used_memory_mib_ &&
+         used_cores_ == other.used_cores_ &&
+         used_slots_ == other.used_slots_ &&
+         exclusive_pods_ == other.exclusive_pods_;
+}
+
+}  // namespace deviceshare

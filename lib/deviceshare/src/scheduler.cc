@@ -1,0 +1,196 @@
+#include "deviceshare/scheduler/scheduler.h"
+
+#include "absl/strings/str_format.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+namespace {
+
+NodeFit HostUnfit(ReasonCode code, std::string message) {
+  NodeFit fit;
+  fit.code = code;
+  fit.message = std::move(message);
+  return fit;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const Config& config, const BackendRegistry& registry) {
+  DS_ASSIGN_OR_RETURN(BackendSet backends, BackendSet::Create(registry, config));
+  return std::unique_ptr<Scheduler>(new Scheduler(config, std::move(backends)));
+}
+
+Scheduler::Scheduler(Config config, BackendSet backends)
+    : config_(std::move(config)),
+      backends_(std::move(backends)),
+      state_(&backends_) {}
+
+PlacementOptions Scheduler::OptionsFor(const PodRequest& request) const {
+  PlacementOptions options;
+  options.node_policy = request.node_policy.value_or(config_.scheduler.node_policy);
+  options.gpu_policy = request.gpu_policy.value_or(config_.scheduler.gpu_policy);
+  return options;
+}
+
+NodeVerdict Scheduler::Evaluate(const PodRequest& request,
+                                const NodeState& node,
+                                const PlacementOptions& options) const {
+  NodeVerdict verdict;
+  verdict.node = node.name();
+  const NodeInventory& inventory = node.inventory();
+  if (inventory.cpu_milli > 0 &&
+      node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
+    verdict.fit = HostUnfit(
+        ReasonCode::kInsufficientCpu,
+        absl::StrFormat("InsufficientCpu free=%dm want=%dm",
+                        inventory.cpu_milli - node.used_cpu_milli(),
+                        request.cpu_milli));
+    return verdict;
+  }
+  if (inventory.memory_mib > 0 &&
+      node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
+    verdict.fit = HostUnfit(
+        ReasonCode::kInsufficientNodeMemory,
+        absl::StrFormat("InsufficientNodeMemory free=%dMiB want=%dMiB",
+                        inventory.memory_mib - node.used_memory_mib(),
+                        request.memory_mib));
+    return verdict;
+  }
+  if (request.mode) {
+    const SharingBackend* backend = backends_.ForMode(*request.mode);
+    if (backend == nullptr) {
+      verdict.fit = HostUnfit(
+          ReasonCode::kModeMismatch,
+          absl::StrFormat("ModeMismatch mode %s is not enabled in this "
+                          "scheduler",
+                          SharingModeName(*request.mode)));
+      return verdict;
+    }
+    verdict.fit = backend->Filter(request, node, options);
+    verdict.mode = backend->mode();
+    if (verdict.fit.fits()) {
+      verdict.score = backend->Score(node, verdict.fit.allocation, options);
+    }
+    return verdict;
+  }
+  for (const auto& backend : backends_.all()) {
+    NodeFit fit = backend->Filter(request, node, options);
+    if (fit.fits()) {
+      verdict.fit = std::move(fit);
+      verdict.mode = backend->mode();
+      verdict.score = backend->Score(node, verdict.fit.allocation, options);
+      return verdict;
+    }
+    if (verdict.fit.message.empty()) verdict.fit = std::move(fit);
+  }
+  return verdict;
+}
+
+std::vector<NodeVerdict> Scheduler::FilterLocked(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  PlacementOptions options = OptionsFor(request);
+  std::vector<NodeVerdict> verdicts;
+  if (node_names.empty()) {
+    verdicts.reserve(state_.nodes().size());
+    for (const auto& [name, node] : state_.nodes()) {
+      verdicts.push_back(Evaluate(request, *node, options));
+    }
+    return verdicts;
+  }
+  verdicts.reserve(node_names.size());
+  for (const std::string& name : node_names) {
+    const NodeState* node = state_.FindNode(name);
+    if (node == nullptr) {
+      NodeVerdict verdict;
+      verdict.node = name;
+      verdict.fit = HostUnfit(
+          ReasonCode::kNodeUnknown,
+          absl::StrFormat("NodeUnknown node %s has not registered GPUs", name));
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    verdicts.push_back(Evaluate(request, *node, options));
+  }
+  return verdicts;
+}
+
+std::vector<NodeVerdict> Scheduler::Filter(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return FilterLocked(request, node_names);
+}
+
+absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
+  absl::MutexLock lock(&mu_);
+  if (state_.FindPod(request.uid) != nullptr) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("pod %s (uid %s) is already placed", request.Key(),
+                        request.uid));
+  }
+  std::vector<NodeVerdict> verdicts = FilterLocked(request, {});
+  ScheduleOutcome outcome;
+  const NodeVerdict* best = nullptr;
+  for (const NodeVerdict& verdict : verdicts) {  // sorted by name
+    if (!verdict.fit.fits()) {
+      outcome.reasons.emplace(verdict.node, verdict.fit.message);
+      continue;
+    }
+    if (best == nullptr || verdict.score > best->score) best = &verdict;
+  }
+  if (best == nullptr) return outcome;
+  DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
+  outcome.allocation = best->fit.allocation;
+  outcome.score = best->score;
+  return outcome;
+}
+
+absl::Status Scheduler::Bind(const PodRequest& request,
+                             const PodAllocation& allocation) {
+  absl::MutexLock lock(&mu_);
+  return state_.AddPod(request, allocation);
+}
+
+void Scheduler::Release(absl::string_view pod_uid) {
+  absl::MutexLock lock(&mu_);
+  state_.RemovePod(pod_uid);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::UpsertNode(
+    NodeInventory inventory) {
+  absl::MutexLock lock(&mu_);
+  return state_.UpsertNode(std::move(inventory));
+}
+
+void Scheduler::RemoveNode(absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  state_.RemoveNode(name);
+}
+
+absl::StatusOr<ContainerEdits> Scheduler::Edits(
+    const PodAllocation& allocation, size_t container_index,
+    const EditOptions& options) const {
+  if (container_index >= allocation.containers.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "pod %s: container index %d, the allocation has %d containers",
+        allocation.pod_key, container_index, allocation.containers.size()));
+  }
+  const ContainerAllocation& container = allocation.containers[container_index];
+  SharingMode mode = container.devices.empty() ? backends_.all().front()->mode()
+                                               : container.devices.front().mode;
+  const SharingBackend* backend = backends_.ForMode(mode);
+  if (backend == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "pod %s: sharing mode %s is not enabled", allocation.pod_key,
+        SharingModeName(mode)));
+  }
+  return backend->Edits(container, options);
+}
+
+void Scheduler::Inspect(
+    const std::function<void(const ClusterState&)>& reader) const {
+  absl::ReaderMutexLock lock(&mu_);
+  reader(state_);
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,63 @@
+#include "deviceshare/policy/scoring.h"
+
+#include <algorithm>
+
+namespace deviceshare {
+namespace {
+
+int64_t Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return 0;
+  return std::clamp<int64_t>(part * 100 / whole, 0, 100);
+}
+
+}  // namespace
+
+int UtilisationPercent(const Usage& used, const Capacity& capacity) {
+  int64_t sum = Percent(used.memory_mib, capacity.memory_mib) +
+                Percent(used.cores, capacity.cores) +
+                Percent(used.slots, capacity.slots);
+  return static_cast<int>(sum / 3);
+}
+
+int PolicyScore(PolicyKind policy, const Usage& after,
+                const Capacity& capacity) {
+  int utilisation = UtilisationPercent(after, capacity);
+  return policy == PolicyKind::kBinpack ? utilisation : 100 - utilisation;
+}
+
+int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
+             const PodCharge& extra) {
+  Usage after{ledger.used_memory_mib() + extra.memory_mib,
+              ledger.used_cores() + extra.cores,
+              ledger.used_slots() + extra.slots};
+  Capacity capacity{ledger.memory_capacity_mib(), ledger.core_capacity(),
+                    ledger.slot_capacity()};
+  return PolicyScore(policy, after, capacity);
+}
+
+int NodeScore(PolicyKind policy, const NodeState& node,
+              const PodAllocation& placement) {
+  Usage after;
+  Capacity capacity;
+  for (size_t i = 0; i < node.gpu_count(); ++i) {
+    const DeviceLedger& ledger = node.ledger(i);
+    after.memory_mib += ledger.used_memory_mib();
+    after.cores += ledger.used_cores();
+    after.slots += ledger.used_slots();
+    capacity.memory_mib += ledger.memory_capacity_mib();
+    capacity.cores += ledger.core_capacity();
+    capacity.slots += ledger.slot_capacity();
+  }
+  auto shares = node.SharesByGpu(placement);
+  if (shares.ok()) {
+    for (const auto& [position, gpu_shares] : *shares) {
+      PodCharge charge = ChargeOf(gpu_shares);
+      after.memory_mib += charge.memory_mib;
+      after.cores += charge.cores;
+      after.slots += charge.slots;
+    }
+  }
+  return PolicyScore(policy, after, capacity);
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,305 @@
+#include "deviceshare/backend/share_placement.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "deviceshare/policy/scoring.h"
+
+namespace deviceshare {
+namespace {
+
+bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
+  if (needle.empty()) return true;
+  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(),
+                        needle.end(), [](char a, char b) {
+                          return absl::ascii_tolower(a) ==
+                                 absl::ascii_tolower(b);
+                        });
+  return it != haystack.end();
+}
+
+bool AnyContains(const std::vector<std::string>& needles,
+                 absl::string_view haystack) {
+  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
+    return ContainsIgnoreCase(haystack, n);
+  });
+}
+
+bool AnyEquals(const std::vector<std::string>& values, absl::string_view v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+struct Candidate {
+  size_t position;
+  int score;
+  int32_t gpu_index;
+  int32_t numa_node;
+};
+
+// Best first: higher score, then lower GPU index.
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.gpu_index < b.gpu_index;
+}
+
+// "3/4 InsufficientMemory, 1/4 GpuUnhealthy", most frequent first.
+std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
+  std::map<ReasonCode, int> counts;
+  for (const GpuVerdict& v : verdicts) ++counts[v.code];
+  std::vector<std::pair<ReasonCode, int>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [code, count] : sorted) {
+    parts.push_back(absl::StrFormat("%d/%d %s", count, gpus, ReasonCodeName(code)));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// The verdict to headline: the most frequent code, first GPU with it.
+const GpuVerdict& Headline(const std::vector<GpuVerdict>& verdicts) {
+  std::map<ReasonCode, int> counts;
+  for (const GpuVerdict& v : verdicts) ++counts[v.code];
+  ReasonCode top = verdicts.front().code;
+  for (const auto& [code, count] : counts) {
+    if (count > counts[top]) top = code;
+  }
+  for (const GpuVerdict& v : verdicts) {
+    if (v.code == top) return v;
+  }
+  return verdicts.front();
+}
+
+absl::string_view UuidOf(const NodeState& node, int32_t gpu_index) {
+  std::optional<size_t> position = node.FindGpuIndex(gpu_index);
+  return position ? absl::string_view(node.inventory().gpus[*position].uuid)
+                  : absl::string_view("?");
+}
+
+NodeFit Unfit(ReasonCode code, std::string message,
+              std::vector<GpuVerdict> verdicts) {
+  NodeFit fit;
+  fit.code = code;
+  fit.message = std::move(message);
+  fit.gpu_verdicts = std::move(verdicts);
+  return fit;
+}
+
+// Picks `want` candidates: the best ones, or with numa-bind the best ones of
+// the NUMA node whose best `want` score highest. Empty if impossible.
+std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
+                              bool numa_bind) {
+  std::sort(candidates.begin(), candidates.end(), Better);
+  if (!numa_bind) {
+    if (static_cast<int32_t>(candidates.size()) < want) return {};
+    candidates.resize(want);
+    return candidates;
+  }
+  std::map<int32_t, std::vector<Candidate>> by_numa;
+  for (const Candidate& c : candidates) by_numa[c.numa_node].push_back(c);
+  std::vector<Candidate> best;
+  int64_t best_sum = -1;
+  for (auto& [numa, group] : by_numa) {  // ascending NUMA: stable ties
+    if (static_cast<int32_t>(group.size()) < want) continue;
+    group.resize(want);
+    int64_t sum = 0;
+    for (const Candidate& c : group) sum += c.score;
+    if (sum > best_sum) {
+      best_sum = sum;
+      best = group;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
+                            SharingMode mode) {
+  auto reject = [&](ReasonCode code, std::string detail) {
+    return GpuVerdict{code, gpu.index, std::move(detail)};
+  };
+  if (!gpu.healthy) return reject(ReasonCode::kGpuUnhealthy, "unhealthy");
+  if (gpu.mode != mode) {
+    return reject(ReasonCode::kModeMismatch,
+                  absl::StrFormat("gpu mode=%s want=%s",
+                                  SharingModeName(gpu.mode),
+                                  SharingModeName(mode)));
+  }
+  if (!request.use_models.empty() && !AnyContains(request.use_models, gpu.model)) {
+    return reject(ReasonCode::kTypeMismatch,
+                  absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
+                                  absl::StrJoin(request.use_models, ",")));
+  }
+  if (AnyContains(request.avoid_models, gpu.model)) {
+    return reject(ReasonCode::kTypeMismatch,
+                  absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
+                                  absl::StrJoin(request.avoid_models, ",")));
+  }
+  if (AnyEquals(request.avoid_uuids, gpu.uuid)) {
+    return reject(ReasonCode::kUuidMismatch, "uuid in nouse-gpuuuid");
+  }
+  if (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid)) {
+    return reject(ReasonCode::kUuidMismatch, "uuid not in use-gpuuuid");
+  }
+  return GpuVerdict{ReasonCode::kFits, gpu.index, ""};
+}
+
+NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
+                    SharingMode mode, PolicyKind gpu_policy) {
+  const size_t gpus = node.gpu_count();
+  if (request.mode && *request.mode != mode) {
+    return Unfit(ReasonCode::kModeMismatch,
+                 absl::StrFormat("ModeMismatch pod wants %s, backend is %s",
+                                 SharingModeName(*request.mode),
+                                 SharingModeName(mode)),
+                 {});
+  }
+  if (gpus == 0 && request.HasGpuRequest()) {
+    return Unfit(ReasonCode::kNoGpus,
+                 absl::StrFormat("NoGpus node=%s", node.name()), {});
+  }
+  std::vector<GpuVerdict> eligible(gpus);
+  for (size_t pos = 0; pos < gpus; ++pos) {
+    eligible[pos] = CheckGpuEligible(request, node.inventory().gpus[pos], mode);
+  }
+
+  NodeFit fit;
+  fit.allocation.pod_uid = request.uid;
+  fit.allocation.pod_key = request.Key();
+  fit.allocation.node_name = node.name();
+  fit.allocation.containers.reserve(request.containers.size());
+  // This pod's shares so far, per GPU position.
+  std::vector<std::vector<ContainerShare>> pending(gpus);
+  std::vector<Candidate> candidates;
+  std::vector<GpuVerdict> rejected;
+
+  for (size_t ci = 0; ci < request.containers.size(); ++ci) {
+    const ContainerRequest& container = request.containers[ci];
+    ContainerAllocation& out = fit.allocation.containers.emplace_back();
+    out.container_index = static_cast<int32_t>(ci);
+    out.name = container.name;
+    out.is_init = container.is_init;
+    if (!container.wants_gpu()) continue;
+
+    if (static_cast<size_t>(container.gpu_count) > gpus) {
+      return Unfit(ReasonCode::kInsufficientGpus,
+                   absl::StrFormat("InsufficientGpus container=%s want=%d gpus=%d",
+                                   container.name, container.gpu_count, gpus),
+                   {});
+    }
+    candidates.clear();
+    rejected.clear();
+    for (size_t pos = 0; pos < gpus; ++pos) {
+      if (!eligible[pos].fits()) {
+        rejected.push_back(eligible[pos]);
+        continue;
+      }
+      const DeviceLedger& ledger = node.ledger(pos);
+      std::vector<ContainerShare>& shares = pending[pos];
+      shares.push_back(ContainerShare{
+          static_cast<int32_t>(ci), container.is_init,
+          container.MemoryOn(ledger.memory_capacity_mib()), container.cores});
+      GpuVerdict verdict = ledger.CheckPod(shares);
+      if (verdict.fits()) {
+        const Gpu& gpu = node.inventory().gpus[pos];
+        candidates.push_back(Candidate{
+            pos, GpuScore(gpu_policy, ledger, ChargeOf(shares)), gpu.index,
+            gpu.numa_node});
+      } else {
+        rejected.push_back(std::move(verdict));
+      }
+      shares.pop_back();
+    }
+
+    std::vector<Candidate> chosen =
+        Choose(candidates, container.gpu_count, request.numa_bind);
+    if (chosen.empty()) {
+      std::string summary = Summary(rejected, gpus);
+      if (candidates.empty()) {
+        const GpuVerdict& head = Headline(rejected);
+        return Unfit(head.code,
+                     absl::StrFormat("%s gpu=%s %s container=%s; %s",
+                                     ReasonCodeName(head.code),
+                                     UuidOf(node, head.gpu_index), head.detail,
+                                     container.name, summary),
+                     std::move(rejected));
+      }
+      if (request.numa_bind &&
+          static_cast<int32_t>(candidates.size()) >= container.gpu_count) {
+        return Unfit(ReasonCode::kNumaNotFit,
+                     absl::StrFormat("NumaNotFit container=%s want=%d usable=%d "
+                                     "but no NUMA node has %d",
+                                     container.name, container.gpu_count,
+                                     candidates.size(), container.gpu_count),
+                     std::move(rejected));
+      }
+      return Unfit(ReasonCode::kInsufficientGpus,
+                   absl::StrFormat("InsufficientGpus container=%s want=%d "
+                                   "usable=%d; %s",
+                                   container.name, container.gpu_count,
+                                   candidates.size(), summary),
+                   std::move(rejected));
+    }
+    for (const Candidate& c : chosen) {
+      const Gpu& gpu = node.inventory().gpus[c.position];
+      int64_t memory =
+          container.MemoryOn(node.ledger(c.position).memory_capacity_mib());
+      pending[c.position].push_back(ContainerShare{
+          static_cast<int32_t>(ci), container.is_init, memory, container.cores});
+      out.devices.push_back(
+          DeviceGrant{gpu.uuid, gpu.index, mode, memory, container.cores});
+    }
+  }
+  return fit;
+}
+
+absl::Status CommitShares(const PodRequest& request,
+                          const PodAllocation& allocation, SharingMode mode,
+                          NodeState& node) {
+  for (const ContainerAllocation& container : allocation.containers) {
+    for (const DeviceGrant& grant : container.devices) {
+      std::optional<size_t> position = node.FindGpu(grant.uuid);
+      SharingMode gpu_mode =
+          position ? node.inventory().gpus[*position].mode : mode;
+      if (grant.mode != mode || gpu_mode != mode) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "pod %s container %d gpu %s: grant mode %s on a %s gpu, backend "
+            "is %s",
+            allocation.pod_key, container.container_index, grant.uuid,
+            SharingModeName(grant.mode), SharingModeName(gpu_mode),
+            SharingModeName(mode)));
+      }
+    }
+  }
+  auto by_gpu = node.SharesByGpu(allocation);
+  if (!by_gpu.ok()) return by_gpu.status();
+  std::vector<size_t> done;
+  for (auto& [position, shares] : *by_gpu) {
+    absl::Status status =
+        node.mutable_ledger(position).AddPod(allocation.pod_uid, shares);
+    if (!status.ok()) {
+      for (size_t undo : done) {
+        node.mutable_ledger(undo).RemovePod(allocation.pod_uid);
+      }
+      return status;
+    }
+    done.push_back(position);
+  }
+  return absl::OkStatus();
+}
+
+void ReleaseShares(absl::string_view pod_uid, SharingMode mode,
+                   NodeState& node) {
+  for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
+    if (node.inventory().gpus[pos].mode != mode) continue;
+    node.mutable_ledger(pos).RemovePod(pod_uid);
+  }
+}
+
+}  // namespace deviceshare

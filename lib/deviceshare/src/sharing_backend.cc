@@ -1,0 +1,18 @@
+#include "deviceshare/backend/sharing_backend.h"
+
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+
+absl::StatusOr<PodAllocation> SharingBackend::Allocate(
+    const PodRequest& request, NodeState& node,
+    const PlacementOptions& options) const {
+  NodeFit fit = Filter(request, node, options);
+  if (!fit.fits()) {
+    return absl::FailedPreconditionError(fit.message);
+  }
+  DS_RETURN_IF_ERROR(Commit(request, fit.allocation, node));
+  return std::move(fit.allocation);
+}
+
+}  // namespace deviceshare
