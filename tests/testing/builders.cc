@@ -1,0 +1,56 @@
+#include "testing/builders.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace deviceshare::testing {
+
+Gpu MakeGpu(const std::string& node, int index, int64_t memory_mib, int split,
+            int numa) {
+  Gpu gpu;
+  gpu.uuid = absl::StrCat("GPU-", node, "-", index);
+  gpu.index = index;
+  gpu.model = "NVIDIA-NVIDIA A100-SXM4-80GB";
+  gpu.memory_mib = memory_mib;
+  gpu.split_count = split;
+  gpu.numa_node = numa;
+  return gpu;
+}
+
+NodeInventory MakeNode(const std::string& name, int gpus, int64_t memory_mib,
+                       int split, bool two_numa) {
+  NodeInventory node;
+  node.name = name;
+  for (int i = 0; i < gpus; ++i) {
+    int numa = two_numa && gpus > 1 ? i / (gpus / 2) : 0;
+    node.gpus.push_back(MakeGpu(name, i, memory_mib, split, numa));
+  }
+  return node;
+}
+
+ContainerRequest GpuContainer(const std::string& name, int gpus,
+                              int64_t memory_mib, int cores) {
+  ContainerRequest c;
+  c.name = name;
+  c.gpu_count = gpus;
+  c.memory_mib = memory_mib;
+  c.cores = cores;
+  return c;
+}
+
+PodRequest MakePod(const std::string& name,
+                   std::vector<ContainerRequest> containers) {
+  PodRequest pod;
+  pod.uid = absl::StrCat("uid-", name);
+  pod.name = name;
+  pod.containers = std::move(containers);
+  return pod;
+}
+
+Config MakeConfig(PolicyKind node_policy, PolicyKind gpu_policy) {
+  Config config;
+  config.scheduler.node_policy = node_policy;
+  config.scheduler.gpu_policy = gpu_policy;
+  return config;
+}
+
+}  // namespace deviceshare::testing
