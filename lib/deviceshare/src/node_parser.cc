@@ -1,0 +1,131 @@
+#include "deviceshare/k8s/node_parser.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/model/units.h"
+#include "deviceshare/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The member `name` of `object` when it is present and of the wanted shape;
+// nullptr when absent or null. Wrong shapes are errors, never exceptions.
+absl::StatusOr<const Json*> Member(const Json& object, const char* name,
+                                   Json::value_t want, absl::string_view path) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return nullptr;
+  if (it->type() != want) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.%s: %s is a %s, want a %s", path, name, Dump(*it),
+                        it->type_name(), Json(want).type_name()));
+  }
+  return &*it;
+}
+
+absl::Status WithNode(absl::string_view node, const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("node ", node, ": ", status.message()));
+}
+
+// status.allocatable.<name>: a quantity string, or a bare number when the
+// object came from YAML with an unquoted scalar.
+absl::StatusOr<int64_t> Allocatable(
+    const Json* allocatable, const char* name,
+    absl::StatusOr<int64_t> (*parse)(absl::string_view, absl::string_view)) {
+  if (allocatable == nullptr) return 0;
+  auto it = allocatable->find(name);
+  if (it == allocatable->end() || it->is_null()) return 0;
+  const std::string field = absl::StrCat("status.allocatable.", name);
+  if (it->is_string()) return parse(it->get_ref<const std::string&>(), field);
+  if (it->is_number()) return parse(Dump(*it), field);
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s is a %s, want a quantity", field, Dump(*it), it->type_name()));
+}
+
+// HAMi's annotation wins when a node carries both: it is the richer format
+// (NUMA, core capacity, index).
+absl::StatusOr<std::vector<Gpu>> DecodeRegistration(const Json& annotations,
+                                                    absl::string_view node) {
+  constexpr absl::string_view kPath = "metadata.annotations";
+  DS_ASSIGN_OR_RETURN(const Json* hami,
+                      Member(annotations, keys::kHamiNodeRegister,
+                             Json::value_t::string, kPath));
+  if (hami != nullptr) {
+    return DecodeHamiNodeRegister(hami->get_ref<const std::string&>());
+  }
+  DS_ASSIGN_OR_RETURN(const Json* volcano,
+                      Member(annotations, keys::kVolcanoNodeRegister,
+                             Json::value_t::string, kPath));
+  if (volcano != nullptr) {
+    return DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>());
+  }
+  return absl::NotFoundError(
+      absl::StrFormat("node %s has neither %s nor %s: no shareable GPU", node,
+                      keys::kHamiNodeRegister, keys::kVolcanoNodeRegister));
+}
+
+}  // namespace
+
+absl::StatusOr<NodeInventory> ParseNodeInventory(const Json& node) {
+  if (!node.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node: JSON %s, want a Node object", node.type_name()));
+  }
+  DS_ASSIGN_OR_RETURN(const Json* metadata,
+                      Member(node, "metadata", Json::value_t::object, "node"));
+  if (metadata == nullptr) {
+    return absl::InvalidArgumentError("node: metadata is missing");
+  }
+  DS_ASSIGN_OR_RETURN(
+      const Json* name,
+      Member(*metadata, "name", Json::value_t::string, "metadata"));
+  if (name == nullptr || name->get_ref<const std::string&>().empty()) {
+    return absl::InvalidArgumentError("node: metadata.name is missing");
+  }
+  NodeInventory inventory;
+  inventory.name = name->get<std::string>();
+
+  DS_ASSIGN_OR_RETURN(
+      const Json* annotations,
+      Member(*metadata, "annotations", Json::value_t::object, "metadata"));
+  static const Json kNoAnnotations = Json::object();
+  auto gpus = DecodeRegistration(
+      annotations != nullptr ? *annotations : kNoAnnotations, inventory.name);
+  if (!gpus.ok()) {
+    if (absl::IsNotFound(gpus.status())) return gpus.status();
+    return WithNode(inventory.name, gpus.status());
+  }
+  inventory.gpus = *std::move(gpus);
+
+  const Json* allocatable = nullptr;
+  DS_ASSIGN_OR_RETURN(const Json* status,
+                      Member(node, "status", Json::value_t::object, "node"));
+  if (status != nullptr) {
+    DS_ASSIGN_OR_RETURN(allocatable, Member(*status, "allocatable",
+                                            Json::value_t::object, "status"));
+  }
+  auto cpu = Allocatable(allocatable, "cpu", &ParseQuantityMilli);
+  if (!cpu.ok()) return WithNode(inventory.name, cpu.status());
+  auto memory = Allocatable(allocatable, "memory", &ParseMemoryQuantityMiB);
+  if (!memory.ok()) return WithNode(inventory.name, memory.status());
+  inventory.cpu_milli = *cpu;
+  inventory.memory_mib = *memory;
+
+  DS_RETURN_IF_ERROR(ValidateInventory(inventory));
+  return inventory;
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,159 @@
+#include "deviceshare/k8s/pod_annotations.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+namespace {
+
+using Entries = std::vector<std::vector<DeviceGrant>>;
+
+// The keys one dialect writes at bind time.
+struct DialectKeys {
+  const char* allocated;
+  const char* to_allocate;
+  const char* node;
+  const char* time;
+  const char* bind_time;
+  const char* bind_phase;
+};
+
+constexpr DialectKeys kHamiKeys = {
+    keys::kHamiAllocated, keys::kHamiToAllocate, keys::kHamiNode,
+    keys::kHamiTime,      keys::kHamiBindTime,   keys::kHamiBindPhase,
+};
+constexpr DialectKeys kVolcanoKeys = {
+    keys::kVolcanoAllocation, keys::kVolcanoToAllocate, keys::kVolcanoNode,
+    keys::kVolcanoTime,       keys::kVolcanoBindTime,   keys::kVolcanoBindPhase,
+};
+
+const DialectKeys& KeysOf(Dialect dialect) {
+  return dialect == Dialect::kVolcano ? kVolcanoKeys : kHamiKeys;
+}
+
+// The allocation record of one dialect: `allocated` is the lasting record;
+// `to_allocate` holds the same value at bind time but the node agent empties
+// it container by container, so it is only a fallback.
+const std::string* FindRecord(
+    const std::map<std::string, std::string>& annotations,
+    const DialectKeys& dialect_keys, const char** key) {
+  for (const char* candidate :
+       {dialect_keys.allocated, dialect_keys.to_allocate}) {
+    auto it = annotations.find(candidate);
+    if (it != annotations.end()) {
+      *key = candidate;
+      return &it->second;
+    }
+  }
+  return nullptr;
+}
+
+// Codec errors already name the record key; the to-allocate fallback is
+// named too so that the message points at the annotation actually read.
+absl::Status PodError(const PodRequest& request, const DialectKeys& k,
+                      const char* key, const absl::Status& status) {
+  std::string prefix = absl::StrCat("pod ", request.Key());
+  if (absl::string_view(key) != k.allocated)
+    absl::StrAppend(&prefix, " (reading ", key, ")");
+  return absl::Status(status.code(),
+                      absl::StrCat(prefix, ": ", status.message()));
+}
+
+// Which containers of `request` the entries of `dialect` stand for.
+std::vector<int> EntryContainers(const PodRequest& request, Dialect dialect) {
+  std::vector<int> containers;
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    const ContainerRequest& container = request.containers[i];
+    // HAMi writes every container; Volcano only app containers with GPUs.
+    if (dialect == Dialect::kHami ||
+        (!container.is_init && container.wants_gpu())) {
+      containers.push_back(static_cast<int>(i));
+    }
+  }
+  return containers;
+}
+
+absl::StatusOr<PodAllocation> MapEntries(const PodRequest& request,
+                                         Dialect dialect, const char* key,
+                                         Entries entries,
+                                         const std::string& node_name) {
+  std::vector<int> targets = EntryContainers(request, dialect);
+  if (targets.size() != entries.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pod %s: %s has %d container entries, the %s dialect wants %d for the "
+        "pod's %d containers",
+        request.Key(), key, entries.size(), DialectName(dialect),
+        targets.size(), request.containers.size()));
+  }
+  PodAllocation allocation;
+  allocation.pod_uid = request.uid;
+  allocation.pod_key = request.Key();
+  allocation.node_name = node_name;
+  allocation.containers.resize(request.containers.size());
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    ContainerAllocation& container = allocation.containers[i];
+    container.container_index = static_cast<int32_t>(i);
+    container.name = request.containers[i].name;
+    container.is_init = request.containers[i].is_init;
+  }
+  const SharingMode mode = request.mode.value_or(SharingMode::kHamiCore);
+  for (size_t e = 0; e < entries.size(); ++e) {
+    for (DeviceGrant& grant : entries[e]) {
+      // A MIG instance id (`GPU-x[g-p]`) is a MIG grant whatever the request
+      // says; otherwise the string carries no mode and the request's holds.
+      if (grant.mode != SharingMode::kMig) grant.mode = mode;
+    }
+    allocation.containers[targets[e]].devices = std::move(entries[e]);
+  }
+  return allocation;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> AllocationAnnotations(
+    const PodAllocation& allocation, Dialect dialect, absl::Time now) {
+  const DialectKeys& k = KeysOf(dialect);
+  const std::string record = dialect == Dialect::kVolcano
+                                 ? EncodeVolcanoAllocation(allocation)
+                                 : EncodeHamiAllocation(allocation);
+  const std::string seconds = absl::StrCat(absl::ToUnixSeconds(now));
+  return {
+      {k.allocated, record},
+      {k.to_allocate, record},
+      {k.node, allocation.node_name},
+      {k.time, seconds},
+      {k.bind_time, seconds},
+      {k.bind_phase, keys::kBindPhaseAllocating},
+  };
+}
+
+absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
+    const PodRequest& request,
+    const std::map<std::string, std::string>& annotations,
+    const std::string& node_name) {
+  for (Dialect dialect : {Dialect::kHami, Dialect::kVolcano}) {
+    const DialectKeys& k = KeysOf(dialect);
+    const char* key = nullptr;
+    const std::string* record = FindRecord(annotations, k, &key);
+    if (record == nullptr) continue;
+    absl::StatusOr<Entries> entries = dialect == Dialect::kVolcano
+                                          ? DecodeVolcanoAllocation(*record)
+                                          : DecodeHamiAllocation(*record);
+    if (!entries.ok()) return PodError(request, k, key, entries.status());
+    DS_ASSIGN_OR_RETURN(
+        PodAllocation allocation,
+        MapEntries(request, dialect, key, *std::move(entries), node_name));
+    return std::optional<PodAllocation>(std::move(allocation));
+  }
+  return std::optional<PodAllocation>();
+}
+
+}  // namespace deviceshare

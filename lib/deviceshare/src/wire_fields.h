@@ -1,0 +1,67 @@
+// File: wire_fields.h (internal to deviceshare_core)
+//
+// The field-level pieces that the Volcano and HAMi codecs share, so that
+// both dialects read numbers, booleans and the per-GPU allocation item
+// `UUID,NVIDIA,memMiB,cores:` the same way and report errors the same way:
+//
+//   <where> field <field>: "<value>" <why>
+//
+// where <where> names the annotation and the entry, e.g.
+// `hami.io/vgpu-devices-allocated container 1 device 0`.
+#ifndef DEVICESHARE_SRC_WIRE_FIELDS_H_
+#define DEVICESHARE_SRC_WIRE_FIELDS_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/model/pod_allocation.h"
+
+namespace deviceshare::wire {
+
+inline constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// A grant's cores are a percentage of one GPU's SMs; both upstreams cap the
+// written value at 100.
+inline constexpr int64_t kMaxGrantCores = 100;
+
+// InvalidArgument `<where> field <field>: "<value>" <why>`; long values are
+// shortened so that one bad register string does not flood a log line.
+absl::Status FieldError(absl::string_view where, absl::string_view field,
+                        absl::string_view value, absl::string_view why);
+
+// A non-negative decimal integer in [0, max]: digits only, no sign, spaces
+// or unit suffix (the wire formats never carry them, and accepting them
+// would make decode(encode(x)) lossy).
+absl::StatusOr<int64_t> ParseCount(absl::string_view value, int64_t max,
+                                   absl::string_view where,
+                                   absl::string_view field);
+
+// Exactly "true" or "false": anything else is more likely corruption than
+// an intent, so it is rejected rather than read as Go's ParseBool would.
+absl::StatusOr<bool> ParseBool(absl::string_view value, absl::string_view where,
+                               absl::string_view field);
+absl::string_view BoolText(bool value);
+
+// Splits `text` (surrounding whitespace ignored) into items that each end
+// with `terminator`: "a:b:" -> {"a", "b"}, ";;" -> {"", ""}, "" -> {}. Text
+// whose last item lacks the terminator is an error naming `where`.
+absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
+    absl::string_view text, char terminator, absl::string_view where);
+
+// Appends `UUID,NVIDIA,memMiB,cores:` for each grant.
+void AppendGrants(const std::vector<DeviceGrant>& grants, std::string* out);
+
+// Parses one container's grants, `UUID,NVIDIA,memMiB,cores:` repeated
+// (possibly none). Grants get gpu_index -1 and mode hami-core, except that a
+// MIG instance id `GPU-x[group-pos]` yields uuid `GPU-x` and mode mig.
+absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
+                                                     absl::string_view where);
+
+}  // namespace deviceshare::wire
+
+#endif  // DEVICESHARE_SRC_WIRE_FIELDS_H_
