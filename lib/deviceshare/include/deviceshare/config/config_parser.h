@@ -19,13 +19,19 @@
 // is an InvalidArgument error that names the key path, e.g.
 // `nvidia.deviceSplitCout: unknown key`. A bad value names the key and the
 // value. Sections that belong to other vendors in a shared HAMi config map
-// are reported in Config::notices, never silently dropped.
+// are reported in Config::notices, never silently dropped; a known nvidia or
+// scheduler key found at the top level (a missing `nvidia:` line) is an
+// error. A null value keeps the default.
+//
+// A ConfigMap object is read from data["device-config.yaml"] (the device
+// config body; a `scheduler:` section there is an error) and
+// data["deviceshare.yaml"] (this whole file); at most one may hold
+// `nvidia:`. Errors inside them are prefixed with the data key.
 #ifndef DEVICESHARE_CONFIG_CONFIG_PARSER_H_
 #define DEVICESHARE_CONFIG_CONFIG_PARSER_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "deviceshare/config/scheduler_config.h"
 
 namespace deviceshare {

@@ -17,15 +17,26 @@
 // defaultMemory / defaultCores / defaultGPUNum honoured in both dialects.
 // Init containers are parsed too (the pod needs max(init, sum of app)).
 //
+// HAMi's admission webhook also rewrites pods before its scheduler sees
+// them; deviceshare runs no webhook, so the parser applies those rules:
+// gpumem / gpucores / percentage without a count ask for defaultGPUNum
+// GPUs, and a container whose memory is exclusive (percentage 100, or
+// neither gpumem nor percentage and no defaultMemory) that names no
+// gpucores gets cores = 100 (defaultExclusiveCoreIfNeeded). A memory amount
+// wins over a percentage; a 0 amount or percentage counts as not given.
+// cpu_milli / memory_mib follow Kubernetes (requests, else limits; sidecar
+// init containers run beside the app containers); a sidecar that asks for
+// a GPU is rejected, as is a HAMi gpu policy deviceshare does not implement
+// (topology-aware, numa, mutex, chains).
+//
 // Every error is InvalidArgument naming the pod, the container and the
 // field, e.g. `pod default/a container main: nvidia.com/gpumem: "-3" is
 // negative`. A pod that asks for no GPU is not an error.
 #ifndef DEVICESHARE_K8S_POD_PARSER_H_
 #define DEVICESHARE_K8S_POD_PARSER_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/pod_request.h"
 #include "nlohmann/json_fwd.hpp"

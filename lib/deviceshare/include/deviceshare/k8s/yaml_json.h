@@ -4,13 +4,19 @@
 // reads both through one JSON tree: YAML is converted with yaml-cpp,
 // following YAML 1.2's core schema for plain scalars (ints, floats, bools,
 // null) and keeping quoted scalars as strings.
+//
+// What JSON cannot hold is an error, with its line and column: a mapping
+// key that is not a scalar, a duplicate key, a tag other than the standard
+// !!str/!!int/!!float/!!bool/!!null. Aliases are expanded, up to 256 levels
+// deep and 2^20 nodes per document, so neither a self-referencing alias
+// nor an alias bomb can exhaust the stack or memory.
 #ifndef DEVICESHARE_K8S_YAML_JSON_H_
 #define DEVICESHARE_K8S_YAML_JSON_H_
 
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare {

@@ -1,0 +1,249 @@
+#include "deviceshare/config/config_parser.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "config_fields.h"
+#include "device_config_parser.h"
+#include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+namespace {
+
+using internal::DescribeValue;
+using internal::IndexPath;
+using internal::KeyPath;
+using internal::PathError;
+using nlohmann::json;
+
+constexpr char kSchedulerSection[] = "scheduler";
+constexpr char kNvidiaSection[] = "nvidia";
+// Data keys of a ConfigMap: the upstream device config map body, and
+// deviceshare's own whole file.
+constexpr char kDeviceConfigKey[] = "device-config.yaml";
+constexpr char kOwnConfigKey[] = "deviceshare.yaml";
+
+constexpr absl::string_view kSchedulerKeys[] = {"nodePolicy", "gpuPolicy",
+                                                "dialect", "modes"};
+
+bool IsSchedulerKey(absl::string_view key) {
+  for (absl::string_view k : kSchedulerKeys) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat(prefix, ": ", status.message()));
+}
+
+absl::StatusOr<PolicyKind> ReadPolicy(const json& value,
+                                      absl::string_view path) {
+  DS_ASSIGN_OR_RETURN(std::string text,
+                      internal::ReadString(value, path, /*allow_empty=*/false));
+  return ParsePolicyKind(text, path);
+}
+
+absl::StatusOr<Dialect> ReadDialect(const json& value, absl::string_view path) {
+  DS_ASSIGN_OR_RETURN(std::string text,
+                      internal::ReadString(value, path, /*allow_empty=*/false));
+  for (Dialect d : {Dialect::kHami, Dialect::kVolcano}) {
+    if (text == DialectName(d)) return d;
+  }
+  return PathError(path, absl::StrCat(DescribeValue(value),
+                                      " is not a dialect (want hami or "
+                                      "volcano)"));
+}
+
+absl::StatusOr<std::vector<SharingMode>> ReadModes(const json& value,
+                                                   absl::string_view path) {
+  DS_RETURN_IF_ERROR(internal::RequireList(value, path));
+  if (value.empty()) {
+    return PathError(path,
+                     "is empty (enable at least one of hami-core, mig, "
+                     "mps)");
+  }
+  std::vector<SharingMode> modes;
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string item_path = IndexPath(path, i);
+    DS_ASSIGN_OR_RETURN(std::string text,
+                        internal::ReadString(value[i], item_path,
+                                             /*allow_empty=*/false));
+    DS_ASSIGN_OR_RETURN(SharingMode mode, ParseSharingMode(text, item_path));
+    for (SharingMode earlier : modes) {
+      if (earlier == mode) {
+        return PathError(item_path,
+                         absl::StrCat("duplicate mode \"", text, "\""));
+      }
+    }
+    modes.push_back(mode);
+  }
+  return modes;
+}
+
+absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
+                                   SchedulerConfig& config) {
+  if (section.is_null()) return absl::OkStatus();
+  DS_RETURN_IF_ERROR(internal::RequireMapping(section, path));
+  for (auto it = section.begin(); it != section.end(); ++it) {
+    std::string key_path = KeyPath(path, it.key());
+    if (!IsSchedulerKey(it.key())) return PathError(key_path, "unknown key");
+    if (it->is_null()) continue;
+    if (it.key() == "nodePolicy") {
+      DS_ASSIGN_OR_RETURN(config.node_policy, ReadPolicy(*it, key_path));
+    } else if (it.key() == "gpuPolicy") {
+      DS_ASSIGN_OR_RETURN(config.gpu_policy, ReadPolicy(*it, key_path));
+    } else if (it.key() == "dialect") {
+      DS_ASSIGN_OR_RETURN(config.default_dialect, ReadDialect(*it, key_path));
+    } else {
+      DS_ASSIGN_OR_RETURN(config.enabled_modes, ReadModes(*it, key_path));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The top level of our file, or of a device config map body: `nvidia:`,
+// optionally `scheduler:`, and other vendors' sections of a HAMi config map.
+absl::Status ParseBody(const json& root, bool allow_scheduler, Config& config) {
+  if (root.is_null()) return absl::OkStatus();
+  if (!root.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "configuration: ", DescribeValue(root),
+        " is not a mapping (want nvidia: and scheduler: sections)"));
+  }
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == kNvidiaSection) {
+      DS_RETURN_IF_ERROR(internal::ParseNvidiaSection(
+          *it, kNvidiaSection, config.device, config.notices));
+    } else if (key == kSchedulerSection) {
+      if (!allow_scheduler) {
+        return PathError(key,
+                         "is deviceshare's own section and does not belong in "
+                         "a device config map body (put it in "
+                         "deviceshare.yaml)");
+      }
+      DS_RETURN_IF_ERROR(
+          ParseSchedulerSection(*it, kSchedulerSection, config.scheduler));
+    } else if (internal::IsNvidiaSectionKey(key)) {
+      // A body pasted without its `nvidia:` line would otherwise read as
+      // a pile of unknown vendor sections and silently yield defaults.
+      return PathError(key,
+                       "is an nvidia key at the top level; indent it "
+                       "under nvidia:");
+    } else if (IsSchedulerKey(key)) {
+      return PathError(key,
+                       "is a scheduler key at the top level; indent it "
+                       "under scheduler:");
+    } else {
+      config.notices.push_back(absl::StrFormat(
+          "section `%s` belongs to another vendor; deviceshare does not read "
+          "it",
+          key));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> ParseEmbedded(const json& data, const char* key) {
+  std::string path = absl::StrFormat("data[\"%s\"]", key);
+  DS_ASSIGN_OR_RETURN(std::string text,
+                      internal::ReadString(data[key], path,
+                                           /*allow_empty=*/true));
+  absl::StatusOr<json> doc = ParseJsonOrYaml(text);
+  if (!doc.ok()) return Prefixed(key, doc.status());
+  return doc;
+}
+
+bool HasSection(const json& doc, const char* section) {
+  return doc.is_object() && doc.contains(section) && !doc[section].is_null();
+}
+
+// A Kubernetes ConfigMap object holding the upstream device config map body
+// and/or deviceshare's own file.
+absl::Status ParseConfigMap(const json& root, Config& config) {
+  if (!root.contains("data") || root["data"].is_null()) {
+    return PathError(
+        "data", absl::StrFormat("missing; a ConfigMap needs data[\"%s\"] or "
+                                "data[\"%s\"]",
+                                kDeviceConfigKey, kOwnConfigKey));
+  }
+  const json& data = root["data"];
+  DS_RETURN_IF_ERROR(internal::RequireMapping(data, "data"));
+  json device_doc;
+  json own_doc;
+  bool found = false;
+  for (auto it = data.begin(); it != data.end(); ++it) {
+    if (it.key() == kDeviceConfigKey) {
+      DS_ASSIGN_OR_RETURN(device_doc, ParseEmbedded(data, kDeviceConfigKey));
+      found = true;
+    } else if (it.key() == kOwnConfigKey) {
+      DS_ASSIGN_OR_RETURN(own_doc, ParseEmbedded(data, kOwnConfigKey));
+      found = true;
+    } else {
+      config.notices.push_back(absl::StrFormat(
+          "ConfigMap data key `%s` is not read by deviceshare", it.key()));
+    }
+  }
+  if (!found) {
+    return PathError("data", absl::StrFormat("has neither \"%s\" nor \"%s\"",
+                                             kDeviceConfigKey, kOwnConfigKey));
+  }
+  if (HasSection(device_doc, kNvidiaSection) &&
+      HasSection(own_doc, kNvidiaSection)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("both %s and %s have an nvidia: section; keep one",
+                        kDeviceConfigKey, kOwnConfigKey));
+  }
+  absl::Status status =
+      ParseBody(device_doc, /*allow_scheduler=*/false, config);
+  if (!status.ok()) return Prefixed(kDeviceConfigKey, status);
+  status = ParseBody(own_doc, /*allow_scheduler=*/true, config);
+  if (!status.ok()) return Prefixed(kOwnConfigKey, status);
+  return absl::OkStatus();
+}
+
+// Tells a ConfigMap object from a plain body by its `kind`.
+absl::StatusOr<bool> IsConfigMap(const json& root) {
+  if (!root.is_object() || !root.contains("kind")) return false;
+  const json& kind = root["kind"];
+  if (kind.is_string() && kind.get_ref<const std::string&>() == "ConfigMap") {
+    return true;
+  }
+  return PathError("kind",
+                   absl::StrCat(DescribeValue(kind), " is not a ConfigMap"));
+}
+
+absl::StatusOr<Config> ParseConfigRoot(const json& root, bool allow_scheduler) {
+  Config config;
+  DS_ASSIGN_OR_RETURN(bool config_map, IsConfigMap(root));
+  if (config_map) {
+    DS_RETURN_IF_ERROR(ParseConfigMap(root, config));
+  } else {
+    DS_RETURN_IF_ERROR(ParseBody(root, allow_scheduler, config));
+  }
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<Config> ParseConfigYaml(absl::string_view yaml_text) {
+  DS_ASSIGN_OR_RETURN(json root, ParseJsonOrYaml(yaml_text));
+  return ParseConfigRoot(root, /*allow_scheduler=*/true);
+}
+
+absl::StatusOr<DeviceConfig> ParseDeviceConfigYaml(
+    absl::string_view yaml_text) {
+  DS_ASSIGN_OR_RETURN(json root, ParseJsonOrYaml(yaml_text));
+  DS_ASSIGN_OR_RETURN(Config config,
+                      ParseConfigRoot(root, /*allow_scheduler=*/false));
+  return std::move(config.device);
+}
+
+}  // namespace deviceshare

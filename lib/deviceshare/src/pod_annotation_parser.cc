@@ -1,0 +1,176 @@
+#include "pod_annotation_parser.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::internal {
+namespace {
+
+using nlohmann::json;
+
+// HAMi's other GPU policies. Named so that a pod asking for one is told it
+// is not supported yet instead of being placed by some other policy.
+constexpr absl::string_view kUnsupportedGpuPolicies[] = {"topology-aware",
+                                                         "numa", "mutex"};
+
+class AnnotationReader {
+ public:
+  AnnotationReader(const json& annotations, const PodRequest& pod)
+      : annotations_(annotations), pod_(pod) {}
+
+  // The trimmed value of `key`, or nullopt when the pod does not carry it.
+  absl::StatusOr<std::optional<std::string>> Get(absl::string_view key) const {
+    auto it = annotations_.find(std::string(key));
+    if (it == annotations_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) {
+      return Error(
+          key,
+          absl::StrCat(it->dump(-1, ' ', false, json::error_handler_t::replace),
+                       " is not a string (annotation values must be "
+                       "quoted)"));
+    }
+    return std::string(
+        absl::StripAsciiWhitespace(it->get_ref<const std::string&>()));
+  }
+
+  absl::Status Error(absl::string_view key, absl::string_view message) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod ", pod_.Key(), ": ", key, ": ", message));
+  }
+
+  absl::Status Wrap(const absl::Status& status) const {
+    return absl::Status(status.code(), absl::StrCat("pod ", pod_.Key(), ": ",
+                                                    status.message()));
+  }
+
+ private:
+  const json& annotations_;
+  const PodRequest& pod_;
+};
+
+// Comma list, trimmed, empties dropped, first occurrence kept.
+void AppendList(absl::string_view value, std::vector<std::string>& out) {
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    std::string item(absl::StripAsciiWhitespace(part));
+    if (item.empty()) continue;
+    if (std::find(out.begin(), out.end(), item) == out.end()) {
+      out.push_back(std::move(item));
+    }
+  }
+}
+
+absl::Status ReadListInto(const AnnotationReader& reader, absl::string_view key,
+                          std::vector<std::string>& out) {
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> value, reader.Get(key));
+  if (value) AppendList(*value, out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<SharingMode>> ReadMode(
+    const AnnotationReader& reader, absl::string_view key) {
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> value, reader.Get(key));
+  if (!value) return std::nullopt;
+  absl::StatusOr<SharingMode> mode = ParseSharingMode(*value, key);
+  if (!mode.ok()) return reader.Wrap(mode.status());
+  return *mode;
+}
+
+absl::Status ReadModes(const AnnotationReader& reader, PodRequest& pod) {
+  DS_ASSIGN_OR_RETURN(std::optional<SharingMode> volcano,
+                      ReadMode(reader, keys::kVolcanoMode));
+  DS_ASSIGN_OR_RETURN(std::optional<SharingMode> hami,
+                      ReadMode(reader, keys::kHamiMode));
+  if (volcano && hami && *volcano != *hami) {
+    return reader.Error(
+        keys::kHamiMode,
+        absl::StrFormat("\"%s\" disagrees with %s \"%s\"",
+                        SharingModeName(*hami), keys::kVolcanoMode,
+                        SharingModeName(*volcano)));
+  }
+  pod.mode = volcano ? volcano : hami;
+  return absl::OkStatus();
+}
+
+absl::Status ReadNumaBind(const AnnotationReader& reader, PodRequest& pod) {
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> value,
+                      reader.Get(keys::kHamiNumaBind));
+  if (!value) return absl::OkStatus();
+  if (*value == "true") {
+    pod.numa_bind = true;
+  } else if (*value == "false") {
+    pod.numa_bind = false;
+  } else {
+    return reader.Error(keys::kHamiNumaBind,
+                        absl::StrFormat("\"%s\" is not true or false", *value));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> node,
+                      reader.Get(keys::kHamiNodePolicy));
+  if (node) {
+    absl::StatusOr<PolicyKind> kind =
+        ParsePolicyKind(*node, keys::kHamiNodePolicy);
+    if (!kind.ok()) return reader.Wrap(kind.status());
+    pod.node_policy = *kind;
+  }
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> gpu,
+                      reader.Get(keys::kHamiGpuPolicy));
+  if (!gpu) return absl::OkStatus();
+  std::string lower = absl::AsciiStrToLower(*gpu);
+  bool known_unsupported = absl::StrContains(lower, ',');
+  for (absl::string_view name : kUnsupportedGpuPolicies) {
+    known_unsupported = known_unsupported || lower == name;
+  }
+  if (known_unsupported) {
+    return reader.Error(
+        keys::kHamiGpuPolicy,
+        absl::StrFormat("\"%s\" is a HAMi policy deviceshare does not "
+                        "implement yet (supported: binpack, spread)",
+                        *gpu));
+  }
+  absl::StatusOr<PolicyKind> kind = ParsePolicyKind(*gpu, keys::kHamiGpuPolicy);
+  if (!kind.ok()) return reader.Wrap(kind.status());
+  pod.gpu_policy = *kind;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ParsePodAnnotations(const json& annotations, PodRequest& pod) {
+  if (!annotations.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pod ", pod.Key(), ": metadata.annotations is not a mapping"));
+  }
+  AnnotationReader reader(annotations, pod);
+  DS_RETURN_IF_ERROR(ReadModes(reader, pod));
+  DS_RETURN_IF_ERROR(ReadListInto(reader, keys::kUseGpuType, pod.use_models));
+  DS_RETURN_IF_ERROR(
+      ReadListInto(reader, keys::kNoUseGpuType, pod.avoid_models));
+  DS_RETURN_IF_ERROR(
+      ReadListInto(reader, keys::kVolcanoUseUuid, pod.use_uuids));
+  DS_RETURN_IF_ERROR(ReadListInto(reader, keys::kHamiUseUuid, pod.use_uuids));
+  DS_RETURN_IF_ERROR(
+      ReadListInto(reader, keys::kVolcanoNoUseUuid, pod.avoid_uuids));
+  DS_RETURN_IF_ERROR(
+      ReadListInto(reader, keys::kHamiNoUseUuid, pod.avoid_uuids));
+  DS_RETURN_IF_ERROR(ReadNumaBind(reader, pod));
+  DS_RETURN_IF_ERROR(ReadPolicies(reader, pod));
+  return absl::OkStatus();
+}
+
+}  // namespace deviceshare::internal
