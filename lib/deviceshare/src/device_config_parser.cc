@@ -125,12 +125,31 @@ absl::Status ParseKey(const std::string& key, const json& value,
     }
   } else if (key == "enableNumaTopology") {
     DS_ASSIGN_OR_RETURN(c.enable_numa_topology, ReadBool(value, path));
+    if (c.enable_numa_topology) {
+      notices.push_back(absl::StrFormat(
+          "%s: kept for the node agent's device plugin (NUMA topology "
+          "hints to kubelet), which is not built yet; the scheduler's NUMA "
+          "binding is per pod (nvidia.com/numa-bind)",
+          path));
+    }
   } else if (key == "knownMigGeometries") {
     DS_ASSIGN_OR_RETURN(c.known_mig_geometries,
                         ParseKnownMigGeometries(value, path));
+    if (!c.known_mig_geometries.empty()) {
+      notices.push_back(absl::StrFormat(
+          "%s: parsed and validated; the mig backend that uses it is not "
+          "built yet, so MIG pods are not placed",
+          path));
+    }
   } else if (key == "migProfileAllowlist") {
     DS_ASSIGN_OR_RETURN(c.mig_profile_allowlist,
                         ParseMigProfileAllowlist(value, path));
+    if (!c.mig_profile_allowlist.empty()) {
+      notices.push_back(absl::StrFormat(
+          "%s: parsed and validated; the mig backend that uses it is not "
+          "built yet, so MIG pods are not placed",
+          path));
+    }
   } else {
     return PathError(path, "unknown key");
   }
