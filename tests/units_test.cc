@@ -24,19 +24,19 @@ TEST(ParseQuantityMilliTest, RejectsBadInputNamingFieldAndValue) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("cpu"), HasSubstr("\"-1\""),
                              HasSubstr("negative"))));
-  EXPECT_THAT(ParseQuantityMilli("12x", "cpu"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("unknown unit")));
+  EXPECT_THAT(
+      ParseQuantityMilli("12x", "cpu"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown unit")));
   EXPECT_THAT(ParseQuantityMilli("", "cpu"),
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ParseQuantityMilli("1n", "cpu"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("finer")));
-  EXPECT_THAT(ParseQuantityMilli("99999999999999999999", "cpu"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("overflow")));
-  EXPECT_THAT(ParseQuantityMilli("9E", "cpu"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("overflow")));
+  EXPECT_THAT(
+      ParseQuantityMilli("99999999999999999999", "cpu"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
+  EXPECT_THAT(
+      ParseQuantityMilli("9E", "cpu"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
 }
 
 TEST(ParseWholeQuantityTest, CountsAndAmounts) {
@@ -46,9 +46,9 @@ TEST(ParseWholeQuantityTest, CountsAndAmounts) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("volcano.sh/vgpu-number"),
                              HasSubstr("whole number"))));
-  EXPECT_THAT(ParseWholeQuantity("9223372036854775808", "n"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("overflow")));
+  EXPECT_THAT(
+      ParseWholeQuantity("9223372036854775808", "n"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
   EXPECT_EQ(*ParseWholeQuantity("9223372036854775807", "n"),
             9223372036854775807LL);
 }
@@ -70,12 +70,12 @@ TEST(ParseSizeMiBTest, HamiCoreStyle) {
   EXPECT_THAT(ParseSizeMiB("3gb", "CUDA_DEVICE_MEMORY_LIMIT_0"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("CUDA_DEVICE_MEMORY_LIMIT_0")));
-  EXPECT_THAT(ParseSizeMiB("-3g", "s"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("negative")));
-  EXPECT_THAT(ParseSizeMiB("99999999999999999999g", "s"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("overflow")));
+  EXPECT_THAT(
+      ParseSizeMiB("-3g", "s"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative")));
+  EXPECT_THAT(
+      ParseSizeMiB("99999999999999999999g", "s"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
 }
 
 TEST(ParsePercentTest, Range) {
@@ -87,7 +87,9 @@ TEST(ParsePercentTest, Range) {
                              HasSubstr("above 100"))));
 }
 
-TEST(FormatMiBLimitTest, HamiCoreSuffix) { EXPECT_EQ(FormatMiBLimit(4096), "4096m"); }
+TEST(FormatMiBLimitTest, HamiCoreSuffix) {
+  EXPECT_EQ(FormatMiBLimit(4096), "4096m");
+}
 
 }  // namespace
 }  // namespace deviceshare

@@ -14,7 +14,8 @@ absl::Status BackendRegistry::Register(absl::string_view name,
     return absl::InvalidArgumentError(
         absl::StrFormat("backend registry: null factory for '%s'", name));
   }
-  auto [it, inserted] = factories_.emplace(std::string(name), std::move(factory));
+  auto [it, inserted] =
+      factories_.emplace(std::string(name), std::move(factory));
   if (!inserted) {
     return absl::AlreadyExistsError(
         absl::StrFormat("backend registry: '%s' is registered twice", name));

@@ -7,7 +7,8 @@ namespace deviceshare {
 absl::StatusOr<BackendSet> BackendSet::Create(const BackendRegistry& registry,
                                               const Config& config) {
   if (config.scheduler.enabled_modes.empty()) {
-    return absl::InvalidArgumentError("scheduler.modes: no sharing mode enabled");
+    return absl::InvalidArgumentError(
+        "scheduler.modes: no sharing mode enabled");
   }
   BackendSet set;
   for (SharingMode mode : config.scheduler.enabled_modes) {

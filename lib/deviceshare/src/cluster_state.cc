@@ -29,15 +29,16 @@ absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   const PodAllocation& allocation = record.allocation;
   std::vector<SharingMode> modes = ModesOf(allocation);
   if (modes.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "pod %s: one pod's allocation mixes sharing modes", allocation.pod_key));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("pod %s: one pod's allocation mixes sharing modes",
+                        allocation.pod_key));
   }
   if (!modes.empty()) {
     const SharingBackend* backend = backends_->ForMode(modes.front());
     if (backend == nullptr) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "pod %s: sharing mode %s is not enabled", allocation.pod_key,
-          SharingModeName(modes.front())));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("pod %s: sharing mode %s is not enabled",
+                          allocation.pod_key, SharingModeName(modes.front())));
     }
     DS_RETURN_IF_ERROR(backend->Commit(record.request, allocation, node));
   }
@@ -103,9 +104,9 @@ absl::Status ClusterState::AddPod(const PodRequest& request,
   }
   if (auto it = pods_.find(request.uid); it != pods_.end()) {
     if (it->second.allocation == allocation) return absl::OkStatus();
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "pod %s is already placed on node %s", request.Key(),
-        it->second.allocation.node_name));
+    return absl::AlreadyExistsError(
+        absl::StrFormat("pod %s is already placed on node %s", request.Key(),
+                        it->second.allocation.node_name));
   }
   PodRecord record{request, allocation, false};
   auto node = nodes_.find(allocation.node_name);

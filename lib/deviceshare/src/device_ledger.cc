@@ -67,9 +67,9 @@ GpuVerdict DeviceLedger::CheckPod(
                   "held exclusively by another pod");
   }
   if (want.exclusive && !pods_.empty()) {
-    return Reject(gpu_, ReasonCode::kExclusiveConflict,
-                  absl::StrFormat("want the GPU alone, it has %d pods",
-                                  pods_.size()));
+    return Reject(
+        gpu_, ReasonCode::kExclusiveConflict,
+        absl::StrFormat("want the GPU alone, it has %d pods", pods_.size()));
   }
   if (ExclusiveBesideSibling(shares)) {
     return Reject(gpu_, ReasonCode::kExclusiveConflict,
@@ -82,14 +82,14 @@ GpuVerdict DeviceLedger::CheckPod(
                                   want.memory_mib));
   }
   if (free_cores() < want.cores) {
-    return Reject(gpu_, ReasonCode::kInsufficientCores,
-                  absl::StrFormat("free=%d%% want=%d%%", free_cores(),
-                                  want.cores));
+    return Reject(
+        gpu_, ReasonCode::kInsufficientCores,
+        absl::StrFormat("free=%d%% want=%d%%", free_cores(), want.cores));
   }
   if (want.cores == 0 && free_cores() <= 0) {
-    return Reject(gpu_, ReasonCode::kComputeExhausted,
-                  absl::StrFormat("used=%d%% of %d%%", used_cores_,
-                                  gpu_.core_capacity));
+    return Reject(
+        gpu_, ReasonCode::kComputeExhausted,
+        absl::StrFormat("used=%d%% of %d%%", used_cores_, gpu_.core_capacity));
   }
   return GpuVerdict{ReasonCode::kFits, gpu_.index, ""};
 }
@@ -119,9 +119,9 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
   }
   GpuVerdict verdict = CheckPod(shares);
   if (!verdict.fits()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s gpu=%s pod=%s %s", ReasonCodeName(verdict.code), gpu_.uuid,
-        pod_uid, verdict.detail));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s gpu=%s pod=%s %s", ReasonCodeName(verdict.code),
+                        gpu_.uuid, pod_uid, verdict.detail));
   }
   PodEntry entry;
   entry.charge = ChargeOf(shares);
@@ -172,13 +172,13 @@ absl::Status DeviceLedger::CheckInvariants() const {
   int32_t exclusive = 0;
   for (const auto& [uid, entry] : pods_) {
     if (entry.charge != ChargeOf(entry.shares)) {
-      return absl::InternalError(absl::StrFormat(
-          "gpu %s: pod %s charge is stale", gpu_.uuid, uid));
+      return absl::InternalError(
+          absl::StrFormat("gpu %s: pod %s charge is stale", gpu_.uuid, uid));
     }
     if (ExclusiveBesideSibling(entry.shares)) {
       return absl::InternalError(absl::StrFormat(
-          "gpu %s: pod %s has an exclusive container beside another",
-          gpu_.uuid, uid));
+          "gpu %s: pod %s has an exclusive container beside another", gpu_.uuid,
+          uid));
     }
     memory += entry.charge.memory_mib;
     cores += entry.charge.cores;
@@ -212,8 +212,7 @@ absl::Status DeviceLedger::CheckInvariants() const {
 bool DeviceLedger::operator==(const DeviceLedger& other) const {
   return gpu_ == other.gpu_ && pods_ == other.pods_ &&
          used_memory_mib_ == other.used_memory_mib_ &&
-         used_cores_ == other.used_cores_ &&
-         used_slots_ == other.used_slots_ &&
+         used_cores_ == other.used_cores_ && used_slots_ == other.used_slots_ &&
          exclusive_pods_ == other.exclusive_pods_;
 }
 

@@ -8,9 +8,9 @@ namespace {
 
 absl::Status GpuError(const NodeInventory& node, const Gpu& gpu,
                       absl::string_view field, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "node %s gpu %s (index %d): %s %s", node.name, gpu.uuid, gpu.index,
-      field, why));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("node %s gpu %s (index %d): %s %s", node.name, gpu.uuid,
+                      gpu.index, field, why));
 }
 
 }  // namespace

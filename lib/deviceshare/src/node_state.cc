@@ -82,9 +82,9 @@ absl::Status NodeState::CheckInvariants() const {
     }
   }
   if (used_cpu_milli_ < 0 || used_memory_mib_ < 0) {
-    return absl::InternalError(absl::StrFormat(
-        "node %s: negative host usage cpu=%dm memory=%dMiB", name(),
-        used_cpu_milli_, used_memory_mib_));
+    return absl::InternalError(
+        absl::StrFormat("node %s: negative host usage cpu=%dm memory=%dMiB",
+                        name(), used_cpu_milli_, used_memory_mib_));
   }
   return absl::OkStatus();
 }

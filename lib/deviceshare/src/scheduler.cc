@@ -17,7 +17,8 @@ NodeFit HostUnfit(ReasonCode code, std::string message) {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     const Config& config, const BackendRegistry& registry) {
-  DS_ASSIGN_OR_RETURN(BackendSet backends, BackendSet::Create(registry, config));
+  DS_ASSIGN_OR_RETURN(BackendSet backends,
+                      BackendSet::Create(registry, config));
   return std::unique_ptr<Scheduler>(new Scheduler(config, std::move(backends)));
 }
 
@@ -28,8 +29,10 @@ Scheduler::Scheduler(Config config, BackendSet backends)
 
 PlacementOptions Scheduler::OptionsFor(const PodRequest& request) const {
   PlacementOptions options;
-  options.node_policy = request.node_policy.value_or(config_.scheduler.node_policy);
-  options.gpu_policy = request.gpu_policy.value_or(config_.scheduler.gpu_policy);
+  options.node_policy =
+      request.node_policy.value_or(config_.scheduler.node_policy);
+  options.gpu_policy =
+      request.gpu_policy.value_or(config_.scheduler.gpu_policy);
   return options;
 }
 
@@ -41,11 +44,11 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
   const NodeInventory& inventory = node.inventory();
   if (inventory.cpu_milli > 0 &&
       node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
-    verdict.fit = HostUnfit(
-        ReasonCode::kInsufficientCpu,
-        absl::StrFormat("InsufficientCpu free=%dm want=%dm",
-                        inventory.cpu_milli - node.used_cpu_milli(),
-                        request.cpu_milli));
+    verdict.fit =
+        HostUnfit(ReasonCode::kInsufficientCpu,
+                  absl::StrFormat("InsufficientCpu free=%dm want=%dm",
+                                  inventory.cpu_milli - node.used_cpu_milli(),
+                                  request.cpu_milli));
     return verdict;
   }
   if (inventory.memory_mib > 0 &&
@@ -124,9 +127,8 @@ std::vector<NodeVerdict> Scheduler::Filter(
 absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   absl::MutexLock lock(&mu_);
   if (state_.FindPod(request.uid) != nullptr) {
-    return absl::AlreadyExistsError(
-        absl::StrFormat("pod %s (uid %s) is already placed", request.Key(),
-                        request.uid));
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "pod %s (uid %s) is already placed", request.Key(), request.uid));
   }
   std::vector<NodeVerdict> verdicts = FilterLocked(request, {});
   ScheduleOutcome outcome;
@@ -180,9 +182,9 @@ absl::StatusOr<ContainerEdits> Scheduler::Edits(
                                                : container.devices.front().mode;
   const SharingBackend* backend = backends_.ForMode(mode);
   if (backend == nullptr) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "pod %s: sharing mode %s is not enabled", allocation.pod_key,
-        SharingModeName(mode)));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("pod %s: sharing mode %s is not enabled",
+                        allocation.pod_key, SharingModeName(mode)));
   }
   return backend->Edits(container, options);
 }

@@ -15,11 +15,11 @@ namespace {
 
 bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
   if (needle.empty()) return true;
-  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(),
-                        needle.end(), [](char a, char b) {
-                          return absl::ascii_tolower(a) ==
-                                 absl::ascii_tolower(b);
-                        });
+  auto it =
+      std::search(haystack.begin(), haystack.end(), needle.begin(),
+                  needle.end(), [](char a, char b) {
+                    return absl::ascii_tolower(a) == absl::ascii_tolower(b);
+                  });
   return it != haystack.end();
 }
 
@@ -52,11 +52,13 @@ std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
   std::map<ReasonCode, int> counts;
   for (const GpuVerdict& v : verdicts) ++counts[v.code];
   std::vector<std::pair<ReasonCode, int>> sorted(counts.begin(), counts.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> parts;
   for (const auto& [code, count] : sorted) {
-    parts.push_back(absl::StrFormat("%d/%d %s", count, gpus, ReasonCodeName(code)));
+    parts.push_back(
+        absl::StrFormat("%d/%d %s", count, gpus, ReasonCodeName(code)));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -126,15 +128,17 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
   };
   if (!gpu.healthy) return reject(ReasonCode::kGpuUnhealthy, "unhealthy");
   if (gpu.mode != mode) {
-    return reject(ReasonCode::kModeMismatch,
-                  absl::StrFormat("gpu mode=%s want=%s",
-                                  SharingModeName(gpu.mode),
-                                  SharingModeName(mode)));
+    return reject(
+        ReasonCode::kModeMismatch,
+        absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
+                        SharingModeName(mode)));
   }
-  if (!request.use_models.empty() && !AnyContains(request.use_models, gpu.model)) {
-    return reject(ReasonCode::kTypeMismatch,
-                  absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
-                                  absl::StrJoin(request.use_models, ",")));
+  if (!request.use_models.empty() &&
+      !AnyContains(request.use_models, gpu.model)) {
+    return reject(
+        ReasonCode::kTypeMismatch,
+        absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
+                        absl::StrJoin(request.use_models, ",")));
   }
   if (AnyContains(request.avoid_models, gpu.model)) {
     return reject(ReasonCode::kTypeMismatch,
@@ -154,11 +158,11 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, PolicyKind gpu_policy) {
   const size_t gpus = node.gpu_count();
   if (request.mode && *request.mode != mode) {
-    return Unfit(ReasonCode::kModeMismatch,
-                 absl::StrFormat("ModeMismatch pod wants %s, backend is %s",
-                                 SharingModeName(*request.mode),
-                                 SharingModeName(mode)),
-                 {});
+    return Unfit(
+        ReasonCode::kModeMismatch,
+        absl::StrFormat("ModeMismatch pod wants %s, backend is %s",
+                        SharingModeName(*request.mode), SharingModeName(mode)),
+        {});
   }
   if (gpus == 0 && request.HasGpuRequest()) {
     return Unfit(ReasonCode::kNoGpus,
@@ -188,10 +192,11 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
     if (!container.wants_gpu()) continue;
 
     if (static_cast<size_t>(container.gpu_count) > gpus) {
-      return Unfit(ReasonCode::kInsufficientGpus,
-                   absl::StrFormat("InsufficientGpus container=%s want=%d gpus=%d",
-                                   container.name, container.gpu_count, gpus),
-                   {});
+      return Unfit(
+          ReasonCode::kInsufficientGpus,
+          absl::StrFormat("InsufficientGpus container=%s want=%d gpus=%d",
+                          container.name, container.gpu_count, gpus),
+          {});
     }
     candidates.clear();
     rejected.clear();
@@ -208,9 +213,9 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
       GpuVerdict verdict = ledger.CheckPod(shares);
       if (verdict.fits()) {
         const Gpu& gpu = node.inventory().gpus[pos];
-        candidates.push_back(Candidate{
-            pos, GpuScore(gpu_policy, ledger, ChargeOf(shares)), gpu.index,
-            gpu.numa_node});
+        candidates.push_back(
+            Candidate{pos, GpuScore(gpu_policy, ledger, ChargeOf(shares)),
+                      gpu.index, gpu.numa_node});
       } else {
         rejected.push_back(std::move(verdict));
       }
@@ -232,12 +237,13 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
       }
       if (request.numa_bind &&
           static_cast<int32_t>(candidates.size()) >= container.gpu_count) {
-        return Unfit(ReasonCode::kNumaNotFit,
-                     absl::StrFormat("NumaNotFit container=%s want=%d usable=%d "
-                                     "but no NUMA node has %d",
-                                     container.name, container.gpu_count,
-                                     candidates.size(), container.gpu_count),
-                     std::move(rejected));
+        return Unfit(
+            ReasonCode::kNumaNotFit,
+            absl::StrFormat("NumaNotFit container=%s want=%d usable=%d "
+                            "but no NUMA node has %d",
+                            container.name, container.gpu_count,
+                            candidates.size(), container.gpu_count),
+            std::move(rejected));
       }
       return Unfit(ReasonCode::kInsufficientGpus,
                    absl::StrFormat("InsufficientGpus container=%s want=%d "
@@ -250,8 +256,9 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
       const Gpu& gpu = node.inventory().gpus[c.position];
       int64_t memory =
           container.MemoryOn(node.ledger(c.position).memory_capacity_mib());
-      pending[c.position].push_back(ContainerShare{
-          static_cast<int32_t>(ci), container.is_init, memory, container.cores});
+      pending[c.position].push_back(ContainerShare{static_cast<int32_t>(ci),
+                                                   container.is_init, memory,
+                                                   container.cores});
       out.devices.push_back(
           DeviceGrant{gpu.uuid, gpu.index, mode, memory, container.cores});
     }

@@ -62,28 +62,51 @@ std::optional<Suffix> ParseSuffix(absl::string_view s) {
   if (s.size() == 2 && s[1] == 'i') {
     int shift = 0;
     switch (s[0]) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      case 'P': shift = 50; break;
-      case 'E': shift = 60; break;
-      default: return std::nullopt;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      case 'P':
+        shift = 50;
+        break;
+      case 'E':
+        shift = 60;
+        break;
+      default:
+        return std::nullopt;
     }
     return Suffix{int128{1} << shift, 0};
   }
   if (s.size() == 1) {
     switch (s[0]) {
-      case 'n': return Suffix{1, -9};
-      case 'u': return Suffix{1, -6};
-      case 'm': return Suffix{1, -3};
-      case 'k': return Suffix{1, 3};
-      case 'M': return Suffix{1, 6};
-      case 'G': return Suffix{1, 9};
-      case 'T': return Suffix{1, 12};
-      case 'P': return Suffix{1, 15};
-      case 'E': return Suffix{1, 18};
-      default: return std::nullopt;
+      case 'n':
+        return Suffix{1, -9};
+      case 'u':
+        return Suffix{1, -6};
+      case 'm':
+        return Suffix{1, -3};
+      case 'k':
+        return Suffix{1, 3};
+      case 'M':
+        return Suffix{1, 6};
+      case 'G':
+        return Suffix{1, 9};
+      case 'T':
+        return Suffix{1, 12};
+      case 'P':
+        return Suffix{1, 15};
+      case 'E':
+        return Suffix{1, 18};
+      default:
+        return std::nullopt;
     }
   }
   if ((s[0] == 'e' || s[0] == 'E') && s.size() > 1) {
@@ -194,12 +217,23 @@ absl::StatusOr<int64_t> ParseSizeMiB(absl::string_view raw,
   int shift = 0;  // bytes
   char last = text.back();
   switch (last) {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    default: break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    default:
+      break;
   }
-  absl::string_view digits = shift == 0 ? text : text.substr(0, text.size() - 1);
+  absl::string_view digits =
+      shift == 0 ? text : text.substr(0, text.size() - 1);
   if (digits.empty()) return BadQuantity(field, raw, "is not a size");
   int128 value = 0;
   for (char c : digits) {

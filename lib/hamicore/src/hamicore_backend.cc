@@ -105,9 +105,9 @@ ContainerEdits HamiCoreBackend::Edits(const ContainerAllocation& container,
                            absl::StrCat(config_.lib_cuda_log_level));
   }
   const std::string& hook = options.hook_path;
-  edits.mounts.push_back(
-      Mount{absl::StrCat(hook, "/libvgpu.so"), "/usr/local/vgpu/libvgpu.so",
-            /*read_only=*/true});
+  edits.mounts.push_back(Mount{absl::StrCat(hook, "/libvgpu.so"),
+                               "/usr/local/vgpu/libvgpu.so",
+                               /*read_only=*/true});
   edits.mounts.push_back(Mount{absl::StrCat(hook, "/ld.so.preload"),
                                "/etc/ld.so.preload", /*read_only=*/true});
   edits.mounts.push_back(

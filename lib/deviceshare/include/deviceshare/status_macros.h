@@ -11,10 +11,10 @@
 
 // Evaluates `expr` (an absl::Status) and returns it from the enclosing
 // function when it is not OK.
-#define DS_RETURN_IF_ERROR(expr)                  \
-  do {                                            \
-    ::absl::Status ds_status_ = (expr);           \
-    if (!ds_status_.ok()) return ds_status_;      \
+#define DS_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status ds_status_ = (expr);      \
+    if (!ds_status_.ok()) return ds_status_; \
   } while (false)
 
 #define DS_STATUS_MACROS_CONCAT_INNER_(x, y) x##y

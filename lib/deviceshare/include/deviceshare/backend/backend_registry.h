@@ -2,8 +2,8 @@
 //
 // BackendRegistry: makes sharing backends by name. Explicit: nothing
 // registers itself from a static initializer (a static archive would
-// silently drop it); RegisterBuiltinBackends() in deviceshare/builtin_backends.h
-// registers the backends this build has.
+// silently drop it); RegisterBuiltinBackends() in
+// deviceshare/builtin_backends.h registers the backends this build has.
 //
 // Thread safety: Register() must finish before Create() is called from
 // several threads; Create() and RegisteredNames() are const.

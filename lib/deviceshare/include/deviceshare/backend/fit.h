@@ -20,22 +20,22 @@ enum class ReasonCode {
   kFits,
   // Per GPU.
   kGpuUnhealthy,
-  kModeMismatch,         // GPU runs another sharing mode
-  kTypeMismatch,         // model allow/deny list
-  kUuidMismatch,         // uuid allow/deny list
-  kSplitExhausted,       // tenants == split count
+  kModeMismatch,    // GPU runs another sharing mode
+  kTypeMismatch,    // model allow/deny list
+  kUuidMismatch,    // uuid allow/deny list
+  kSplitExhausted,  // tenants == split count
   kInsufficientMemory,
   kInsufficientCores,
-  kExclusiveConflict,    // cores=100 wants an empty GPU, or a GPU is held
-  kComputeExhausted,     // all SM share taken; a 0-core tenant won't run
-  kAlreadyOnGpu,         // a container gets each GPU at most once
+  kExclusiveConflict,  // cores=100 wants an empty GPU, or a GPU is held
+  kComputeExhausted,   // all SM share taken; a 0-core tenant won't run
+  kAlreadyOnGpu,       // a container gets each GPU at most once
   // Per node.
-  kNoGpus,               // node registered no GPU
-  kInsufficientGpus,     // fewer usable GPUs than the container wants
-  kNumaNotFit,           // numa-bind: no NUMA node has enough usable GPUs
+  kNoGpus,            // node registered no GPU
+  kInsufficientGpus,  // fewer usable GPUs than the container wants
+  kNumaNotFit,        // numa-bind: no NUMA node has enough usable GPUs
   kInsufficientCpu,
   kInsufficientNodeMemory,
-  kNodeUnknown,          // not in the cluster state
+  kNodeUnknown,  // not in the cluster state
 };
 
 // "InsufficientMemory", ...

@@ -19,10 +19,10 @@
 #define DEVICESHARE_CODEC_HAMI_CODEC_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/pod_allocation.h"
 

@@ -78,8 +78,8 @@ struct DeviceConfig {
   bool overwrite_env = false;       // NVIDIA_VISIBLE_DEVICES=none elsewhere
   bool disable_core_limit = false;  // disableCoreLimit
   GpuCorePolicy gpu_core_policy = GpuCorePolicy::kDefault;
-  int32_t lib_cuda_log_level = -1;  // libCudaLogLevel; -1 = not set
-  std::string runtime_class_name;   // runtimeClassName (webhook only)
+  int32_t lib_cuda_log_level = -1;    // libCudaLogLevel; -1 = not set
+  std::string runtime_class_name;     // runtimeClassName (webhook only)
   bool enable_numa_topology = false;  // enableNumaTopology
 
   std::vector<KnownMigGeometries> known_mig_geometries;

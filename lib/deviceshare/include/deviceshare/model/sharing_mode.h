@@ -6,9 +6,8 @@
 #ifndef DEVICESHARE_MODEL_SHARING_MODE_H_
 #define DEVICESHARE_MODEL_SHARING_MODE_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace deviceshare {
 

@@ -7,9 +7,8 @@
 #ifndef DEVICESHARE_POLICY_POLICY_KIND_H_
 #define DEVICESHARE_POLICY_POLICY_KIND_H_
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace deviceshare {
 
