@@ -97,7 +97,9 @@ TEST_P(BackendContractTest, FilterAllocationIsWhatAllocateCommits) {
     NodeFit fit = backend_->Filter(pod, node, {});
     auto allocated = backend_->Allocate(pod, node, {});
     EXPECT_EQ(fit.fits(), allocated.ok()) << pod.name << ": " << fit.message;
-    if (fit.fits() && allocated.ok()) EXPECT_EQ(fit.allocation, *allocated);
+    if (fit.fits() && allocated.ok()) {
+      EXPECT_EQ(fit.allocation, *allocated);
+    }
   }
 }
 

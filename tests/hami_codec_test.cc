@@ -10,34 +10,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
+#include "testing/builders.h"
 
 namespace deviceshare {
 namespace {
 
+using ::deviceshare::testing::Container;
+using ::deviceshare::testing::Grant;
 using ::deviceshare::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 namespace goldens = ::deviceshare::testing::goldens;
-
-DeviceGrant Grant(std::string uuid, int64_t memory_mib, int32_t cores) {
-  DeviceGrant grant;
-  grant.uuid = std::move(uuid);
-  grant.memory_mib = memory_mib;
-  grant.cores = cores;
-  return grant;
-}
-
-ContainerAllocation Container(int32_t index, bool is_init,
-                              std::vector<DeviceGrant> devices) {
-  ContainerAllocation container;
-  container.container_index = index;
-  container.name = "c" + std::to_string(index);
-  container.is_init = is_init;
-  container.devices = std::move(devices);
-  return container;
-}
 
 // Every field HAMi's register carries set to a non-default value, so a field
 // dropped by either direction shows up as a mismatch.

@@ -12,10 +12,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
+#include "testing/builders.h"
 
 namespace deviceshare {
 namespace {
 
+using ::deviceshare::testing::Container;
+using ::deviceshare::testing::Grant;
 using ::deviceshare::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -46,14 +49,6 @@ PodRequest Request(Dialect dialect) {
   request.containers = {Wants("warmup", true, 1), Wants("main", false, 2),
                         Wants("sidecar", false, 0), Wants("eval", false, 1)};
   return request;
-}
-
-DeviceGrant Grant(std::string uuid, int64_t memory_mib, int32_t cores) {
-  DeviceGrant grant;
-  grant.uuid = std::move(uuid);
-  grant.memory_mib = memory_mib;
-  grant.cores = cores;
-  return grant;
 }
 
 // The allocation the scheduler would make for `request`, as read back: grants

@@ -9,33 +9,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
+#include "testing/builders.h"
 
 namespace deviceshare {
 namespace {
 
+using ::deviceshare::testing::Container;
+using ::deviceshare::testing::Grant;
 using ::deviceshare::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 namespace goldens = ::deviceshare::testing::goldens;
-
-DeviceGrant Grant(std::string uuid, int64_t memory_mib, int32_t cores) {
-  DeviceGrant grant;
-  grant.uuid = std::move(uuid);
-  grant.memory_mib = memory_mib;
-  grant.cores = cores;
-  return grant;
-}
-
-ContainerAllocation Container(int32_t index, bool is_init,
-                              std::vector<DeviceGrant> devices) {
-  ContainerAllocation container;
-  container.container_index = index;
-  container.name = "c" + std::to_string(index);
-  container.is_init = is_init;
-  container.devices = std::move(devices);
-  return container;
-}
 
 // What the Volcano format can carry: index = position, core capacity 100,
 // NUMA 0, capability bits derived from the mode.

@@ -46,6 +46,24 @@ PodRequest MakePod(const std::string& name,
   return pod;
 }
 
+DeviceGrant Grant(std::string uuid, int64_t memory_mib, int32_t cores) {
+  DeviceGrant grant;
+  grant.uuid = std::move(uuid);
+  grant.memory_mib = memory_mib;
+  grant.cores = cores;
+  return grant;
+}
+
+ContainerAllocation Container(int32_t index, bool is_init,
+                              std::vector<DeviceGrant> devices) {
+  ContainerAllocation container;
+  container.container_index = index;
+  container.name = absl::StrCat("c", index);
+  container.is_init = is_init;
+  container.devices = std::move(devices);
+  return container;
+}
+
 Config MakeConfig(PolicyKind node_policy, PolicyKind gpu_policy) {
   Config config;
   config.scheduler.node_policy = node_policy;

@@ -10,6 +10,7 @@
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/node_inventory.h"
+#include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
 
 namespace deviceshare::testing {
@@ -30,6 +31,14 @@ ContainerRequest GpuContainer(const std::string& name, int gpus,
 // A pod uid "uid-<name>" in namespace "default" with the given containers.
 PodRequest MakePod(const std::string& name,
                    std::vector<ContainerRequest> containers);
+
+// A hami-core grant of `memory_mib` and `cores` on GPU `uuid` (index -1:
+// not resolved, as a decoded annotation gives it).
+DeviceGrant Grant(std::string uuid, int64_t memory_mib, int32_t cores);
+
+// Container `index` named "c<index>".
+ContainerAllocation Container(int32_t index, bool is_init,
+                              std::vector<DeviceGrant> devices);
 
 // Defaults with hami-core enabled and the given policies.
 Config MakeConfig(PolicyKind node_policy = PolicyKind::kBinpack,
