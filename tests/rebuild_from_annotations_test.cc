@@ -86,7 +86,8 @@ TEST_P(RebuildFromAnnotationsTest, RebuiltLedgersEqualTheLiveOnes) {
         << (outcome->reasons.empty() ? "" : outcome->reasons.begin()->second);
     const auto& containers = outcome->allocation->containers;
     if (containers.size() == 3 &&
-        containers[0].devices[0].uuid == containers[1].devices[0].uuid) {
+        containers[0].devices[0].uuid == containers[1].devices[0].uuid &&
+        containers[1].devices[0].uuid == containers[2].devices[0].uuid) {
       ++shared_gpu_pods;
     }
     pods.emplace_back(pod, AllocationAnnotations(*outcome->allocation,
