@@ -1,5 +1,6 @@
 #include "deviceshare/model/node_state.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_format.h"
@@ -15,7 +16,34 @@ NodeState::NodeState(NodeInventory inventory)
     position_by_uuid_.emplace(gpu.uuid, i);
     total_memory_mib_ += gpu.memory_mib;
     total_cores_ += gpu.core_capacity;
+    total_slots_ += gpu.split_count;
+    max_gpu_memory_mib_ = std::max(max_gpu_memory_mib_, gpu.memory_mib);
+    min_gpu_memory_mib_ = i == 0 ? gpu.memory_mib
+                                 : std::min(min_gpu_memory_mib_, gpu.memory_mib);
   }
+}
+
+void NodeState::AddUsage(const DeviceLedger& ledger, int sign) {
+  used_gpu_memory_mib_ += sign * ledger.used_memory_mib();
+  used_gpu_cores_ += sign * ledger.used_cores();
+  used_gpu_slots_ += sign * ledger.used_slots();
+}
+
+absl::Status NodeState::AddPodToGpu(size_t position, absl::string_view pod_uid,
+                                    std::vector<ContainerShare> shares) {
+  DeviceLedger& ledger = ledgers_[position];
+  AddUsage(ledger, -1);
+  absl::Status status = ledger.AddPod(pod_uid, std::move(shares));
+  AddUsage(ledger, +1);
+  return status;
+}
+
+bool NodeState::RemovePodFromGpu(size_t position, absl::string_view pod_uid) {
+  DeviceLedger& ledger = ledgers_[position];
+  AddUsage(ledger, -1);
+  bool removed = ledger.RemovePod(pod_uid);
+  AddUsage(ledger, +1);
+  return removed;
 }
 
 std::optional<size_t> NodeState::FindGpu(absl::string_view uuid) const {
@@ -41,17 +69,6 @@ void NodeState::SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib) {
   used_memory_mib_ -= memory_mib;
 }
 
-int64_t NodeState::total_used_memory_mib() const {
-  int64_t used = 0;
-  for (const DeviceLedger& ledger : ledgers_) used += ledger.used_memory_mib();
-  return used;
-}
-
-int64_t NodeState::total_used_cores() const {
-  int64_t used = 0;
-  for (const DeviceLedger& ledger : ledgers_) used += ledger.used_cores();
-  return used;
-}
 
 absl::StatusOr<std::vector<std::pair<size_t, std::vector<ContainerShare>>>>
 NodeState::SharesByGpu(const PodAllocation& allocation) const {
@@ -80,6 +97,20 @@ absl::Status NodeState::CheckInvariants() const {
       return absl::InternalError(
           absl::StrFormat("node %s: %s", name(), status.message()));
     }
+  }
+  int64_t memory = 0, cores = 0, slots = 0;
+  for (const DeviceLedger& ledger : ledgers_) {
+    memory += ledger.used_memory_mib();
+    cores += ledger.used_cores();
+    slots += ledger.used_slots();
+  }
+  if (memory != used_gpu_memory_mib_ || cores != used_gpu_cores_ ||
+      slots != used_gpu_slots_) {
+    return absl::InternalError(absl::StrFormat(
+        "node %s: GPU totals %d MiB/%d cores/%d slots differ from the ledgers' "
+        "%d/%d/%d",
+        name(), used_gpu_memory_mib_, used_gpu_cores_, used_gpu_slots_, memory,
+        cores, slots));
   }
   if (used_cpu_milli_ < 0 || used_memory_mib_ < 0) {
     return absl::InternalError(

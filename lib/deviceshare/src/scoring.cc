@@ -37,17 +37,10 @@ int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
 
 int NodeScore(PolicyKind policy, const NodeState& node,
               const PodAllocation& placement) {
-  Usage after;
-  Capacity capacity;
-  for (size_t i = 0; i < node.gpu_count(); ++i) {
-    const DeviceLedger& ledger = node.ledger(i);
-    after.memory_mib += ledger.used_memory_mib();
-    after.cores += ledger.used_cores();
-    after.slots += ledger.used_slots();
-    capacity.memory_mib += ledger.memory_capacity_mib();
-    capacity.cores += ledger.core_capacity();
-    capacity.slots += ledger.slot_capacity();
-  }
+  Usage after{node.total_used_memory_mib(), node.total_used_cores(),
+              node.total_used_slots()};
+  Capacity capacity{node.total_memory_mib(), node.total_cores(),
+                    node.total_slots()};
   auto shares = node.SharesByGpu(placement);
   if (shares.ok()) {
     for (const auto& [position, gpu_shares] : *shares) {

@@ -289,10 +289,10 @@ absl::Status CommitShares(const PodRequest& request,
   std::vector<size_t> done;
   for (auto& [position, shares] : *by_gpu) {
     absl::Status status =
-        node.mutable_ledger(position).AddPod(allocation.pod_uid, shares);
+        node.AddPodToGpu(position, allocation.pod_uid, shares);
     if (!status.ok()) {
       for (size_t undo : done) {
-        node.mutable_ledger(undo).RemovePod(allocation.pod_uid);
+        node.RemovePodFromGpu(undo, allocation.pod_uid);
       }
       return status;
     }
@@ -305,7 +305,7 @@ void ReleaseShares(absl::string_view pod_uid, SharingMode mode,
                    NodeState& node) {
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
     if (node.inventory().gpus[pos].mode != mode) continue;
-    node.mutable_ledger(pos).RemovePod(pod_uid);
+    node.RemovePodFromGpu(pos, pod_uid);
   }
 }
 

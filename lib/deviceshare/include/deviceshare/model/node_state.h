@@ -35,7 +35,11 @@ class NodeState {
   const DeviceLedger& ledger(size_t position) const {
     return ledgers_[position];
   }
-  DeviceLedger& mutable_ledger(size_t position) { return ledgers_[position]; }
+  // Ledger changes go through the node, so that its totals stay exact.
+  // Same contract as DeviceLedger::AddPod / RemovePod.
+  absl::Status AddPodToGpu(size_t position, absl::string_view pod_uid,
+                           std::vector<ContainerShare> shares);
+  bool RemovePodFromGpu(size_t position, absl::string_view pod_uid);
   // Position of the GPU with `uuid` in inventory().gpus, if any.
   std::optional<size_t> FindGpu(absl::string_view uuid) const;
   // Position of the GPU with Gpu::index == `index`, if any.
@@ -48,11 +52,17 @@ class NodeState {
   void AddHostUsage(int64_t cpu_milli, int64_t memory_mib);
   void SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib);
 
-  // Totals over all GPUs, for node-level policies.
+  // Totals over all GPUs, kept in O(1) for node-level policies and for the
+  // scheduler's bounds.
   int64_t total_memory_mib() const { return total_memory_mib_; }
-  int64_t total_used_memory_mib() const;
+  int64_t total_used_memory_mib() const { return used_gpu_memory_mib_; }
   int64_t total_cores() const { return total_cores_; }
-  int64_t total_used_cores() const;
+  int64_t total_used_cores() const { return used_gpu_cores_; }
+  int64_t total_slots() const { return total_slots_; }
+  int64_t total_used_slots() const { return used_gpu_slots_; }
+  // Largest memory capacity of one GPU (for bounds on percent requests).
+  int64_t max_gpu_memory_mib() const { return max_gpu_memory_mib_; }
+  int64_t min_gpu_memory_mib() const { return min_gpu_memory_mib_; }
 
   // The allocation's grants grouped per GPU position as ledger shares, in
   // position order. NotFound if a grant names a GPU this node lacks.
@@ -70,6 +80,14 @@ class NodeState {
   int64_t used_memory_mib_ = 0;
   int64_t total_memory_mib_ = 0;
   int64_t total_cores_ = 0;
+  int64_t total_slots_ = 0;
+  int64_t max_gpu_memory_mib_ = 0;
+  int64_t min_gpu_memory_mib_ = 0;
+  int64_t used_gpu_memory_mib_ = 0;
+  int64_t used_gpu_cores_ = 0;
+  int64_t used_gpu_slots_ = 0;
+
+  void AddUsage(const DeviceLedger& ledger, int sign);
 };
 
 }  // namespace deviceshare
