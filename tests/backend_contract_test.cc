@@ -154,6 +154,48 @@ TEST_P(BackendContractTest, ScoresStayWithinZeroToHundred) {
   }
 }
 
+// The scheduler prunes nodes with MayFit() and ScoreUpperBound(); both must
+// be safe: never rule out a node that fits, never under-estimate a score.
+TEST_P(BackendContractTest, MayFitAndScoreUpperBoundAreSafe) {
+  std::mt19937_64 rng(11);
+  NodeState node = MakeNodeState(4, 40960);
+  int fits = 0;
+  for (int step = 0; step < 400; ++step) {
+    auto uniform = [&](int lo, int hi) {
+      return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
+    ContainerRequest init = GpuContainer("init", 1, uniform(1, 20000), 10);
+    init.is_init = true;
+    ContainerRequest app = GpuContainer("app", uniform(1, 2), uniform(0, 20000),
+                                        uniform(0, 4) * 25);
+    if (uniform(0, 3) == 0) app.memory_percent = uniform(1, 60);
+    std::vector<ContainerRequest> containers = {app};
+    if (uniform(0, 3) == 0) containers.insert(containers.begin(), init);
+    PodRequest pod = MakePod(absl::StrCat("p", step), containers);
+    pod.mode = backend_->mode();
+    for (PolicyKind policy : {PolicyKind::kBinpack, PolicyKind::kSpread}) {
+      PlacementOptions options{policy, policy};
+      NodeFit fit = backend_->Filter(pod, node, options);
+      if (!backend_->MayFit(pod, node)) {
+        EXPECT_FALSE(fit.fits()) << pod.name << " ruled out but fits";
+      }
+      if (fit.fits()) {
+        ++fits;
+        EXPECT_LE(backend_->Score(node, fit.allocation, options),
+                  backend_->ScoreUpperBound(pod, node, options))
+            << pod.name;
+      }
+    }
+    if (uniform(0, 1)) (void)backend_->Allocate(pod, node, {});
+    if (uniform(0, 4) == 0) {
+      for (const std::string& uid : node.ledger(uniform(0, 3)).PodUids()) {
+        backend_->Release(uid, node);
+      }
+    }
+  }
+  EXPECT_GT(fits, 100);
+}
+
 TEST_P(BackendContractTest, ScoreIsDeterministic) {
   NodeState node = MakeNodeState(4);
   PodRequest pod = MakePod("p", {GpuContainer("c", 1, 5000, 25)});

@@ -1,5 +1,8 @@
 #include "deviceshare/scheduler/scheduler.h"
 
+#include <algorithm>
+#include <array>
+
 #include "absl/strings/str_format.h"
 #include "deviceshare/status_macros.h"
 
@@ -124,26 +127,96 @@ std::vector<NodeVerdict> Scheduler::Filter(
   return FilterLocked(request, node_names);
 }
 
+bool Scheduler::HostMayFit(const PodRequest& request, const NodeState& node) {
+  const NodeInventory& inventory = node.inventory();
+  if (inventory.cpu_milli > 0 &&
+      node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
+    return false;
+  }
+  return inventory.memory_mib <= 0 ||
+         node.used_memory_mib() + request.memory_mib <= inventory.memory_mib;
+}
+
+int Scheduler::UpperBound(const PodRequest& request, const NodeState& node,
+                          const PlacementOptions& options) const {
+  int bound = -1;
+  for (const auto& backend : backends_.all()) {
+    if (request.mode && *request.mode != backend->mode()) continue;
+    bound = std::max(bound, backend->ScoreUpperBound(request, node, options));
+  }
+  return std::min(bound, 100);
+}
+
+bool Scheduler::MayFit(const PodRequest& request, const NodeState& node) const {
+  if (!HostMayFit(request, node)) return false;
+  for (const auto& backend : backends_.all()) {
+    if (request.mode && *request.mode != backend->mode()) continue;
+    if (backend->MayFit(request, node)) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   absl::MutexLock lock(&mu_);
   if (state_.FindPod(request.uid) != nullptr) {
     return absl::AlreadyExistsError(absl::StrFormat(
         "pod %s (uid %s) is already placed", request.Key(), request.uid));
   }
-  std::vector<NodeVerdict> verdicts = FilterLocked(request, {});
-  ScheduleOutcome outcome;
-  const NodeVerdict* best = nullptr;
-  for (const NodeVerdict& verdict : verdicts) {  // sorted by name
-    if (!verdict.fit.fits()) {
-      outcome.reasons.emplace(verdict.node, verdict.fit.message);
-      continue;
-    }
-    if (best == nullptr || verdict.score > best->score) best = &verdict;
+  const PlacementOptions options = OptionsFor(request);
+  // Every node is considered, but only the promising ones are evaluated in
+  // full. Each node gets an O(1) upper bound of its score; nodes are visited
+  // from the best bound down (names ascending within one bound), first
+  // through the backends' cheap MayFit() test, then through Filter(). A node
+  // whose bound is below the best score found cannot win, and one whose
+  // bound equals it can only win the tie on a smaller name, so the result
+  // is the node a full scan picks: highest score, ties to the smaller name.
+  const auto& nodes = state_.nodes();
+  std::vector<const NodeState*> by_name;
+  std::vector<int8_t> bounds;
+  by_name.reserve(nodes.size());
+  bounds.reserve(nodes.size());
+  std::array<uint32_t, 102> bucket_end{};   // counting sort on the bound
+  for (const auto& [name, node] : nodes) {  // ascending names
+    int bound = UpperBound(request, *node, options);
+    by_name.push_back(node.get());
+    bounds.push_back(static_cast<int8_t>(bound));
+    if (bound >= 0) ++bucket_end[100 - bound + 1];
   }
-  if (best == nullptr) return outcome;
+  for (size_t b = 1; b < bucket_end.size(); ++b) {
+    bucket_end[b] += bucket_end[b - 1];
+  }
+  std::vector<const NodeState*> order(bucket_end[101]);
+  std::array<uint32_t, 102> cursor = bucket_end;
+  for (size_t i = 0; i < by_name.size(); ++i) {
+    if (bounds[i] >= 0) order[cursor[100 - bounds[i]]++] = by_name[i];
+  }
+  std::optional<NodeVerdict> best;
+  for (int bound = 100; bound >= 0; --bound) {
+    if (best && bound < best->score) break;
+    for (uint32_t i = bucket_end[100 - bound]; i < bucket_end[101 - bound];
+         ++i) {
+      const NodeState* node = order[i];
+      if (best && bound == best->score && node->name() >= best->node) break;
+      if (!MayFit(request, *node)) continue;
+      NodeVerdict verdict = Evaluate(request, *node, options);
+      if (!verdict.fit.fits()) continue;
+      if (!best || verdict.score > best->score ||
+          (verdict.score == best->score && verdict.node < best->node)) {
+        best = std::move(verdict);
+      }
+    }
+  }
+  ScheduleOutcome outcome;
+  if (!best) {
+    // Nothing fits: explain every node (the slow path, by design).
+    for (NodeVerdict& verdict : FilterLocked(request, {})) {
+      outcome.reasons.emplace(verdict.node, std::move(verdict.fit.message));
+    }
+    return outcome;
+  }
   DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
-  outcome.allocation = best->fit.allocation;
   outcome.score = best->score;
+  outcome.allocation = std::move(best->fit.allocation);
   return outcome;
 }
 

@@ -83,6 +83,17 @@ absl::string_view UuidOf(const NodeState& node, int32_t gpu_index) {
                   : absl::string_view("?");
 }
 
+// CheckGpuEligible without building a reason.
+bool IsGpuEligible(const PodRequest& request, const Gpu& gpu,
+                   SharingMode mode) {
+  return gpu.healthy && gpu.mode == mode &&
+         (request.use_models.empty() ||
+          AnyContains(request.use_models, gpu.model)) &&
+         !AnyContains(request.avoid_models, gpu.model) &&
+         !AnyEquals(request.avoid_uuids, gpu.uuid) &&
+         (request.use_uuids.empty() || AnyEquals(request.use_uuids, gpu.uuid));
+}
+
 NodeFit Unfit(ReasonCode code, std::string message,
               std::vector<GpuVerdict> verdicts) {
   NodeFit fit;
@@ -264,6 +275,52 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
     }
   }
   return fit;
+}
+
+bool MaySharesFit(const PodRequest& request, const NodeState& node,
+                  SharingMode mode) {
+  if (request.mode && *request.mode != mode) return false;
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu()) continue;
+    int32_t usable = 0;
+    for (size_t pos = 0; pos < node.gpu_count() && usable < container.gpu_count;
+         ++pos) {
+      const DeviceLedger& ledger = node.ledger(pos);
+      if (ledger.free_slots() < 1 || ledger.held_exclusively()) continue;
+      if (container.exclusive() && !ledger.idle()) continue;
+      if (ledger.free_cores() < container.cores) continue;
+      if (container.cores == 0 && ledger.free_cores() <= 0) continue;
+      if (ledger.free_memory_mib() <
+          container.MemoryOn(ledger.memory_capacity_mib())) {
+        continue;
+      }
+      if (!IsGpuEligible(request, ledger.gpu(), mode)) continue;
+      ++usable;
+    }
+    if (usable < container.gpu_count) return false;
+  }
+  return true;
+}
+
+int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeState& node) {
+  Usage charge;
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu()) continue;
+    const bool binpack = node_policy == PolicyKind::kBinpack;
+    if (!binpack && container.is_init) continue;
+    int64_t card =
+        binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib();
+    charge.memory_mib += container.gpu_count * container.MemoryOn(card);
+    charge.cores += int64_t{container.gpu_count} * container.cores;
+    charge.slots += container.gpu_count;
+  }
+  Usage after{node.total_used_memory_mib() + charge.memory_mib,
+              node.total_used_cores() + charge.cores,
+              node.total_used_slots() + charge.slots};
+  Capacity capacity{node.total_memory_mib(), node.total_cores(),
+                    node.total_slots()};
+  return PolicyScore(node_policy, after, capacity);
 }
 
 absl::Status CommitShares(const PodRequest& request,

@@ -45,6 +45,15 @@ class HamiCoreBackend final : public SharingBackend {
     return NodeScore(options.node_policy, node, placement);
   }
 
+  bool MayFit(const PodRequest& request, const NodeState& node) const override {
+    return MaySharesFit(request, node, SharingMode::kHamiCore);
+  }
+
+  int ScoreUpperBound(const PodRequest& request, const NodeState& node,
+                      const PlacementOptions& options) const override {
+    return ShareScoreUpperBound(options.node_policy, request, node);
+  }
+
   absl::Status Commit(const PodRequest& request,
                       const PodAllocation& allocation,
                       NodeState& node) const override {

@@ -33,6 +33,18 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode);
 
+// Necessary condition for PlaceShares to fit: each GPU container, taken
+// alone, finds `gpu_count` eligible GPUs with room for it. O(GPUs x
+// containers), no allocation.
+bool MaySharesFit(const PodRequest& request, const NodeState& node,
+                  SharingMode mode);
+
+// Upper bound of NodeScore(policy, node, placement) for any placement
+// PlaceShares can return: binpack charges every container on the largest
+// card, spread charges only the app containers on the smallest card.
+int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeState& node);
+
 // Commits `allocation` to the ledgers of `node`: each GPU gets the pod's
 // shares on it, all or nothing. Every grant and its GPU must use `mode`.
 absl::Status CommitShares(const PodRequest& request,

@@ -11,6 +11,10 @@
 //     fits, the returned NodeFit carries the exact allocation that Commit()
 //     would make; otherwise a reason code and message with numbers.
 //   - Score() is in [0, 100] and deterministic for equal inputs.
+//   - MayFit() and ScoreUpperBound() are cheap (no allocation, O(GPUs))
+//     and let the scheduler skip nodes without changing its decision:
+//     MayFit() false implies Filter() does not fit, and every placement
+//     Filter() returns scores at most ScoreUpperBound().
 //   - Commit() applies an allocation to the node's ledgers, all or nothing:
 //     on any error the node is unchanged.
 //   - Release() removes every share of the pod that this backend's mode put
@@ -57,6 +61,14 @@ class SharingBackend {
   // Node score of a placement that Filter() returned, in [0, 100].
   virtual int Score(const NodeState& node, const PodAllocation& placement,
                     const PlacementOptions& options) const = 0;
+
+  // A necessary condition for Filter() to fit; false rules the node out.
+  virtual bool MayFit(const PodRequest& request,
+                      const NodeState& node) const = 0;
+
+  // An upper bound of Score() for any placement of `request` on `node`.
+  virtual int ScoreUpperBound(const PodRequest& request, const NodeState& node,
+                              const PlacementOptions& options) const = 0;
 
   // REQUIRES: `allocation` names GPUs of `node` (by uuid).
   virtual absl::Status Commit(const PodRequest& request,

@@ -11,7 +11,10 @@
 // them) are checked before any backend.
 //
 // Node choice: highest score, ties to the smaller node name, so a decision
-// is deterministic.
+// is deterministic. Schedule() reaches that choice without evaluating every
+// node in full: backends give a cheap necessary fit test and a score upper
+// bound, and nodes are visited best bound first (see scheduler.cc). The
+// outcome's reasons are filled only when nothing fits.
 //
 // Thread safety: all methods are thread-safe. Filter runs under a shared
 // lock; Schedule, Bind, Release and the event methods take the lock
@@ -47,8 +50,7 @@ struct ScheduleOutcome {
   // Set when the pod was placed (and committed).
   std::optional<PodAllocation> allocation;
   int score = 0;
-  // Why each node did not fit (node name -> reason), when nothing fit or
-  // for the record.
+  // Why each node did not fit (node name -> reason), when nothing fit.
   std::map<std::string, std::string> reasons;
 };
 
@@ -103,6 +105,13 @@ class Scheduler {
       const PodRequest& request, absl::Span<const std::string> node_names) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PlacementOptions OptionsFor(const PodRequest& request) const;
+  static bool HostMayFit(const PodRequest& request, const NodeState& node);
+  // Over the backends that may serve the pod; -1 when none may.
+  int UpperBound(const PodRequest& request, const NodeState& node,
+                 const PlacementOptions& options) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  bool MayFit(const PodRequest& request, const NodeState& node) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Config config_;
   const BackendSet backends_;
