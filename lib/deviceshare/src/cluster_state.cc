@@ -76,6 +76,15 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
   std::string name = inventory.name;
   auto node = std::make_unique<NodeState>(std::move(inventory));
   std::vector<std::string> displaced = Replay(*node);
+  auto at = std::lower_bound(nodes_by_name_.begin(), nodes_by_name_.end(), name,
+                             [](const NodeState* n, const std::string& key) {
+                               return n->name() < key;
+                             });
+  if (at != nodes_by_name_.end() && (*at)->name() == name) {
+    *at = node.get();
+  } else {
+    nodes_by_name_.insert(at, node.get());
+  }
   nodes_[name] = std::move(node);
   return displaced;
 }
@@ -83,6 +92,8 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
 void ClusterState::RemoveNode(absl::string_view name) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
+  nodes_by_name_.erase(std::find(nodes_by_name_.begin(), nodes_by_name_.end(),
+                                 it->second.get()));
   auto pods = pods_by_node_.find(name);
   if (pods != pods_by_node_.end()) {
     for (const std::string& uid : pods->second) pods_.at(uid).on_ledger = false;
@@ -144,6 +155,8 @@ absl::StatusOr<std::vector<std::string>> ClusterState::RebuildNode(
   }
   auto fresh = std::make_unique<NodeState>(it->second->inventory());
   std::vector<std::string> displaced = Replay(*fresh);
+  *std::find(nodes_by_name_.begin(), nodes_by_name_.end(), it->second.get()) =
+      fresh.get();
   it->second = std::move(fresh);
   return displaced;
 }
@@ -159,6 +172,13 @@ const PodRecord* ClusterState::FindPod(absl::string_view pod_uid) const {
 }
 
 absl::Status ClusterState::CheckInvariants() const {
+  if (nodes_by_name_.size() != nodes_.size() ||
+      !std::equal(nodes_by_name_.begin(), nodes_by_name_.end(), nodes_.begin(),
+                  [](const NodeState* flat, const auto& entry) {
+                    return flat == entry.second.get();
+                  })) {
+    return absl::InternalError("the flat node list differs from the node map");
+  }
   for (const auto& [name, node] : nodes_) {
     DS_RETURN_IF_ERROR(node->CheckInvariants());
     for (size_t i = 0; i < node->gpu_count(); ++i) {

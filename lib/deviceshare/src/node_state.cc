@@ -9,6 +9,7 @@ namespace deviceshare {
 
 NodeState::NodeState(NodeInventory inventory)
     : inventory_(std::move(inventory)) {
+  static_assert(alignof(NodeState) <= 64);
   ledgers_.reserve(inventory_.gpus.size());
   for (size_t i = 0; i < inventory_.gpus.size(); ++i) {
     const Gpu& gpu = inventory_.gpus[i];
@@ -18,8 +19,8 @@ NodeState::NodeState(NodeInventory inventory)
     total_cores_ += gpu.core_capacity;
     total_slots_ += gpu.split_count;
     max_gpu_memory_mib_ = std::max(max_gpu_memory_mib_, gpu.memory_mib);
-    min_gpu_memory_mib_ = i == 0 ? gpu.memory_mib
-                                 : std::min(min_gpu_memory_mib_, gpu.memory_mib);
+    min_gpu_memory_mib_ =
+        i == 0 ? gpu.memory_mib : std::min(min_gpu_memory_mib_, gpu.memory_mib);
   }
 }
 
@@ -68,7 +69,6 @@ void NodeState::SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib) {
   used_cpu_milli_ -= cpu_milli;
   used_memory_mib_ -= memory_mib;
 }
-
 
 absl::StatusOr<std::vector<std::pair<size_t, std::vector<ContainerShare>>>>
 NodeState::SharesByGpu(const PodAllocation& allocation) const {

@@ -73,19 +73,21 @@ class NodeState {
   absl::Status CheckInvariants() const;
 
  private:
-  NodeInventory inventory_;
-  std::vector<DeviceLedger> ledgers_;
-  absl::flat_hash_map<std::string, size_t> position_by_uuid_;
-  int64_t used_cpu_milli_ = 0;
-  int64_t used_memory_mib_ = 0;
+  // The totals come first: the scheduler reads them for every node of
+  // every decision, and together they fill one cache line.
+  int64_t used_gpu_memory_mib_ = 0;
+  int64_t used_gpu_cores_ = 0;
+  int64_t used_gpu_slots_ = 0;
   int64_t total_memory_mib_ = 0;
   int64_t total_cores_ = 0;
   int64_t total_slots_ = 0;
   int64_t max_gpu_memory_mib_ = 0;
   int64_t min_gpu_memory_mib_ = 0;
-  int64_t used_gpu_memory_mib_ = 0;
-  int64_t used_gpu_cores_ = 0;
-  int64_t used_gpu_slots_ = 0;
+  int64_t used_cpu_milli_ = 0;
+  int64_t used_memory_mib_ = 0;
+  NodeInventory inventory_;
+  std::vector<DeviceLedger> ledgers_;
+  absl::flat_hash_map<std::string, size_t> position_by_uuid_;
 
   void AddUsage(const DeviceLedger& ledger, int sign);
 };

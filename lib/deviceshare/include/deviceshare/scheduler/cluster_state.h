@@ -76,6 +76,10 @@ class ClusterState {
       const {
     return nodes_;
   }
+  // The same nodes in a flat vector, by name: what a decision iterates.
+  const std::vector<const NodeState*>& nodes_by_name() const {
+    return nodes_by_name_;
+  }
   size_t pod_count() const { return pods_.size(); }
 
   // Every node's invariants, and that every pod on a ledger is recorded.
@@ -89,6 +93,7 @@ class ClusterState {
 
   const BackendSet* backends_;
   std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
+  std::vector<const NodeState*> nodes_by_name_;
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
       pods_by_node_;
