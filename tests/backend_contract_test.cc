@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/policy/scoring.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
 #include "testing/builders.h"
@@ -179,10 +180,18 @@ TEST_P(BackendContractTest, MayFitAndScoreUpperBoundAreSafe) {
       if (!backend_->MayFit(pod, node)) {
         EXPECT_FALSE(fit.fits()) << pod.name << " ruled out but fits";
       }
+      const int node_bound = backend_->ScoreUpperBound(pod, node, options);
+      const int utilisation = UtilisationPercent(
+          Usage{node.total_used_memory_mib(), node.total_used_cores(),
+                node.total_used_slots()},
+          Capacity{node.total_memory_mib(), node.total_cores(),
+                   node.total_slots()});
+      EXPECT_LE(node_bound, backend_->ShapeScoreBound(pod, node.shape(),
+                                                      utilisation, options))
+          << pod.name;
       if (fit.fits()) {
         ++fits;
-        EXPECT_LE(backend_->Score(node, fit.allocation, options),
-                  backend_->ScoreUpperBound(pod, node, options))
+        EXPECT_LE(backend_->Score(node, fit.allocation, options), node_bound)
             << pod.name;
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "deviceshare/policy/scoring.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -55,6 +56,34 @@ void ClusterState::Discharge(const PodRecord& record, NodeState& node) {
   node.SubtractHostUsage(record.request.cpu_milli, record.request.memory_mib);
 }
 
+void ClusterState::Reindex(const NodeState& node) {
+  ShapeGroup* group;
+  auto at = index_position_.find(&node);
+  const int utilisation = UtilisationPercent(
+      Usage{node.total_used_memory_mib(), node.total_used_cores(),
+            node.total_used_slots()},
+      Capacity{node.total_memory_mib(), node.total_cores(),
+               node.total_slots()});
+  if (at != index_position_.end()) {
+    if (at->second.second == utilisation) return;
+    group = at->second.first;
+    group->by_utilisation[at->second.second].erase(&node);
+  } else {
+    NodeShape shape = node.shape();
+    group = &shape_groups_[shape];
+    group->shape = shape;
+  }
+  group->by_utilisation[utilisation].insert(&node);
+  index_position_[&node] = {group, utilisation};
+}
+
+void ClusterState::Unindex(const NodeState& node) {
+  auto at = index_position_.find(&node);
+  if (at == index_position_.end()) return;
+  at->second.first->by_utilisation[at->second.second].erase(&node);
+  index_position_.erase(at);
+}
+
 std::vector<std::string> ClusterState::Replay(NodeState& node) {
   std::vector<std::string> displaced;
   auto it = pods_by_node_.find(node.name());
@@ -81,10 +110,12 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
                                return n->name() < key;
                              });
   if (at != nodes_by_name_.end() && (*at)->name() == name) {
+    Unindex(**at);
     *at = node.get();
   } else {
     nodes_by_name_.insert(at, node.get());
   }
+  Reindex(*node);
   nodes_[name] = std::move(node);
   return displaced;
 }
@@ -94,6 +125,7 @@ void ClusterState::RemoveNode(absl::string_view name) {
   if (it == nodes_.end()) return;
   nodes_by_name_.erase(std::find(nodes_by_name_.begin(), nodes_by_name_.end(),
                                  it->second.get()));
+  Unindex(*it->second);
   auto pods = pods_by_node_.find(name);
   if (pods != pods_by_node_.end()) {
     for (const std::string& uid : pods->second) pods_.at(uid).on_ledger = false;
@@ -123,6 +155,7 @@ absl::Status ClusterState::AddPod(const PodRequest& request,
   auto node = nodes_.find(allocation.node_name);
   if (node != nodes_.end()) {
     DS_RETURN_IF_ERROR(Charge(record, *node->second));
+    Reindex(*node->second);
     record.on_ledger = true;
   }
   pods_by_node_[allocation.node_name].insert(request.uid);
@@ -138,6 +171,7 @@ void ClusterState::RemovePod(absl::string_view pod_uid) {
   if (record.on_ledger) {
     if (auto node = nodes_.find(node_name); node != nodes_.end()) {
       Discharge(record, *node->second);
+      Reindex(*node->second);
     }
   }
   if (auto pods = pods_by_node_.find(node_name); pods != pods_by_node_.end()) {
@@ -157,6 +191,8 @@ absl::StatusOr<std::vector<std::string>> ClusterState::RebuildNode(
   std::vector<std::string> displaced = Replay(*fresh);
   *std::find(nodes_by_name_.begin(), nodes_by_name_.end(), it->second.get()) =
       fresh.get();
+  Unindex(*it->second);
+  Reindex(*fresh);
   it->second = std::move(fresh);
   return displaced;
 }
@@ -178,6 +214,28 @@ absl::Status ClusterState::CheckInvariants() const {
                     return flat == entry.second.get();
                   })) {
     return absl::InternalError("the flat node list differs from the node map");
+  }
+  size_t indexed = 0;
+  for (const auto& [shape, group] : shape_groups_) {
+    for (int u = 0; u <= 100; ++u) {
+      for (const NodeState* node : group.by_utilisation[u]) {
+        ++indexed;
+        int actual = UtilisationPercent(
+            Usage{node->total_used_memory_mib(), node->total_used_cores(),
+                  node->total_used_slots()},
+            Capacity{node->total_memory_mib(), node->total_cores(),
+                     node->total_slots()});
+        if (!(node->shape() == shape) || actual != u) {
+          return absl::InternalError(absl::StrFormat(
+              "node %s is indexed at utilisation %d, it is at %d", node->name(),
+              u, actual));
+        }
+      }
+    }
+  }
+  if (indexed != nodes_.size()) {
+    return absl::InternalError(absl::StrFormat(
+        "%d nodes indexed by shape, %d known", indexed, nodes_.size()));
   }
   for (const auto& [name, node] : nodes_) {
     DS_RETURN_IF_ERROR(node->CheckInvariants());

@@ -164,39 +164,45 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   }
   const PlacementOptions options = OptionsFor(request);
   // Every node is considered, but only the promising ones are evaluated in
-  // full. Each node gets an O(1) upper bound of its score; nodes are visited
-  // from the best bound down (names ascending within one bound), first
-  // through the backends' cheap MayFit() test, then through Filter(). A node
-  // whose bound is below the best score found cannot win, and one whose
-  // bound equals it can only win the tie on a smaller name, so the result
-  // is the node a full scan picks: highest score, ties to the smaller name.
-  const auto& nodes = state_.nodes();
-  std::vector<const NodeState*> by_name;
-  std::vector<int8_t> bounds;
-  by_name.reserve(nodes.size());
-  bounds.reserve(nodes.size());
-  std::array<uint32_t, 102> bucket_end{};   // counting sort on the bound
-  for (const auto& [name, node] : nodes) {  // ascending names
-    int bound = UpperBound(request, *node, options);
-    by_name.push_back(node.get());
-    bounds.push_back(static_cast<int8_t>(bound));
-    if (bound >= 0) ++bucket_end[100 - bound + 1];
+  // full. The cluster state keeps nodes grouped by shape and utilisation;
+  // each (shape, utilisation) bucket gets an upper bound of its nodes'
+  // scores from the backends, and buckets are visited best bound first.
+  // Within a bucket (names ascending) each node gets its own O(1) bound,
+  // then the backends' cheap MayFit() test, then Filter(). A node whose
+  // bound is below the best score found cannot win, and one whose bound
+  // equals it can only win the tie on a smaller name, so the result is the
+  // node a full scan picks: highest score, ties to the smaller name.
+  struct Bucket {
+    int bound;
+    const std::set<const NodeState*, NodeNameLess>* nodes;
+  };
+  std::vector<Bucket> buckets;
+  for (const auto& [shape, group] : state_.shape_groups()) {
+    for (int utilisation = 0; utilisation <= 100; ++utilisation) {
+      const auto& nodes = group.by_utilisation[utilisation];
+      if (nodes.empty()) continue;
+      int bound = -1;
+      for (const auto& backend : backends_.all()) {
+        if (request.mode && *request.mode != backend->mode()) continue;
+        bound = std::max(bound, backend->ShapeScoreBound(request, shape,
+                                                         utilisation, options));
+      }
+      if (bound >= 0) buckets.push_back(Bucket{std::min(bound, 100), &nodes});
+    }
   }
-  for (size_t b = 1; b < bucket_end.size(); ++b) {
-    bucket_end[b] += bucket_end[b - 1];
-  }
-  std::vector<const NodeState*> order(bucket_end[101]);
-  std::array<uint32_t, 102> cursor = bucket_end;
-  for (size_t i = 0; i < by_name.size(); ++i) {
-    if (bounds[i] >= 0) order[cursor[100 - bounds[i]]++] = by_name[i];
-  }
+  std::stable_sort(
+      buckets.begin(), buckets.end(),
+      [](const Bucket& a, const Bucket& b) { return a.bound > b.bound; });
   std::optional<NodeVerdict> best;
-  for (int bound = 100; bound >= 0; --bound) {
-    if (best && bound < best->score) break;
-    for (uint32_t i = bucket_end[100 - bound]; i < bucket_end[101 - bound];
-         ++i) {
-      const NodeState* node = order[i];
-      if (best && bound == best->score && node->name() >= best->node) break;
+  auto cannot_win = [&](int bound, const NodeState& node) {
+    return best && (bound < best->score ||
+                    (bound == best->score && node.name() >= best->node));
+  };
+  for (const Bucket& bucket : buckets) {
+    if (best && bucket.bound < best->score) break;
+    for (const NodeState* node : *bucket.nodes) {
+      if (cannot_win(bucket.bound, *node)) break;  // names ascending
+      if (cannot_win(UpperBound(request, *node, options), *node)) continue;
       if (!MayFit(request, *node)) continue;
       NodeVerdict verdict = Evaluate(request, *node, options);
       if (!verdict.fit.fits()) continue;

@@ -302,25 +302,58 @@ bool MaySharesFit(const PodRequest& request, const NodeState& node,
   return true;
 }
 
-int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
-                         const NodeState& node) {
+namespace {
+
+// The most (binpack) or least (spread) a placement of `request` can charge
+// a node whose cards are `card_mib` large: binpack counts every container,
+// init ones too; spread only the app containers.
+Usage ChargeBound(PolicyKind node_policy, const PodRequest& request,
+                  int64_t card_mib) {
   Usage charge;
+  const bool binpack = node_policy == PolicyKind::kBinpack;
   for (const ContainerRequest& container : request.containers) {
-    if (!container.wants_gpu()) continue;
-    const bool binpack = node_policy == PolicyKind::kBinpack;
-    if (!binpack && container.is_init) continue;
-    int64_t card =
-        binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib();
-    charge.memory_mib += container.gpu_count * container.MemoryOn(card);
+    if (!container.wants_gpu() || (!binpack && container.is_init)) continue;
+    charge.memory_mib += container.gpu_count * container.MemoryOn(card_mib);
     charge.cores += int64_t{container.gpu_count} * container.cores;
     charge.slots += container.gpu_count;
   }
+  return charge;
+}
+
+int64_t CeilPercent(int64_t part, int64_t whole) {
+  return whole <= 0 ? 0 : (part * 100 + whole - 1) / whole;
+}
+
+}  // namespace
+
+int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeState& node) {
+  const bool binpack = node_policy == PolicyKind::kBinpack;
+  Usage charge = ChargeBound(
+      node_policy, request,
+      binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib());
   Usage after{node.total_used_memory_mib() + charge.memory_mib,
               node.total_used_cores() + charge.cores,
               node.total_used_slots() + charge.slots};
   Capacity capacity{node.total_memory_mib(), node.total_cores(),
                     node.total_slots()};
   return PolicyScore(node_policy, after, capacity);
+}
+
+int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeShape& shape, int utilisation_percent) {
+  // Utilisation only grows with a placement, so spread can do no better than
+  // 100 - utilisation now.
+  if (node_policy == PolicyKind::kSpread) return 100 - utilisation_percent;
+  Usage charge = ChargeBound(node_policy, request, shape.max_gpu_memory_mib);
+  // The three percents summed to at most 3u + 2 before; each grows by at
+  // most the rounded-up percent of its charge (floor(a + b) <= floor(a) +
+  // ceil(b)).
+  int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
+                CeilPercent(charge.memory_mib, shape.memory_mib) +
+                CeilPercent(charge.cores, shape.cores) +
+                CeilPercent(charge.slots, shape.slots);
+  return static_cast<int>(std::min<int64_t>(100, sum / 3));
 }
 
 absl::Status CommitShares(const PodRequest& request,

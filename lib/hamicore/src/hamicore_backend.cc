@@ -54,6 +54,13 @@ class HamiCoreBackend final : public SharingBackend {
     return ShareScoreUpperBound(options.node_policy, request, node);
   }
 
+  int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
+                      int utilisation_percent,
+                      const PlacementOptions& options) const override {
+    return ShareShapeScoreBound(options.node_policy, request, shape,
+                                utilisation_percent);
+  }
+
   absl::Status Commit(const PodRequest& request,
                       const PodAllocation& allocation,
                       NodeState& node) const override {

@@ -45,6 +45,12 @@ bool MaySharesFit(const PodRequest& request, const NodeState& node,
 int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
                          const NodeState& node);
 
+// Upper bound of ShareScoreUpperBound over the nodes of `shape` whose
+// utilisation is `utilisation_percent`: per dimension, the utilisation
+// after a placement rises by at most the rounded-up percent of the charge.
+int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeShape& shape, int utilisation_percent);
+
 // Commits `allocation` to the ledgers of `node`: each GPU gets the pod's
 // shares on it, all or nothing. Every grant and its GPU must use `mode`.
 absl::Status CommitShares(const PodRequest& request,

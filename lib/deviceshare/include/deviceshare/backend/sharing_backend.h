@@ -14,7 +14,8 @@
 //   - MayFit() and ScoreUpperBound() are cheap (no allocation, O(GPUs))
 //     and let the scheduler skip nodes without changing its decision:
 //     MayFit() false implies Filter() does not fit, and every placement
-//     Filter() returns scores at most ScoreUpperBound().
+//     Filter() returns scores at most ScoreUpperBound(), which is at most
+//     ShapeScoreBound() for the node's shape and utilisation.
 //   - Commit() applies an allocation to the node's ledgers, all or nothing:
 //     on any error the node is unchanged.
 //   - Release() removes every share of the pod that this backend's mode put
@@ -69,6 +70,15 @@ class SharingBackend {
   // An upper bound of Score() for any placement of `request` on `node`.
   virtual int ScoreUpperBound(const PodRequest& request, const NodeState& node,
                               const PlacementOptions& options) const = 0;
+
+  // An upper bound of ScoreUpperBound() over every node of `shape` whose
+  // utilisation (policy/scoring.h) is `utilisation_percent`. Lets the
+  // scheduler skip whole groups of nodes. The default, 100, skips none.
+  virtual int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
+                              int utilisation_percent,
+                              const PlacementOptions& options) const {
+    return 100;
+  }
 
   // REQUIRES: `allocation` names GPUs of `node` (by uuid).
   virtual absl::Status Commit(const PodRequest& request,

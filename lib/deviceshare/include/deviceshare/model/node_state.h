@@ -23,6 +23,18 @@
 
 namespace deviceshare {
 
+// What a node can hold, summed over its GPUs: nodes of one shape score the
+// same for the same usage, which lets the scheduler index them.
+struct NodeShape {
+  int64_t memory_mib = 0;
+  int64_t cores = 0;
+  int64_t slots = 0;
+  int64_t max_gpu_memory_mib = 0;
+  int64_t min_gpu_memory_mib = 0;
+
+  auto operator<=>(const NodeShape& other) const = default;
+};
+
 class NodeState {
  public:
   // REQUIRES: ValidateInventory(inventory).ok()
@@ -63,6 +75,10 @@ class NodeState {
   // Largest memory capacity of one GPU (for bounds on percent requests).
   int64_t max_gpu_memory_mib() const { return max_gpu_memory_mib_; }
   int64_t min_gpu_memory_mib() const { return min_gpu_memory_mib_; }
+  NodeShape shape() const {
+    return NodeShape{total_memory_mib_, total_cores_, total_slots_,
+                     max_gpu_memory_mib_, min_gpu_memory_mib_};
+  }
 
   // The allocation's grants grouped per GPU position as ledger shares, in
   // position order. NotFound if a grant names a GPU this node lacks.

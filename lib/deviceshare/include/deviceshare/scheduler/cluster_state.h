@@ -15,8 +15,10 @@
 #ifndef DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 #define DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 
+#include <array>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,21 @@ struct PodRecord {
   // False while the node is unknown, or when the pod could not be put back
   // after its node's inventory changed (see UpsertNode).
   bool on_ledger = false;
+};
+
+// Orders nodes by name.
+struct NodeNameLess {
+  bool operator()(const NodeState* a, const NodeState* b) const {
+    return a->name() < b->name();
+  }
+};
+
+// The nodes of one shape, bucketed by their current utilisation percent
+// (policy/scoring.h), each bucket ordered by name. The scheduler bounds a
+// whole bucket at once (SharingBackend::ShapeScoreBound).
+struct ShapeGroup {
+  NodeShape shape;
+  std::array<std::set<const NodeState*, NodeNameLess>, 101> by_utilisation;
 };
 
 class ClusterState {
@@ -81,6 +98,11 @@ class ClusterState {
     return nodes_by_name_;
   }
   size_t pod_count() const { return pods_.size(); }
+  // Every node, grouped by shape and utilisation; kept current by every
+  // event.
+  const std::map<NodeShape, ShapeGroup>& shape_groups() const {
+    return shape_groups_;
+  }
 
   // Every node's invariants, and that every pod on a ledger is recorded.
   absl::Status CheckInvariants() const;
@@ -88,12 +110,19 @@ class ClusterState {
  private:
   absl::Status Charge(const PodRecord& record, NodeState& node);
   void Discharge(const PodRecord& record, NodeState& node);
+  // Moves the node to the bucket of its current utilisation.
+  void Reindex(const NodeState& node);
+  void Unindex(const NodeState& node);
   // Puts every recorded pod of `node` on its fresh ledgers.
   std::vector<std::string> Replay(NodeState& node);
 
   const BackendSet* backends_;
   std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
   std::vector<const NodeState*> nodes_by_name_;
+  std::map<NodeShape, ShapeGroup> shape_groups_;
+  // Where each node sits in shape_groups_: its group and utilisation.
+  absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, int>>
+      index_position_;
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
       pods_by_node_;
