@@ -1,0 +1,41 @@
+// File: simulate/cluster_loader.h
+//
+// Reads `--cluster`: a YAML file in one of two forms.
+//  - Kubernetes Node objects carrying a registration annotation in either
+//    dialect (k8s/node_parser.h), as separate documents and/or inside
+//    `kind: List` / `kind: NodeList` objects (`items:`), as `kubectl get
+//    nodes -o yaml` prints them. A Node without a registration annotation
+//    has no shareable GPU: it is skipped, with a note.
+//  - The short form (simulate/short_cluster.h), one document.
+// Node names and GPU uuids must be unique across the cluster. Errors name
+// the file, the document and the field.
+#ifndef DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_
+#define DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/config/device_config.h"
+#include "deviceshare/model/node_inventory.h"
+
+namespace deviceshare::simulate {
+
+struct LoadedCluster {
+  std::vector<NodeInventory> nodes;  // in file order
+  std::vector<std::string> notes;
+};
+
+// `file` names the source in errors and notes.
+absl::StatusOr<LoadedCluster> LoadClusterYaml(absl::string_view text,
+                                              absl::string_view file,
+                                              const DeviceConfig& config);
+
+// InvalidArgument naming the node (and GPU) when two nodes share a name or
+// two GPUs a uuid.
+absl::Status CheckClusterUnique(const std::vector<NodeInventory>& nodes);
+
+}  // namespace deviceshare::simulate
+
+#endif  // DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_

@@ -1,0 +1,45 @@
+// File: simulate/short_cluster.h
+//
+// The short form of a simulated cluster, for people writing one by hand:
+//
+//   nodes:
+//   - name: gpu-a
+//     cpu_milli: 64000          # optional; 0 or absent = not tracked
+//     memory_mib: 262144        # optional; 0 or absent = not tracked
+//     gpus:
+//     - {model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920, count: 8,
+//        split: 10, numa: 0, mode: hami-core}
+//
+// GPU keys: model and memory_mib (physical MiB) are required; count
+// (default 1), split (default nvidia.deviceSplitCount), numa (default 0),
+// mode (hami-core | mig | mps, default hami-core), uuid (only with count 1;
+// default GeneratedGpuUuid), healthy (default true) and cores (the core
+// capacity in percent as registered; default 100 x deviceCoreScaling).
+// Each GPU is registered the way the node plugin would (RegisteredGpu:
+// deviceMemoryScaling applies to memory_mib), then `split` / `cores`
+// override the config when given. GPU indexes run across a node's entries
+// in order.
+//
+// Unknown keys and values of the wrong type are errors naming the path,
+// e.g. `nodes[0].gpus[1].splt: unknown key`.
+#ifndef DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_
+#define DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/config/device_config.h"
+#include "deviceshare/model/node_inventory.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare::simulate {
+
+// True for a document that is a mapping with `nodes` and no `kind`.
+bool IsShortCluster(const nlohmann::json& document);
+
+absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
+    const nlohmann::json& document, const DeviceConfig& config);
+
+}  // namespace deviceshare::simulate
+
+#endif  // DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_

@@ -1,0 +1,83 @@
+// File: simulate/simulation.h
+//
+// RunSimulation: replays a Workload through the Scheduler facade, exactly
+// as the extender will drive it: one Scheduler from the config, every node
+// registered with UpsertNode, then Schedule() once per pod in workload
+// order, with no departures. Only the Schedule call is timed
+// (std::chrono::steady_clock). For each placed container with GPUs it asks
+// Scheduler::Edits what the node agent would inject; for each pod that fits
+// nowhere it keeps a ReasonDigest. At the end it reads the GPU usage of the
+// whole cluster (Scheduler::Inspect).
+#ifndef DEVICESHARE_SIMULATE_SIMULATION_H_
+#define DEVICESHARE_SIMULATE_SIMULATION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/simulate/reason_digest.h"
+#include "deviceshare/simulate/workload.h"
+
+namespace deviceshare::simulate {
+
+struct ContainerPlacement {
+  std::string name;
+  bool is_init = false;
+  std::vector<DeviceGrant> devices;  // empty: the container uses no GPU
+  // What the node agent injects (Scheduler::Edits); empty without GPUs.
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct PodPlacement {
+  std::string pod;  // "namespace/name"
+  std::string node;
+  int score = 0;
+  std::vector<ContainerPlacement> containers;
+};
+
+struct PodUnschedulable {
+  std::string pod;
+  ReasonDigest reasons;
+};
+
+// GPU totals of the cluster after the run.
+struct ClusterUsage {
+  int64_t nodes = 0;
+  int64_t gpus = 0;
+  int64_t gpus_idle = 0;  // no tenant at all
+  int64_t gpus_unhealthy = 0;
+  int64_t memory_capacity_mib = 0;
+  int64_t memory_used_mib = 0;
+  int64_t core_capacity = 0;  // percent, summed over GPUs
+  int64_t cores_used = 0;
+};
+
+struct RunOptions {
+  // Examples kept per unschedulable pod (see ReasonDigest).
+  size_t max_reason_examples = 10;
+  // Called after each decision with (pods done, pods total), outside the
+  // timed section.
+  std::function<void(size_t, size_t)> progress;
+};
+
+struct RunResult {
+  std::vector<PodPlacement> placements;         // in decision order
+  std::vector<PodUnschedulable> unschedulable;  // in decision order
+  std::vector<bool> placed;                     // per workload pod
+  std::vector<int64_t> decision_ns;             // per workload pod
+  ClusterUsage usage;
+};
+
+absl::StatusOr<RunResult> RunSimulation(const Config& config,
+                                        const Workload& workload,
+                                        const RunOptions& options);
+
+}  // namespace deviceshare::simulate
+
+#endif  // DEVICESHARE_SIMULATE_SIMULATION_H_

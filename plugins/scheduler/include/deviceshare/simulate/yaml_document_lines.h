@@ -1,0 +1,43 @@
+// File: simulate/yaml_document_lines.h
+//
+// Where each document of a multi-document YAML file starts, so that errors
+// about a document can name its line as well as its number. Documents are
+// numbered as k8s/yaml_json.h's ParseYamlDocuments returns them: empty
+// documents are skipped and not counted.
+#ifndef DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_
+#define DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace deviceshare::simulate {
+
+// 1-based first line of each non-empty document; empty when the text does
+// not parse.
+std::vector<size_t> YamlDocumentLines(absl::string_view text);
+
+// Turns errors about document N of one file into
+// "FILE: document N (line L): message". The text is scanned for lines only
+// when an error is made.
+class YamlDocumentErrors {
+ public:
+  YamlDocumentErrors(absl::string_view file, absl::string_view text)
+      : file_(file), text_(text) {}
+
+  // `document` is 1-based.
+  absl::Status At(size_t document, const absl::Status& status);
+
+ private:
+  std::string file_;
+  absl::string_view text_;
+  std::optional<std::vector<size_t>> lines_;
+};
+
+}  // namespace deviceshare::simulate
+
+#endif  // DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_

@@ -1,0 +1,335 @@
+// deviceshare-scheduler: the scheduler's command line.
+//
+//   deviceshare-scheduler simulate [flags]   (see --help)
+//
+// Flags are absl flags; they are written with dashes (--trace-nodes) or
+// underscores (--trace_nodes), as `--flag=value` or `--flag value`. Invalid
+// input (flags or files) exits 2 with one line naming the file, the
+// document or line and the field.
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/simulate/json_report.h"
+#include "deviceshare/simulate/progress_bar.h"
+#include "deviceshare/simulate/simulate.h"
+#include "deviceshare/simulate/table_report.h"
+#include "deviceshare/simulate/trace_loader.h"
+
+ABSL_FLAG(std::string, cluster, "", "cluster YAML (Node objects or nodes:)");
+ABSL_FLAG(std::string, pods, "", "multi-document YAML of Pod manifests");
+ABSL_FLAG(std::string, trace_nodes, "", "Alibaba trace node CSV");
+ABSL_FLAG(std::string, trace_pods, "", "Alibaba trace pod CSV");
+ABSL_FLAG(int64_t, synthetic_nodes, 0, "generated nodes");
+ABSL_FLAG(int64_t, gpus_per_node, 0, "GPUs per generated node");
+ABSL_FLAG(int64_t, synthetic_pods, 0, "generated pods");
+ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
+ABSL_FLAG(std::string, node_policy, "", "binpack | spread");
+ABSL_FLAG(std::string, gpu_policy, "", "binpack | spread");
+ABSL_FLAG(std::string, output, "table", "table | json");
+ABSL_FLAG(uint64_t, seed, 0, "shuffle / generator seed");
+ABSL_FLAG(int64_t, limit_pods, 0, "schedule only the first N pods");
+ABSL_FLAG(int64_t, max_reason_examples, 10,
+          "example node reasons per unschedulable pod");
+ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
+
+namespace {
+
+constexpr char kProgram[] = "deviceshare-scheduler";
+
+std::string HelpText() {
+  // The trace GPU memory table, four models per help line.
+  std::string models;
+  int in_line = 0;
+  for (const auto& entry : deviceshare::simulate::kTraceGpuMemory) {
+    if (in_line == 4) {
+      absl::StrAppend(&models, ",\n                        ");
+      in_line = 0;
+    } else if (!models.empty()) {
+      absl::StrAppend(&models, ", ");
+    }
+    absl::StrAppend(&models, entry.model, " ", entry.memory_mib,
+                    entry.disclosed ? "" : "*");
+    ++in_line;
+  }
+  return absl::StrCat(
+      R"(Usage:
+  deviceshare-scheduler simulate --cluster FILE --pods FILE [options]
+  deviceshare-scheduler simulate --trace-nodes CSV --trace-pods CSV [options]
+  deviceshare-scheduler simulate --synthetic-nodes N --gpus-per-node G
+                                 --synthetic-pods P [--seed S] [options]
+
+Replays a cluster and a workload through the deviceshare Scheduler (the
+code path the kube-scheduler extender uses): every node is registered, then
+each pod is scheduled once, in order, with no departures. Prints where every
+pod went (node, GPUs, share, the environment the node agent injects), why
+the others fit nowhere, and the packing and speed figures.
+
+Inputs (exactly one kind):
+  --cluster FILE        YAML: Kubernetes Node objects with a registration
+                        annotation (hami.io/node-nvidia-register or
+                        volcano.sh/node-vgpu-register; several documents
+                        and/or kind: List), or the short form:
+                          nodes:
+                          - name: gpu-a
+                            cpu_milli: 64000        # optional
+                            memory_mib: 262144      # optional
+                            gpus:
+                            - {model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920,
+                               count: 8, split: 10, numa: 0, mode: hami-core}
+                        GPU keys: model, memory_mib (required), count (1),
+                        split (nvidia.deviceSplitCount), numa (0), mode
+                        (hami-core), uuid (count 1 only; default generated
+                        GPU-<hash of node>-<hash>-4000-8000-<index>), healthy
+                        (true), cores (core capacity %, 100 x
+                        deviceCoreScaling). memory_mib is scaled by
+                        deviceMemoryScaling. Unknown keys are errors.
+  --pods FILE           multi-document YAML of Pod manifests (Volcano or
+                        HAMi dialect), scheduled in file order. A pod
+                        without metadata.uid gets namespace/name.
+  --trace-nodes CSV     Alibaba cluster-trace-gpu-v2023 node list
+  --trace-pods CSV      and pod list (columns found by header name). Pods
+                        run in creation_time order. num_gpu=1 with
+                        0<gpu_milli<1000 asks one GPU with
+                        cores=ceil(gpu_milli/10)% and memory=ceil(gpu_milli/10)%
+                        of the card (exact: the files' gpu_milli are
+                        multiples of 10); other num_gpu>=1 ask whole GPUs
+                        (cores 100); num_gpu=0 asks CPU and memory only.
+                        Node CPU and memory are enforced. GPU models
+                        register as Alibaba[<model>]; gpu_spec A|B is an
+                        exact model filter. GPU memory in MiB (* = not
+                        published, assumed; unknown models 32768):
+                        )",
+      models, R"(.
+  --synthetic-nodes N   generated cluster: nodes node-00000.. with
+  --gpus-per-node G     G x A100-SXM4-80GB (two NUMA halves), 128 CPUs,
+  --synthetic-pods P    1 TiB; P pods: 70% a share of one GPU (memory
+                        2..40 GiB step 2, cores 0..60% step 10), 20% one
+                        whole GPU, 10% 2/4/8 whole GPUs (at most G).
+                        Deterministic for --seed (default 1).
+
+Options:
+  --config FILE         deviceshare config YAML (scheduler: and nvidia:
+                        sections, or a ConfigMap); defaults otherwise
+  --node-policy P       binpack | spread: overrides scheduler.nodePolicy
+  --gpu-policy P        binpack | spread: overrides scheduler.gpuPolicy
+  --output F            table (default) | json
+  --seed N              cluster/trace: shuffle the pod order with
+                        std::mt19937_64(N) (Fisher-Yates); synthetic: the
+                        generator's seed
+  --limit-pods N        schedule only the first N pods (after ordering)
+  --max-reason-examples N
+                        example node reasons kept per unschedulable pod
+                        (default 10: each reason code once, then by node
+                        name); reason_counts always counts every node
+  --summary-only        table: print only the summary and the notes
+  --help                this text
+
+Output:
+  table   one line per placed container with GPUs (pod, node, score,
+          container, GPUs, memory and cores per GPU, mode, uuids), the
+          unschedulable pods with their reasons, the summary and notes. A
+          progress bar is drawn on stderr when it is a terminal and the run
+          lasts more than a second.
+  json    {"placements": [{"pod", "node", "containers": [{"name",
+          "devices": [{"uuid", "mode", "memory_mib", "cores"}], "env"}],
+          "score"}], "unschedulable": [{"pod", "reasons": {node: reason},
+          "reason_counts": {code: nodes}, "nodes_rejecting"}], "summary":
+          {"pods", "placed", "unschedulable", "gpu_memory_allocated_pct",
+          "gpu_cores_allocated_pct", "gpus_fully_idle",
+          "decisions_per_second", "p99_decision_us", "nodes", "gpus",
+          "gpus_unhealthy", "gpu_memory_capacity_mib",
+          "gpu_memory_allocated_mib", "gpu_core_capacity",
+          "gpu_cores_allocated", "decision_seconds_total",
+          "p50_decision_us", "max_decision_us"}, "notes": [...]}
+  Reasons start with a stable code (InsufficientMemory, SplitExhausted,
+  ExclusiveConflict, TypeMismatch, UuidMismatch, InsufficientCpu, ...).
+  gpu_*_allocated_pct: used / capacity over all GPUs; decisions_per_second:
+  pods / time spent in Schedule (only that call is timed, steady_clock);
+  p99_decision_us: nearest-rank 99th percentile of one Schedule call.
+
+Exit status: 0 done (unschedulable pods are results, not errors); 2 invalid
+flags or input (one line naming the file, document or line, and field);
+1 internal error.
+)");
+}
+
+struct FlagSpec {
+  const char* name;
+  bool is_bool;
+};
+
+constexpr FlagSpec kFlags[] = {
+    {"cluster", false},         {"pods", false},
+    {"trace_nodes", false},     {"trace_pods", false},
+    {"synthetic_nodes", false}, {"gpus_per_node", false},
+    {"synthetic_pods", false},  {"config", false},
+    {"node_policy", false},     {"gpu_policy", false},
+    {"output", false},          {"seed", false},
+    {"limit_pods", false},      {"max_reason_examples", false},
+    {"summary_only", true},
+};
+
+int Fail(absl::string_view message) {
+  std::cerr << kProgram
+            << " simulate: " << absl::StrReplaceAll(message, {{"\n", " "}})
+            << "\n";
+  return 2;
+}
+
+// Parses argv[2..] into the absl flags. Returns the flags given (dashed
+// names), or an error message.
+std::optional<std::string> ParseFlags(int argc, char** argv,
+                                      std::set<std::string>& given) {
+  for (int i = 2; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      return absl::StrCat("unexpected argument \"", arg,
+                          "\" (flags start with --; see --help)");
+    }
+    arg.remove_prefix(arg[1] == '-' ? 2 : 1);
+    std::optional<std::string> value;
+    if (size_t eq = arg.find('='); eq != absl::string_view::npos) {
+      value = std::string(arg.substr(eq + 1));
+      arg = arg.substr(0, eq);
+    }
+    const std::string name = absl::StrReplaceAll(arg, {{"-", "_"}});
+    const std::string dashed = absl::StrReplaceAll(arg, {{"_", "-"}});
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& f : kFlags) {
+      if (name == f.name) spec = &f;
+    }
+    if (spec == nullptr) {
+      return absl::StrCat("unknown flag --", dashed, " (see --help)");
+    }
+    if (!value) {
+      if (spec->is_bool) {
+        value = "true";
+      } else if (i + 1 < argc) {
+        value = argv[++i];
+      } else {
+        return absl::StrCat("--", dashed, " needs a value");
+      }
+    }
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    std::string error;
+    if (flag == nullptr || !flag->ParseFrom(*value, &error)) {
+      return absl::StrCat("--", dashed, "=", *value, ": ", error);
+    }
+    given.insert(dashed);
+  }
+  return std::nullopt;
+}
+
+// Sets `policy` from a --*-policy flag's text unless it is empty; returns
+// the error message for an unknown policy.
+std::optional<std::string> ParsePolicy(
+    absl::string_view flag, const std::string& text,
+    std::optional<deviceshare::PolicyKind>& policy) {
+  if (text.empty()) return std::nullopt;
+  auto parsed = deviceshare::ParsePolicyKind(text, flag);
+  if (!parsed.ok()) return std::string(parsed.status().message());
+  policy = *parsed;
+  return std::nullopt;
+}
+
+bool IsHelp(absl::string_view arg) {
+  return arg == "--help" || arg == "-help" || arg == "-h" || arg == "help" ||
+         arg == "--helpfull";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace sim = ::deviceshare::simulate;
+  for (int i = 1; i < argc; ++i) {
+    if (IsHelp(argv[i])) {
+      std::cout << HelpText();
+      return 0;
+    }
+  }
+  if (argc < 2 || absl::string_view(argv[1]) != "simulate") {
+    std::cerr << kProgram << ": "
+              << (argc < 2 ? std::string("no command")
+                           : absl::StrCat("unknown command \"", argv[1], "\""))
+              << "; the command is `simulate` (see --help)\n";
+    return 2;
+  }
+  std::set<std::string> given;
+  if (std::optional<std::string> error = ParseFlags(argc, argv, given)) {
+    return Fail(*error);
+  }
+  sim::SimulateOptions options;
+  options.cluster_path = absl::GetFlag(FLAGS_cluster);
+  options.pods_path = absl::GetFlag(FLAGS_pods);
+  options.trace_nodes_path = absl::GetFlag(FLAGS_trace_nodes);
+  options.trace_pods_path = absl::GetFlag(FLAGS_trace_pods);
+  options.config_path = absl::GetFlag(FLAGS_config);
+  if (given.count("synthetic-nodes")) {
+    options.synthetic_nodes = absl::GetFlag(FLAGS_synthetic_nodes);
+  }
+  if (given.count("gpus-per-node")) {
+    options.gpus_per_node = absl::GetFlag(FLAGS_gpus_per_node);
+  }
+  if (given.count("synthetic-pods")) {
+    options.synthetic_pods = absl::GetFlag(FLAGS_synthetic_pods);
+  }
+  if (given.count("seed")) options.seed = absl::GetFlag(FLAGS_seed);
+  if (given.count("limit-pods")) {
+    options.limit_pods = absl::GetFlag(FLAGS_limit_pods);
+  }
+  const int64_t examples = absl::GetFlag(FLAGS_max_reason_examples);
+  if (examples < 0) return Fail("--max-reason-examples: must be >= 0");
+  options.max_reason_examples = static_cast<size_t>(examples);
+  if (auto error =
+          ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
+                      options.node_policy)) {
+    return Fail(*error);
+  }
+  if (auto error = ParsePolicy("--gpu-policy", absl::GetFlag(FLAGS_gpu_policy),
+                               options.gpu_policy)) {
+    return Fail(*error);
+  }
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output != "table" && output != "json") {
+    return Fail(
+        absl::StrCat("--output: \"", output, "\" is not one of table, json"));
+  }
+
+  absl::StatusOr<sim::SimulationReport> report;
+  {
+    sim::ProgressBar progress;
+    report = sim::Simulate(options, [&progress](size_t done, size_t total) {
+      progress.Update(done, total);
+    });
+    progress.Finish();
+  }
+  if (!report.ok()) {
+    const absl::StatusCode code = report.status().code();
+    if (code == absl::StatusCode::kInternal ||
+        code == absl::StatusCode::kUnknown) {
+      std::cerr << kProgram
+                << " simulate: internal error: " << report.status().message()
+                << "\n";
+      return 1;
+    }
+    return Fail(report.status().message());
+  }
+  if (output == "json") {
+    std::cout << sim::ReportJson(*report).dump(2) << "\n";
+  } else {
+    sim::TableOptions table;
+    table.details = !absl::GetFlag(FLAGS_summary_only);
+    std::cout << sim::ReportTable(*report, table);
+  }
+  return 0;
+}

@@ -1,0 +1,103 @@
+#include "deviceshare/simulate/json_report.h"
+
+#include <string>
+
+#include "deviceshare/model/sharing_mode.h"
+
+namespace deviceshare::simulate {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+OrderedJson ContainerJson(const ContainerPlacement& container) {
+  OrderedJson devices = OrderedJson::array();
+  for (const DeviceGrant& grant : container.devices) {
+    OrderedJson device;
+    device["uuid"] = grant.uuid;
+    device["mode"] = std::string(SharingModeName(grant.mode));
+    device["memory_mib"] = grant.memory_mib;
+    device["cores"] = grant.cores;
+    devices.push_back(std::move(device));
+  }
+  OrderedJson env = OrderedJson::object();
+  for (const auto& [name, value] : container.env) env[name] = value;
+  OrderedJson out;
+  out["name"] = container.name;
+  out["devices"] = std::move(devices);
+  out["env"] = std::move(env);
+  return out;
+}
+
+OrderedJson PlacementJson(const PodPlacement& placement) {
+  OrderedJson containers = OrderedJson::array();
+  for (const ContainerPlacement& container : placement.containers) {
+    containers.push_back(ContainerJson(container));
+  }
+  OrderedJson out;
+  out["pod"] = placement.pod;
+  out["node"] = placement.node;
+  out["containers"] = std::move(containers);
+  out["score"] = placement.score;
+  return out;
+}
+
+OrderedJson UnschedulableJson(const PodUnschedulable& pod) {
+  OrderedJson reasons = OrderedJson::object();
+  for (const auto& [node, reason] : pod.reasons.examples) {
+    reasons[node] = reason;
+  }
+  OrderedJson counts = OrderedJson::object();
+  for (const auto& [code, count] : pod.reasons.counts) counts[code] = count;
+  OrderedJson out;
+  out["pod"] = pod.pod;
+  out["reasons"] = std::move(reasons);
+  out["reason_counts"] = std::move(counts);
+  out["nodes_rejecting"] = pod.reasons.nodes;
+  return out;
+}
+
+}  // namespace
+
+OrderedJson SummaryJson(const Summary& s) {
+  OrderedJson out;
+  out["pods"] = s.pods;
+  out["placed"] = s.placed;
+  out["unschedulable"] = s.unschedulable;
+  out["gpu_memory_allocated_pct"] = s.gpu_memory_allocated_pct;
+  out["gpu_cores_allocated_pct"] = s.gpu_cores_allocated_pct;
+  out["gpus_fully_idle"] = s.gpus_fully_idle;
+  out["decisions_per_second"] = s.decisions_per_second;
+  out["p99_decision_us"] = s.p99_decision_us;
+  out["nodes"] = s.nodes;
+  out["gpus"] = s.gpus;
+  out["gpus_unhealthy"] = s.gpus_unhealthy;
+  out["gpu_memory_capacity_mib"] = s.gpu_memory_capacity_mib;
+  out["gpu_memory_allocated_mib"] = s.gpu_memory_allocated_mib;
+  out["gpu_core_capacity"] = s.gpu_core_capacity;
+  out["gpu_cores_allocated"] = s.gpu_cores_allocated;
+  out["decision_seconds_total"] = s.decision_seconds_total;
+  out["p50_decision_us"] = s.p50_decision_us;
+  out["max_decision_us"] = s.max_decision_us;
+  return out;
+}
+
+OrderedJson ReportJson(const SimulationReport& report) {
+  OrderedJson placements = OrderedJson::array();
+  for (const PodPlacement& placement : report.result.placements) {
+    placements.push_back(PlacementJson(placement));
+  }
+  OrderedJson unschedulable = OrderedJson::array();
+  for (const PodUnschedulable& pod : report.result.unschedulable) {
+    unschedulable.push_back(UnschedulableJson(pod));
+  }
+  OrderedJson notes = OrderedJson::array();
+  for (const std::string& note : report.notes) notes.push_back(note);
+  OrderedJson out;
+  out["placements"] = std::move(placements);
+  out["unschedulable"] = std::move(unschedulable);
+  out["summary"] = SummaryJson(report.summary);
+  out["notes"] = std::move(notes);
+  return out;
+}
+
+}  // namespace deviceshare::simulate

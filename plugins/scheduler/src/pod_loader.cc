@@ -1,0 +1,112 @@
+#include "deviceshare/simulate/pod_loader.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/k8s/pod_parser.h"
+#include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/simulate/input_file.h"
+#include "deviceshare/simulate/yaml_document_lines.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::simulate {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string KindOf(const Json& object) {
+  auto it = object.find("kind");
+  if (it == object.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
+class PodCollector {
+ public:
+  PodCollector(absl::string_view file, absl::string_view text,
+               const DeviceConfig& config)
+      : errors_(file, text), config_(config) {}
+
+  absl::Status Add(const Json& object, absl::string_view where,
+                   size_t document) {
+    std::string kind = KindOf(object);
+    if (!kind.empty() && kind != "Pod") {
+      return Error(document,
+                   absl::StrFormat("%skind: %s, want Pod", where, kind));
+    }
+    auto request = ParsePodRequest(object, config_);
+    if (!request.ok()) {
+      return errors_.At(
+          document,
+          absl::Status(request.status().code(),
+                       absl::StrCat(where, request.status().message())));
+    }
+    const std::string key = request->Key();
+    if (auto it = document_by_key_.find(key); it != document_by_key_.end()) {
+      return Error(document,
+                   absl::StrFormat("%spod %s is already defined in document "
+                                   "%d",
+                                   where, key, it->second));
+    }
+    if (auto it = key_by_uid_.find(request->uid); it != key_by_uid_.end()) {
+      return Error(document,
+                   absl::StrFormat("%spod %s: metadata.uid %s is also pod %s's",
+                                   where, key, request->uid, it->second));
+    }
+    document_by_key_.emplace(key, document);
+    key_by_uid_.emplace(request->uid, key);
+    pods_.push_back(*std::move(request));
+    return absl::OkStatus();
+  }
+
+  absl::Status Error(size_t document, std::string message) {
+    return errors_.At(document, absl::InvalidArgumentError(std::move(message)));
+  }
+
+  std::vector<PodRequest> Take() { return std::move(pods_); }
+
+ private:
+  YamlDocumentErrors errors_;
+  const DeviceConfig& config_;
+  std::vector<PodRequest> pods_;
+  absl::flat_hash_map<std::string, size_t> document_by_key_;
+  absl::flat_hash_map<std::string, std::string> key_by_uid_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
+    absl::string_view text, absl::string_view file,
+    const DeviceConfig& config) {
+  auto documents = ParseYamlDocuments(text);
+  if (!documents.ok()) return InFile(file, documents.status());
+  PodCollector collector(file, text, config);
+  for (size_t d = 0; d < documents->size(); ++d) {
+    const Json& document = (*documents)[d];
+    const size_t number = d + 1;
+    if (!document.is_object()) {
+      return collector.Error(
+          number, absl::StrFormat("a %s, want a Pod object or a List",
+                                  document.type_name()));
+    }
+    std::string kind = KindOf(document);
+    if (kind == "List" || kind == "PodList") {
+      auto items = document.find("items");
+      if (items == document.end() || !items->is_array()) {
+        return collector.Error(
+            number,
+            absl::StrCat("kind ", kind, ": items is missing or not a list"));
+      }
+      for (size_t i = 0; i < items->size(); ++i) {
+        DS_RETURN_IF_ERROR(collector.Add(
+            (*items)[i], absl::StrCat("items[", i, "]: "), number));
+      }
+      continue;
+    }
+    DS_RETURN_IF_ERROR(collector.Add(document, "", number));
+  }
+  return collector.Take();
+}
+
+}  // namespace deviceshare::simulate

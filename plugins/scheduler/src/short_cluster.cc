@@ -1,0 +1,136 @@
+#include "deviceshare/simulate/short_cluster.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/config/device_registration.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/simulate/gpu_uuid.h"
+#include "deviceshare/simulate/json_object_reader.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::simulate {
+namespace {
+
+using Json = nlohmann::json;
+
+absl::Status Prefix(absl::string_view path, const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat(path, ": ", status.message()));
+}
+
+// Appends the GPUs of one `gpus:` entry to `node`.
+absl::Status AddGpuEntry(const Json& entry, const std::string& path,
+                         const DeviceConfig& config, NodeInventory& node) {
+  DS_ASSIGN_OR_RETURN(JsonObjectReader gpu,
+                      JsonObjectReader::Create(entry, path));
+  DS_RETURN_IF_ERROR(
+      gpu.OnlyKeys({"model", "memory_mib", "count", "split", "numa", "mode",
+                    "uuid", "healthy", "cores"}));
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> model, gpu.String("model"));
+  if (!model || model->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: is missing", gpu.PathOf("model")));
+  }
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> memory, gpu.Int("memory_mib", 1));
+  if (!memory) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: is missing", gpu.PathOf("memory_mib")));
+  }
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> count, gpu.Int("count", 1, 1024));
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> split,
+                      gpu.Int("split", 1, INT32_MAX));
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> numa,
+                      gpu.Int("numa", 0, INT32_MAX));
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> cores,
+                      gpu.Int("cores", 1, INT32_MAX));
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> mode_name, gpu.String("mode"));
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> uuid, gpu.String("uuid"));
+  DS_ASSIGN_OR_RETURN(std::optional<bool> healthy, gpu.Bool("healthy"));
+  SharingMode mode = SharingMode::kHamiCore;
+  if (mode_name) {
+    DS_ASSIGN_OR_RETURN(mode, ParseSharingMode(*mode_name, gpu.PathOf("mode")));
+  }
+  if (uuid && count.value_or(1) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: a uuid names one GPU, but count is %d",
+                        gpu.PathOf("uuid"), *count));
+  }
+  if (uuid && uuid->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: is empty", gpu.PathOf("uuid")));
+  }
+  for (int64_t i = 0; i < count.value_or(1); ++i) {
+    Gpu physical;
+    physical.index = static_cast<int32_t>(node.gpus.size());
+    physical.uuid = uuid ? *uuid : GeneratedGpuUuid(node.name, physical.index);
+    physical.model = *model;
+    physical.memory_mib = *memory;
+    physical.numa_node = static_cast<int32_t>(numa.value_or(0));
+    physical.healthy = healthy.value_or(true);
+    physical.mode = mode;
+    auto registered = RegisteredGpu(std::move(physical), config);
+    if (!registered.ok()) return Prefix(path, registered.status());
+    if (split) registered->split_count = static_cast<int32_t>(*split);
+    if (cores) registered->core_capacity = static_cast<int32_t>(*cores);
+    node.gpus.push_back(*std::move(registered));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NodeInventory> ParseNode(const Json& entry,
+                                        const std::string& path,
+                                        const DeviceConfig& config) {
+  DS_ASSIGN_OR_RETURN(JsonObjectReader reader,
+                      JsonObjectReader::Create(entry, path));
+  DS_RETURN_IF_ERROR(
+      reader.OnlyKeys({"name", "cpu_milli", "memory_mib", "gpus"}));
+  NodeInventory node;
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> name, reader.String("name"));
+  if (!name || name->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: is missing", reader.PathOf("name")));
+  }
+  node.name = *name;
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> cpu, reader.Int("cpu_milli"));
+  DS_ASSIGN_OR_RETURN(std::optional<int64_t> memory, reader.Int("memory_mib"));
+  node.cpu_milli = cpu.value_or(0);
+  node.memory_mib = memory.value_or(0);
+  DS_ASSIGN_OR_RETURN(const Json* gpus, reader.Array("gpus"));
+  if (gpus != nullptr) {
+    for (size_t i = 0; i < gpus->size(); ++i) {
+      DS_RETURN_IF_ERROR(AddGpuEntry(
+          (*gpus)[i], absl::StrCat(reader.PathOf("gpus"), "[", i, "]"), config,
+          node));
+    }
+  }
+  absl::Status valid = ValidateInventory(node);
+  if (!valid.ok()) return Prefix(path, valid);
+  return node;
+}
+
+}  // namespace
+
+bool IsShortCluster(const Json& document) {
+  return document.is_object() && document.contains("nodes") &&
+         !document.contains("kind");
+}
+
+absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
+    const Json& document, const DeviceConfig& config) {
+  DS_ASSIGN_OR_RETURN(JsonObjectReader top,
+                      JsonObjectReader::Create(document, ""));
+  DS_RETURN_IF_ERROR(top.OnlyKeys({"nodes"}));
+  DS_ASSIGN_OR_RETURN(const Json* nodes, top.Array("nodes"));
+  std::vector<NodeInventory> inventories;
+  if (nodes == nullptr) return inventories;
+  inventories.reserve(nodes->size());
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    DS_ASSIGN_OR_RETURN(
+        NodeInventory node,
+        ParseNode((*nodes)[i], absl::StrCat("nodes[", i, "]"), config));
+    inventories.push_back(std::move(node));
+  }
+  return inventories;
+}
+
+}  // namespace deviceshare::simulate

@@ -1,0 +1,111 @@
+#include "deviceshare/simulate/simulation.h"
+
+#include <chrono>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "deviceshare/builtin_backends.h"
+#include "deviceshare/scheduler/scheduler.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::simulate {
+namespace {
+
+absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
+                                               const PodRequest& request,
+                                               const ScheduleOutcome& outcome) {
+  const PodAllocation& allocation = *outcome.allocation;
+  PodPlacement placement;
+  placement.pod = request.Key();
+  placement.node = allocation.node_name;
+  placement.score = outcome.score;
+  for (size_t c = 0; c < allocation.containers.size(); ++c) {
+    const ContainerAllocation& container = allocation.containers[c];
+    ContainerPlacement out;
+    out.name = container.name;
+    out.is_init = container.is_init;
+    out.devices = container.devices;
+    if (!container.devices.empty()) {
+      EditOptions options;
+      options.pod_uid = request.uid;
+      options.container_name = container.name;
+      DS_ASSIGN_OR_RETURN(ContainerEdits edits,
+                          scheduler.Edits(allocation, c, options));
+      out.env = std::move(edits.env);
+    }
+    placement.containers.push_back(std::move(out));
+  }
+  return placement;
+}
+
+ClusterUsage ReadUsage(const Scheduler& scheduler) {
+  ClusterUsage usage;
+  scheduler.Inspect([&usage](const ClusterState& state) {
+    for (const auto& [name, node] : state.nodes()) {
+      ++usage.nodes;
+      for (size_t i = 0; i < node->gpu_count(); ++i) {
+        const DeviceLedger& ledger = node->ledger(i);
+        ++usage.gpus;
+        if (ledger.idle()) ++usage.gpus_idle;
+        if (!ledger.gpu().healthy) ++usage.gpus_unhealthy;
+        usage.memory_capacity_mib += ledger.memory_capacity_mib();
+        usage.memory_used_mib += ledger.used_memory_mib();
+        usage.core_capacity += ledger.core_capacity();
+        usage.cores_used += ledger.used_cores();
+      }
+    }
+  });
+  return usage;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunSimulation(const Config& config,
+                                        const Workload& workload,
+                                        const RunOptions& options) {
+  BackendRegistry registry;
+  DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                      Scheduler::Create(config, registry));
+  for (const NodeInventory& node : workload.nodes) {
+    auto displaced = scheduler->UpsertNode(node);
+    if (!displaced.ok()) {
+      return absl::Status(displaced.status().code(),
+                          absl::StrFormat("node %s: %s", node.name,
+                                          displaced.status().message()));
+    }
+  }
+  RunResult result;
+  const size_t total = workload.pods.size();
+  result.placed.reserve(total);
+  result.decision_ns.reserve(total);
+  for (size_t p = 0; p < total; ++p) {
+    const PodRequest& request = workload.pods[p];
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(request);
+    const auto stop = std::chrono::steady_clock::now();
+    result.decision_ns.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
+            .count());
+    if (!outcome.ok()) {
+      return absl::Status(outcome.status().code(),
+                          absl::StrFormat("pod %s: %s", request.Key(),
+                                          outcome.status().message()));
+    }
+    result.placed.push_back(outcome->allocation.has_value());
+    if (outcome->allocation) {
+      DS_ASSIGN_OR_RETURN(PodPlacement placement,
+                          DescribePlacement(*scheduler, request, *outcome));
+      result.placements.push_back(std::move(placement));
+    } else {
+      result.unschedulable.push_back(
+          {request.Key(),
+           DigestReasons(outcome->reasons, options.max_reason_examples)});
+    }
+    if (options.progress) options.progress(p + 1, total);
+  }
+  result.usage = ReadUsage(*scheduler);
+  return result;
+}
+
+}  // namespace deviceshare::simulate

@@ -1,0 +1,35 @@
+#include "deviceshare/simulate/yaml_document_lines.h"
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/simulate/input_file.h"
+#include "yaml-cpp/yaml.h"
+
+namespace deviceshare::simulate {
+
+std::vector<size_t> YamlDocumentLines(absl::string_view text) {
+  std::vector<size_t> lines;
+  try {
+    for (const YAML::Node& document : YAML::LoadAll(std::string(text))) {
+      if (document.IsNull() || !document.IsDefined()) continue;
+      lines.push_back(static_cast<size_t>(document.Mark().line) + 1);
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return lines;
+}
+
+absl::Status YamlDocumentErrors::At(size_t document,
+                                    const absl::Status& status) {
+  if (status.ok()) return status;
+  if (!lines_) lines_ = YamlDocumentLines(text_);
+  if (document == 0 || document > lines_->size()) {
+    return InDocument(file_, document, status);
+  }
+  return absl::Status(
+      status.code(),
+      absl::StrCat(file_, ": document ", document, " (line ",
+                   (*lines_)[document - 1], "): ", status.message()));
+}
+
+}  // namespace deviceshare::simulate
