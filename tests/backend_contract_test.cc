@@ -180,6 +180,16 @@ TEST_P(BackendContractTest, MayFitAndScoreUpperBoundAreSafe) {
       if (!backend_->MayFit(pod, node)) {
         EXPECT_FALSE(fit.fits()) << pod.name << " ruled out but fits";
       }
+      PlacementOptions quiet = options;
+      quiet.explain = false;
+      NodeFit quiet_fit = backend_->Filter(pod, node, quiet);
+      EXPECT_EQ(quiet_fit.code, fit.code) << pod.name << ": " << fit.message;
+      if (fit.fits()) {
+        EXPECT_EQ(quiet_fit.allocation, fit.allocation);
+      }
+      if (!backend_->MayFitHeadroom(pod, node.shape(), node.headroom())) {
+        EXPECT_FALSE(fit.fits()) << pod.name << " ruled out by headroom";
+      }
       const int node_bound = backend_->ScoreUpperBound(pod, node, options);
       const int utilisation = UtilisationPercent(
           Usage{node.total_used_memory_mib(), node.total_used_cores(),

@@ -80,6 +80,13 @@ TEST_P(SchedulePruningTest, ChoosesWhatAFullScanChooses) {
     if (expected == nullptr) {
       ASSERT_FALSE(outcome->allocation.has_value()) << pod.name;
       EXPECT_EQ(outcome->reasons.size(), verdicts.size());
+      // Every node explained, with the text Filter() gives, and counted.
+      std::map<std::string, int64_t> counts;
+      for (const NodeVerdict& v : verdicts) {
+        EXPECT_EQ(outcome->reasons.at(v.node), v.fit.message);
+        ++counts[std::string(ReasonCodeName(v.fit.code))];
+      }
+      EXPECT_EQ(outcome->reason_counts, counts);
       ++unplaced;
     } else {
       ASSERT_TRUE(outcome->allocation.has_value()) << pod.name;

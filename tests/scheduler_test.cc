@@ -481,3 +481,43 @@ TEST(SchedulerTest, ConcurrentScheduleAndReleaseKeepTheStateConsistent) {
 
 }  // namespace
 }  // namespace deviceshare
+
+namespace deviceshare {
+namespace {
+
+TEST(ScheduleExplainTest, LimitsFullReasonsButCountsEveryNode) {
+  BackendRegistry registry;
+  ASSERT_OK(RegisterBuiltinBackends(registry));
+  auto scheduler = Scheduler::Create(testing::MakeConfig(), registry);
+  ASSERT_OK(scheduler);
+  for (int n = 0; n < 6; ++n) {
+    ASSERT_OK((*scheduler)
+                  ->UpsertNode(testing::MakeNode(absl::StrCat("n", n), 1,
+                                                 n < 4 ? 10000 : 20000)));
+  }
+  NodeInventory unhealthy = testing::MakeNode("n6", 1, 50000);
+  unhealthy.gpus[0].healthy = false;
+  ASSERT_OK((*scheduler)->UpsertNode(unhealthy));
+  PodRequest pod =
+      testing::MakePod("big", {testing::GpuContainer("c", 1, 30000, 0)});
+  ScheduleOptions options;
+  options.max_explained_nodes = 3;
+  auto outcome = (*scheduler)->Schedule(pod, options);
+  ASSERT_OK(outcome);
+  ASSERT_FALSE(outcome->allocation.has_value());
+  EXPECT_THAT(outcome->reason_counts,
+              ::testing::ElementsAre(::testing::Pair("GpuUnhealthy", 1),
+                                     ::testing::Pair("InsufficientMemory", 6)));
+  // Each code's first node, then the next by name.
+  EXPECT_THAT(
+      outcome->reasons,
+      ::testing::ElementsAre(
+          ::testing::Pair(
+              "n0", ::testing::StartsWith("InsufficientMemory gpu=GPU-n0-0 "
+                                          "free=10000MiB want=30000MiB")),
+          ::testing::Pair("n1", ::testing::StartsWith("InsufficientMemory")),
+          ::testing::Pair("n6", ::testing::StartsWith("GpuUnhealthy"))));
+}
+
+}  // namespace
+}  // namespace deviceshare

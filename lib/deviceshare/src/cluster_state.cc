@@ -56,31 +56,41 @@ void ClusterState::Discharge(const PodRecord& record, NodeState& node) {
   node.SubtractHostUsage(record.request.cpu_milli, record.request.memory_mib);
 }
 
+namespace {
+
+std::vector<IndexedNode>::iterator FindByName(std::vector<IndexedNode>& bucket,
+                                              absl::string_view name) {
+  return std::lower_bound(bucket.begin(), bucket.end(), name,
+                          [](const IndexedNode& entry, absl::string_view key) {
+                            return entry.node->name() < key;
+                          });
+}
+
+}  // namespace
+
 void ClusterState::Reindex(const NodeState& node) {
-  ShapeGroup* group;
-  auto at = index_position_.find(&node);
+  Unindex(node);
   const int utilisation = UtilisationPercent(
       Usage{node.total_used_memory_mib(), node.total_used_cores(),
             node.total_used_slots()},
       Capacity{node.total_memory_mib(), node.total_cores(),
                node.total_slots()});
-  if (at != index_position_.end()) {
-    if (at->second.second == utilisation) return;
-    group = at->second.first;
-    group->by_utilisation[at->second.second].erase(&node);
-  } else {
-    NodeShape shape = node.shape();
-    group = &shape_groups_[shape];
-    group->shape = shape;
-  }
-  group->by_utilisation[utilisation].insert(&node);
-  index_position_[&node] = {group, utilisation};
+  NodeShape shape = node.shape();
+  ShapeGroup& group = shape_groups_[shape];
+  group.shape = shape;
+  std::vector<IndexedNode>& bucket = group.by_utilisation[utilisation];
+  bucket.insert(FindByName(bucket, node.name()),
+                IndexedNode{&node, node.headroom()});
+  index_position_[&node] = {&group, utilisation};
 }
 
 void ClusterState::Unindex(const NodeState& node) {
   auto at = index_position_.find(&node);
   if (at == index_position_.end()) return;
-  at->second.first->by_utilisation[at->second.second].erase(&node);
+  std::vector<IndexedNode>& bucket =
+      at->second.first->by_utilisation[at->second.second];
+  auto entry = FindByName(bucket, node.name());
+  if (entry != bucket.end() && entry->node == &node) bucket.erase(entry);
   index_position_.erase(at);
 }
 
@@ -218,8 +228,15 @@ absl::Status ClusterState::CheckInvariants() const {
   size_t indexed = 0;
   for (const auto& [shape, group] : shape_groups_) {
     for (int u = 0; u <= 100; ++u) {
-      for (const NodeState* node : group.by_utilisation[u]) {
+      for (const IndexedNode& entry : group.by_utilisation[u]) {
+        const NodeState* node = entry.node;
         ++indexed;
+        GpuHeadroom headroom = node->headroom();
+        if (headroom.memory_mib != entry.headroom.memory_mib ||
+            headroom.cores != entry.headroom.cores) {
+          return absl::InternalError(absl::StrFormat(
+              "node %s: indexed headroom is stale", node->name()));
+        }
         int actual = UtilisationPercent(
             Usage{node->total_used_memory_mib(), node->total_used_cores(),
                   node->total_used_slots()},

@@ -34,10 +34,6 @@ PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
 
 namespace {
 
-GpuVerdict Reject(const Gpu& gpu, ReasonCode code, std::string detail) {
-  return GpuVerdict{code, gpu.index, std::move(detail)};
-}
-
 // An exclusive app container must be its pod's only app container here.
 bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
   int apps = 0;
@@ -54,44 +50,62 @@ bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
 
 DeviceLedger::DeviceLedger(const Gpu& gpu) : gpu_(gpu) {}
 
-GpuVerdict DeviceLedger::CheckPod(
+ReasonCode DeviceLedger::CheckPodCode(
     absl::Span<const ContainerShare> shares) const {
   const PodCharge want = ChargeOf(shares);
   if (used_slots_ + want.slots > gpu_.split_count) {
-    return Reject(gpu_, ReasonCode::kSplitExhausted,
-                  absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
-                                  gpu_.split_count, want.slots));
+    return ReasonCode::kSplitExhausted;
   }
-  if (exclusive_pods_ > 0) {
-    return Reject(gpu_, ReasonCode::kExclusiveConflict,
-                  "held exclusively by another pod");
-  }
-  if (want.exclusive && !pods_.empty()) {
-    return Reject(
-        gpu_, ReasonCode::kExclusiveConflict,
-        absl::StrFormat("want the GPU alone, it has %d pods", pods_.size()));
-  }
-  if (ExclusiveBesideSibling(shares)) {
-    return Reject(gpu_, ReasonCode::kExclusiveConflict,
-                  "an exclusive container cannot share the GPU with another "
-                  "container of its pod");
+  if (exclusive_pods_ > 0 || (want.exclusive && !pods_.empty()) ||
+      ExclusiveBesideSibling(shares)) {
+    return ReasonCode::kExclusiveConflict;
   }
   if (free_memory_mib() < want.memory_mib) {
-    return Reject(gpu_, ReasonCode::kInsufficientMemory,
-                  absl::StrFormat("free=%dMiB want=%dMiB", free_memory_mib(),
-                                  want.memory_mib));
+    return ReasonCode::kInsufficientMemory;
   }
-  if (free_cores() < want.cores) {
-    return Reject(
-        gpu_, ReasonCode::kInsufficientCores,
-        absl::StrFormat("free=%d%% want=%d%%", free_cores(), want.cores));
-  }
+  if (free_cores() < want.cores) return ReasonCode::kInsufficientCores;
   if (want.cores == 0 && free_cores() <= 0) {
-    return Reject(
-        gpu_, ReasonCode::kComputeExhausted,
-        absl::StrFormat("used=%d%% of %d%%", used_cores_, gpu_.core_capacity));
+    return ReasonCode::kComputeExhausted;
   }
-  return GpuVerdict{ReasonCode::kFits, gpu_.index, ""};
+  return ReasonCode::kFits;
+}
+
+GpuVerdict DeviceLedger::CheckPod(
+    absl::Span<const ContainerShare> shares) const {
+  const ReasonCode code = CheckPodCode(shares);
+  if (code == ReasonCode::kFits) return GpuVerdict{code, gpu_.index, ""};
+  const PodCharge want = ChargeOf(shares);
+  std::string detail;
+  switch (code) {
+    case ReasonCode::kSplitExhausted:
+      detail = absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
+                               gpu_.split_count, want.slots);
+      break;
+    case ReasonCode::kExclusiveConflict:
+      if (exclusive_pods_ > 0) {
+        detail = "held exclusively by another pod";
+      } else if (want.exclusive && !pods_.empty()) {
+        detail =
+            absl::StrFormat("want the GPU alone, it has %d pods", pods_.size());
+      } else {
+        detail =
+            "an exclusive container cannot share the GPU with another "
+            "container of its pod";
+      }
+      break;
+    case ReasonCode::kInsufficientMemory:
+      detail = absl::StrFormat("free=%dMiB want=%dMiB", free_memory_mib(),
+                               want.memory_mib);
+      break;
+    case ReasonCode::kInsufficientCores:
+      detail = absl::StrFormat("free=%d%% want=%d%%", free_cores(), want.cores);
+      break;
+    default:  // kComputeExhausted
+      detail =
+          absl::StrFormat("used=%d%% of %d%%", used_cores_, gpu_.core_capacity);
+      break;
+  }
+  return GpuVerdict{code, gpu_.index, std::move(detail)};
 }
 
 absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,

@@ -30,6 +30,20 @@ void NodeState::AddUsage(const DeviceLedger& ledger, int sign) {
   used_gpu_slots_ += sign * ledger.used_slots();
 }
 
+GpuHeadroom NodeState::headroom() const {
+  GpuHeadroom headroom;
+  for (const DeviceLedger& ledger : ledgers_) {
+    if (ledger.free_slots() < 1 || ledger.held_exclusively() ||
+        !ledger.gpu().healthy) {
+      continue;
+    }
+    headroom.memory_mib =
+        std::max(headroom.memory_mib, ledger.free_memory_mib());
+    headroom.cores = std::max(headroom.cores, ledger.free_cores());
+  }
+  return headroom;
+}
+
 absl::Status NodeState::AddPodToGpu(size_t position, absl::string_view pod_uid,
                                     std::vector<ContainerShare> shares) {
   DeviceLedger& ledger = ledgers_[position];

@@ -16,6 +16,13 @@ NodeFit HostUnfit(ReasonCode code, std::string message) {
   return fit;
 }
 
+// Formats only when the caller wants the text.
+template <typename... Args>
+std::string MaybeFormat(bool explain, const absl::FormatSpec<Args...>& format,
+                        const Args&... args) {
+  return explain ? absl::StrFormat(format, args...) : std::string();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
@@ -58,9 +65,9 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
       node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
     verdict.fit = HostUnfit(
         ReasonCode::kInsufficientNodeMemory,
-        absl::StrFormat("InsufficientNodeMemory free=%dMiB want=%dMiB",
-                        inventory.memory_mib - node.used_memory_mib(),
-                        request.memory_mib));
+        MaybeFormat(
+            options.explain, "InsufficientNodeMemory free=%dMiB want=%dMiB",
+            inventory.memory_mib - node.used_memory_mib(), request.memory_mib));
     return verdict;
   }
   if (request.mode) {
@@ -88,7 +95,7 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
       verdict.score = backend->Score(node, verdict.fit.allocation, options);
       return verdict;
     }
-    if (verdict.fit.message.empty()) verdict.fit = std::move(fit);
+    if (verdict.fit.code == ReasonCode::kFits) verdict.fit = std::move(fit);
   }
   return verdict;
 }
@@ -147,6 +154,16 @@ int Scheduler::UpperBound(const PodRequest& request, const NodeState& node,
   return std::min(bound, 100);
 }
 
+bool Scheduler::MayFitHeadroom(const PodRequest& request,
+                               const NodeShape& shape,
+                               const GpuHeadroom& headroom) const {
+  for (const auto& backend : backends_.all()) {
+    if (request.mode && *request.mode != backend->mode()) continue;
+    if (backend->MayFitHeadroom(request, shape, headroom)) return true;
+  }
+  return false;
+}
+
 bool Scheduler::MayFit(const PodRequest& request, const NodeState& node) const {
   if (!HostMayFit(request, node)) return false;
   for (const auto& backend : backends_.all()) {
@@ -156,7 +173,44 @@ bool Scheduler::MayFit(const PodRequest& request, const NodeState& node) const {
   return false;
 }
 
-absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
+void Scheduler::Explain(const PodRequest& request,
+                        const PlacementOptions& placement,
+                        const ScheduleOptions& options,
+                        ScheduleOutcome& outcome) const {
+  // Codes for every node, cheaply; full text for a chosen few.
+  PlacementOptions quiet = placement;
+  quiet.explain = false;
+  const std::vector<const NodeState*>& nodes = state_.nodes_by_name();
+  std::vector<ReasonCode> codes;
+  codes.reserve(nodes.size());
+  for (const NodeState* node : nodes) {
+    codes.push_back(Evaluate(request, *node, quiet).fit.code);
+    ++outcome.reason_counts[std::string(ReasonCodeName(codes.back()))];
+  }
+  std::vector<bool> chosen(nodes.size(), false);
+  std::map<ReasonCode, size_t> first_of_code;
+  for (size_t i = 0; i < nodes.size(); ++i) first_of_code.emplace(codes[i], i);
+  size_t budget = options.max_explained_nodes;
+  for (const auto& [code, i] : first_of_code) {
+    if (budget == 0) break;
+    chosen[i] = true;
+    --budget;
+  }
+  for (size_t i = 0; i < nodes.size() && budget > 0; ++i) {
+    if (!chosen[i]) {
+      chosen[i] = true;
+      --budget;
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!chosen[i]) continue;
+    outcome.reasons.emplace(
+        nodes[i]->name(), Evaluate(request, *nodes[i], placement).fit.message);
+  }
+}
+
+absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
+    const PodRequest& request, const ScheduleOptions& schedule_options) {
   absl::MutexLock lock(&mu_);
   if (state_.FindPod(request.uid) != nullptr) {
     return absl::AlreadyExistsError(absl::StrFormat(
@@ -167,14 +221,16 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   // full. The cluster state keeps nodes grouped by shape and utilisation;
   // each (shape, utilisation) bucket gets an upper bound of its nodes'
   // scores from the backends, and buckets are visited best bound first.
-  // Within a bucket (names ascending) each node gets its own O(1) bound,
-  // then the backends' cheap MayFit() test, then Filter(). A node whose
+  // Within a bucket (names ascending) each node is first tested against the
+  // GPU headroom stored beside it, then gets its own O(1) bound, then the
+  // backends' cheap MayFit() test, then Filter(). A node whose
   // bound is below the best score found cannot win, and one whose bound
   // equals it can only win the tie on a smaller name, so the result is the
   // node a full scan picks: highest score, ties to the smaller name.
   struct Bucket {
     int bound;
-    const std::set<const NodeState*, NodeNameLess>* nodes;
+    const NodeShape* shape;
+    const std::vector<IndexedNode>* nodes;
   };
   std::vector<Bucket> buckets;
   for (const auto& [shape, group] : state_.shape_groups()) {
@@ -187,7 +243,9 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
         bound = std::max(bound, backend->ShapeScoreBound(request, shape,
                                                          utilisation, options));
       }
-      if (bound >= 0) buckets.push_back(Bucket{std::min(bound, 100), &nodes});
+      if (bound >= 0) {
+        buckets.push_back(Bucket{std::min(bound, 100), &shape, &nodes});
+      }
     }
   }
   std::stable_sort(
@@ -200,8 +258,10 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   };
   for (const Bucket& bucket : buckets) {
     if (best && bucket.bound < best->score) break;
-    for (const NodeState* node : *bucket.nodes) {
+    for (const IndexedNode& entry : *bucket.nodes) {
+      const NodeState* node = entry.node;
       if (cannot_win(bucket.bound, *node)) break;  // names ascending
+      if (!MayFitHeadroom(request, *bucket.shape, entry.headroom)) continue;
       if (cannot_win(UpperBound(request, *node, options), *node)) continue;
       if (!MayFit(request, *node)) continue;
       NodeVerdict verdict = Evaluate(request, *node, options);
@@ -214,10 +274,7 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(const PodRequest& request) {
   }
   ScheduleOutcome outcome;
   if (!best) {
-    // Nothing fits: explain every node (the slow path, by design).
-    for (NodeVerdict& verdict : FilterLocked(request, {})) {
-      outcome.reasons.emplace(verdict.node, std::move(verdict.fit.message));
-    }
+    Explain(request, options, schedule_options, outcome);
     return outcome;
   }
   DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));

@@ -63,14 +63,23 @@ std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
   return absl::StrJoin(parts, ", ");
 }
 
+// The most frequent code, the earlier code on ties.
+ReasonCode MostFrequent(const std::vector<GpuVerdict>& verdicts) {
+  std::array<int, 32> counts{};
+  ReasonCode top = verdicts.front().code;
+  for (const GpuVerdict& v : verdicts) {
+    int n = ++counts[static_cast<size_t>(v.code)];
+    if (n > counts[static_cast<size_t>(top)] ||
+        (n == counts[static_cast<size_t>(top)] && v.code < top)) {
+      top = v.code;
+    }
+  }
+  return top;
+}
+
 // The verdict to headline: the most frequent code, first GPU with it.
 const GpuVerdict& Headline(const std::vector<GpuVerdict>& verdicts) {
-  std::map<ReasonCode, int> counts;
-  for (const GpuVerdict& v : verdicts) ++counts[v.code];
-  ReasonCode top = verdicts.front().code;
-  for (const auto& [code, count] : counts) {
-    if (count > counts[top]) top = code;
-  }
+  const ReasonCode top = MostFrequent(verdicts);
   for (const GpuVerdict& v : verdicts) {
     if (v.code == top) return v;
   }
@@ -83,15 +92,71 @@ absl::string_view UuidOf(const NodeState& node, int32_t gpu_index) {
                   : absl::string_view("?");
 }
 
-// CheckGpuEligible without building a reason.
+// CheckGpuEligible's code, without building its text.
+ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
+                           SharingMode mode) {
+  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
+  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
+  if ((!request.use_models.empty() &&
+       !AnyContains(request.use_models, gpu.model)) ||
+      AnyContains(request.avoid_models, gpu.model)) {
+    return ReasonCode::kTypeMismatch;
+  }
+  if (AnyEquals(request.avoid_uuids, gpu.uuid) ||
+      (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid))) {
+    return ReasonCode::kUuidMismatch;
+  }
+  return ReasonCode::kFits;
+}
+
 bool IsGpuEligible(const PodRequest& request, const Gpu& gpu,
                    SharingMode mode) {
-  return gpu.healthy && gpu.mode == mode &&
-         (request.use_models.empty() ||
-          AnyContains(request.use_models, gpu.model)) &&
-         !AnyContains(request.avoid_models, gpu.model) &&
-         !AnyEquals(request.avoid_uuids, gpu.uuid) &&
-         (request.use_uuids.empty() || AnyEquals(request.use_uuids, gpu.uuid));
+  return EligibilityCode(request, gpu, mode) == ReasonCode::kFits;
+}
+
+// The failure code PlaceShares gives a pod with a single GPU container,
+// without allocating: per GPU the same checks in the same order, then the
+// same choice of code. nullopt when the pod has another shape or enough GPUs
+// pass (the full search decides then).
+std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
+                                                   const NodeState& node,
+                                                   SharingMode mode) {
+  const ContainerRequest* only = nullptr;
+  int32_t index = 0;
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    if (!request.containers[i].wants_gpu()) continue;
+    if (only != nullptr) return std::nullopt;
+    only = &request.containers[i];
+    index = static_cast<int32_t>(i);
+  }
+  if (only == nullptr ||
+      static_cast<size_t>(only->gpu_count) > node.gpu_count()) {
+    return std::nullopt;
+  }
+  std::array<int, 32> counts{};
+  ReasonCode top = ReasonCode::kFits;
+  int32_t usable = 0;
+  for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
+    const DeviceLedger& ledger = node.ledger(pos);
+    ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
+    if (code == ReasonCode::kFits) {
+      ContainerShare share{index, only->is_init,
+                           only->MemoryOn(ledger.memory_capacity_mib()),
+                           only->cores};
+      code = ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
+    }
+    if (code == ReasonCode::kFits) {
+      ++usable;
+      continue;
+    }
+    int n = ++counts[static_cast<size_t>(code)];
+    if (top == ReasonCode::kFits || n > counts[static_cast<size_t>(top)] ||
+        (n == counts[static_cast<size_t>(top)] && code < top)) {
+      top = code;
+    }
+  }
+  if (usable >= only->gpu_count) return std::nullopt;
+  return usable == 0 ? top : ReasonCode::kInsufficientGpus;
 }
 
 NodeFit Unfit(ReasonCode code, std::string message,
@@ -166,7 +231,7 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
 }
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
-                    SharingMode mode, PolicyKind gpu_policy) {
+                    SharingMode mode, PolicyKind gpu_policy, bool explain) {
   const size_t gpus = node.gpu_count();
   if (request.mode && *request.mode != mode) {
     return Unfit(
@@ -179,9 +244,17 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
     return Unfit(ReasonCode::kNoGpus,
                  absl::StrFormat("NoGpus node=%s", node.name()), {});
   }
+  if (!explain) {
+    std::optional<ReasonCode> code =
+        QuietSingleContainerCode(request, node, mode);
+    if (code) return Unfit(*code, "", {});
+  }
   std::vector<GpuVerdict> eligible(gpus);
   for (size_t pos = 0; pos < gpus; ++pos) {
-    eligible[pos] = CheckGpuEligible(request, node.inventory().gpus[pos], mode);
+    const Gpu& gpu = node.inventory().gpus[pos];
+    eligible[pos] = explain ? CheckGpuEligible(request, gpu, mode)
+                            : GpuVerdict{EligibilityCode(request, gpu, mode),
+                                         gpu.index, ""};
   }
 
   NodeFit fit;
@@ -221,7 +294,10 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
       shares.push_back(ContainerShare{
           static_cast<int32_t>(ci), container.is_init,
           container.MemoryOn(ledger.memory_capacity_mib()), container.cores});
-      GpuVerdict verdict = ledger.CheckPod(shares);
+      GpuVerdict verdict =
+          explain ? ledger.CheckPod(shares)
+                  : GpuVerdict{ledger.CheckPodCode(shares),
+                               node.inventory().gpus[pos].index, ""};
       if (verdict.fits()) {
         const Gpu& gpu = node.inventory().gpus[pos];
         candidates.push_back(
@@ -235,6 +311,16 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 
     std::vector<Candidate> chosen =
         Choose(candidates, container.gpu_count, request.numa_bind);
+    if (chosen.empty() && !explain) {
+      ReasonCode code =
+          candidates.empty()
+              ? MostFrequent(rejected)
+              : (request.numa_bind && static_cast<int32_t>(candidates.size()) >=
+                                          container.gpu_count
+                     ? ReasonCode::kNumaNotFit
+                     : ReasonCode::kInsufficientGpus);
+      return Unfit(code, "", {});
+    }
     if (chosen.empty()) {
       std::string summary = Summary(rejected, gpus);
       if (candidates.empty()) {
@@ -325,6 +411,18 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 }
 
 }  // namespace
+
+bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                          const GpuHeadroom& headroom) {
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu()) continue;
+    if (headroom.cores < std::max(container.cores, 1) ||
+        headroom.memory_mib < container.MemoryOn(shape.min_gpu_memory_mib)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
                          const NodeState& node) {

@@ -37,7 +37,7 @@ class HamiCoreBackend final : public SharingBackend {
   NodeFit Filter(const PodRequest& request, const NodeState& node,
                  const PlacementOptions& options) const override {
     return PlaceShares(request, node, SharingMode::kHamiCore,
-                       options.gpu_policy);
+                       options.gpu_policy, options.explain);
   }
 
   int Score(const NodeState& node, const PodAllocation& placement,
@@ -52,6 +52,11 @@ class HamiCoreBackend final : public SharingBackend {
   int ScoreUpperBound(const PodRequest& request, const NodeState& node,
                       const PlacementOptions& options) const override {
     return ShareScoreUpperBound(options.node_policy, request, node);
+  }
+
+  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                      const GpuHeadroom& headroom) const override {
+    return MaySharesFitHeadroom(request, shape, headroom);
   }
 
   int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,

@@ -75,6 +75,8 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
                                           displaced.status().message()));
     }
   }
+  ScheduleOptions schedule_options;
+  schedule_options.max_explained_nodes = options.max_reason_examples;
   RunResult result;
   const size_t total = workload.pods.size();
   result.placed.reserve(total);
@@ -82,7 +84,8 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
   for (size_t p = 0; p < total; ++p) {
     const PodRequest& request = workload.pods[p];
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(request);
+    absl::StatusOr<ScheduleOutcome> outcome =
+        scheduler->Schedule(request, schedule_options);
     const auto stop = std::chrono::steady_clock::now();
     result.decision_ns.push_back(
         std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
@@ -98,9 +101,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
                           DescribePlacement(*scheduler, request, *outcome));
       result.placements.push_back(std::move(placement));
     } else {
-      result.unschedulable.push_back(
-          {request.Key(),
-           DigestReasons(outcome->reasons, options.max_reason_examples)});
+      result.unschedulable.push_back({request.Key(), DigestReasons(*outcome)});
     }
     if (options.progress) options.progress(p + 1, total);
   }

@@ -25,8 +25,11 @@
 namespace deviceshare {
 
 // Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
+// Without `explain`, a failure carries its code only (no message, no GPU
+// verdicts): the same code, at a fraction of the cost.
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
-                    SharingMode mode, PolicyKind gpu_policy);
+                    SharingMode mode, PolicyKind gpu_policy,
+                    bool explain = true);
 
 // The per-GPU checks that do not depend on usage: health, mode, model and
 // uuid filters. kFits if the GPU may serve the pod at all.
@@ -38,6 +41,12 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
 // containers), no allocation.
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
                   SharingMode mode);
+
+// MaySharesFit from the headroom alone: every GPU container needs one GPU
+// with its memory (on the node's smallest card, for percent requests) and
+// its cores (at least 1 %: a 0-core tenant needs some SM share left).
+bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                          const GpuHeadroom& headroom);
 
 // Upper bound of NodeScore(policy, node, placement) for any placement
 // PlaceShares can return: binpack charges every container on the largest

@@ -46,6 +46,9 @@ namespace deviceshare {
 struct PlacementOptions {
   PolicyKind gpu_policy = PolicyKind::kBinpack;   // already pod-overridden
   PolicyKind node_policy = PolicyKind::kBinpack;  // already pod-overridden
+  // False: an unfit verdict may carry its code alone (empty message, no GPU
+  // verdicts), for callers that only count reasons.
+  bool explain = true;
 };
 
 class SharingBackend {
@@ -78,6 +81,14 @@ class SharingBackend {
                               int utilisation_percent,
                               const PlacementOptions& options) const {
     return 100;
+  }
+
+  // A necessary condition for MayFit() from the node's shape and GPU
+  // headroom alone, which the cluster index keeps beside each node. The
+  // default, true, rules out nothing.
+  virtual bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                              const GpuHeadroom& headroom) const {
+    return true;
   }
 
   // REQUIRES: `allocation` names GPUs of `node` (by uuid).

@@ -64,6 +64,8 @@ class DeviceLedger {
 
   // Would a pod that is not yet on this GPU fit with `shares`? Pure.
   GpuVerdict CheckPod(absl::Span<const ContainerShare> shares) const;
+  // The same verdict's code alone, without building its text.
+  ReasonCode CheckPodCode(absl::Span<const ContainerShare> shares) const;
 
   // Adds a pod with all its shares on this GPU, all or nothing.
   // AlreadyExists if the pod is here; FailedPrecondition (with the verdict

@@ -35,6 +35,14 @@ struct NodeShape {
   auto operator<=>(const NodeShape& other) const = default;
 };
 
+// The most one GPU of a node can still take: the largest free memory and
+// the largest free SM share among GPUs that have a free tenant slot and are
+// not held exclusively (each maximum may come from a different GPU).
+struct GpuHeadroom {
+  int64_t memory_mib = 0;
+  int32_t cores = 0;
+};
+
 class NodeState {
  public:
   // REQUIRES: ValidateInventory(inventory).ok()
@@ -75,6 +83,7 @@ class NodeState {
   // Largest memory capacity of one GPU (for bounds on percent requests).
   int64_t max_gpu_memory_mib() const { return max_gpu_memory_mib_; }
   int64_t min_gpu_memory_mib() const { return min_gpu_memory_mib_; }
+  GpuHeadroom headroom() const;  // O(GPUs)
   NodeShape shape() const {
     return NodeShape{total_memory_mib_, total_cores_, total_slots_,
                      max_gpu_memory_mib_, min_gpu_memory_mib_};

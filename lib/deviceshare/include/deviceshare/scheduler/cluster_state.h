@@ -18,7 +18,6 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -42,11 +41,11 @@ struct PodRecord {
   bool on_ledger = false;
 };
 
-// Orders nodes by name.
-struct NodeNameLess {
-  bool operator()(const NodeState* a, const NodeState* b) const {
-    return a->name() < b->name();
-  }
+// A node in the index, with its GPU headroom kept beside it so that a
+// decision can rule it out without touching the node.
+struct IndexedNode {
+  const NodeState* node;
+  GpuHeadroom headroom;
 };
 
 // The nodes of one shape, bucketed by their current utilisation percent
@@ -54,7 +53,7 @@ struct NodeNameLess {
 // whole bucket at once (SharingBackend::ShapeScoreBound).
 struct ShapeGroup {
   NodeShape shape;
-  std::array<std::set<const NodeState*, NodeNameLess>, 101> by_utilisation;
+  std::array<std::vector<IndexedNode>, 101> by_utilisation;
 };
 
 class ClusterState {

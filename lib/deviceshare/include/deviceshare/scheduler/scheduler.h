@@ -23,6 +23,7 @@
 #define DEVICESHARE_SCHEDULER_SCHEDULER_H_
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,12 +47,23 @@ struct NodeVerdict {
   SharingMode mode = SharingMode::kHamiCore;  // backend that fits
 };
 
+struct ScheduleOptions {
+  // When nothing fits, how many nodes get a full reason in
+  // ScheduleOutcome::reasons: every reason code once (its first node by
+  // name), then further nodes by name. reason_counts always covers every
+  // node. Explaining is the costly part of a failed decision.
+  size_t max_explained_nodes = std::numeric_limits<size_t>::max();
+};
+
 struct ScheduleOutcome {
   // Set when the pod was placed (and committed).
   std::optional<PodAllocation> allocation;
   int score = 0;
-  // Why each node did not fit (node name -> reason), when nothing fit.
+  // When nothing fits: why, per node (node name -> reason starting with its
+  // code), for up to ScheduleOptions::max_explained_nodes nodes ...
   std::map<std::string, std::string> reasons;
+  // ... and how many nodes gave each reason code ("InsufficientMemory").
+  std::map<std::string, int64_t> reason_counts;
 };
 
 class Scheduler {
@@ -69,7 +81,8 @@ class Scheduler {
   // Filters all nodes, picks the best, commits it. A pod that fits nowhere
   // is not an error: the outcome has no allocation and the reasons.
   // AlreadyExists if the pod is already placed.
-  absl::StatusOr<ScheduleOutcome> Schedule(const PodRequest& request)
+  absl::StatusOr<ScheduleOutcome> Schedule(const PodRequest& request,
+                                           const ScheduleOptions& options = {})
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records a placement decided elsewhere (a pod event, an allocation read
@@ -105,6 +118,10 @@ class Scheduler {
       const PodRequest& request, absl::Span<const std::string> node_names) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PlacementOptions OptionsFor(const PodRequest& request) const;
+  // Fills the outcome's reasons and counts for a pod that fits nowhere.
+  void Explain(const PodRequest& request, const PlacementOptions& placement,
+               const ScheduleOptions& options, ScheduleOutcome& outcome) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static bool HostMayFit(const PodRequest& request, const NodeState& node);
   // Over the backends that may serve the pod; -1 when none may.
   int UpperBound(const PodRequest& request, const NodeState& node,
@@ -112,6 +129,8 @@ class Scheduler {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   bool MayFit(const PodRequest& request, const NodeState& node) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                      const GpuHeadroom& headroom) const;
 
   const Config config_;
   const BackendSet backends_;
