@@ -38,6 +38,8 @@ ABSL_FLAG(std::string, gpu_policy, "", "binpack | spread");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(uint64_t, seed, 0, "shuffle / generator seed");
 ABSL_FLAG(int64_t, limit_pods, 0, "schedule only the first N pods");
+ABSL_FLAG(bool, reason_counts, true,
+          "count every node's reason code for unschedulable pods");
 ABSL_FLAG(int64_t, max_reason_examples, 10,
           "example node reasons per unschedulable pod");
 ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
@@ -130,7 +132,10 @@ Options:
   --max-reason-examples N
                         example node reasons kept per unschedulable pod
                         (default 10: each reason code once, then by node
-                        name); reason_counts always counts every node
+                        name)
+  --reason-counts=false do not count every node's reason code for
+                        unschedulable pods (reason_counts is then empty;
+                        counting makes a failed decision O(nodes x GPUs))
   --summary-only        table: print only the summary and the notes
   --help                this text
 
@@ -176,7 +181,7 @@ constexpr FlagSpec kFlags[] = {
     {"node_policy", false},     {"gpu_policy", false},
     {"output", false},          {"seed", false},
     {"limit_pods", false},      {"max_reason_examples", false},
-    {"summary_only", true},
+    {"summary_only", true},     {"reason_counts", true},
 };
 
 int Fail(absl::string_view message) {
@@ -290,6 +295,7 @@ int main(int argc, char** argv) {
   const int64_t examples = absl::GetFlag(FLAGS_max_reason_examples);
   if (examples < 0) return Fail("--max-reason-examples: must be >= 0");
   options.max_reason_examples = static_cast<size_t>(examples);
+  options.reason_counts = absl::GetFlag(FLAGS_reason_counts);
   if (auto error =
           ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
                       options.node_policy)) {

@@ -182,14 +182,16 @@ void Scheduler::Explain(const PodRequest& request,
   quiet.explain = false;
   const std::vector<const NodeState*>& nodes = state_.nodes_by_name();
   std::vector<ReasonCode> codes;
-  codes.reserve(nodes.size());
-  for (const NodeState* node : nodes) {
-    codes.push_back(Evaluate(request, *node, quiet).fit.code);
-    ++outcome.reason_counts[std::string(ReasonCodeName(codes.back()))];
+  if (options.count_reasons) {
+    codes.reserve(nodes.size());
+    for (const NodeState* node : nodes) {
+      codes.push_back(Evaluate(request, *node, quiet).fit.code);
+      ++outcome.reason_counts[std::string(ReasonCodeName(codes.back()))];
+    }
   }
   std::vector<bool> chosen(nodes.size(), false);
   std::map<ReasonCode, size_t> first_of_code;
-  for (size_t i = 0; i < nodes.size(); ++i) first_of_code.emplace(codes[i], i);
+  for (size_t i = 0; i < codes.size(); ++i) first_of_code.emplace(codes[i], i);
   size_t budget = options.max_explained_nodes;
   for (const auto& [code, i] : first_of_code) {
     if (budget == 0) break;

@@ -225,6 +225,7 @@ absl::StatusOr<SimulationReport> Simulate(
   DS_ASSIGN_OR_RETURN(Workload workload, LoadWorkload(options, report.config));
   RunOptions run_options;
   run_options.max_reason_examples = options.max_reason_examples;
+  run_options.reason_counts = options.reason_counts;
   run_options.progress = std::move(progress);
   DS_ASSIGN_OR_RETURN(report.result,
                       RunSimulation(report.config, workload, run_options));

@@ -77,6 +77,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
   }
   ScheduleOptions schedule_options;
   schedule_options.max_explained_nodes = options.max_reason_examples;
+  schedule_options.count_reasons = options.reason_counts;
   RunResult result;
   const size_t total = workload.pods.size();
   result.placed.reserve(total);

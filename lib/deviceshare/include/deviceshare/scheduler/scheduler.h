@@ -53,6 +53,10 @@ struct ScheduleOptions {
   // name), then further nodes by name. reason_counts always covers every
   // node. Explaining is the costly part of a failed decision.
   size_t max_explained_nodes = std::numeric_limits<size_t>::max();
+  // When nothing fits, count every node's reason code (O(nodes x GPUs));
+  // false leaves reason_counts empty and makes a failed decision about as
+  // cheap as a successful one.
+  bool count_reasons = true;
 };
 
 struct ScheduleOutcome {

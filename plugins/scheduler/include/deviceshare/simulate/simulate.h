@@ -48,6 +48,8 @@ struct SimulateOptions {
   std::optional<uint64_t> seed;
   std::optional<int64_t> limit_pods;
   size_t max_reason_examples = 10;
+  // Count every node's reason code for unschedulable pods.
+  bool reason_counts = true;
 };
 
 inline constexpr uint64_t kDefaultSyntheticSeed = 1;

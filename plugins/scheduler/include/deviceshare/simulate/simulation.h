@@ -61,6 +61,8 @@ struct ClusterUsage {
 struct RunOptions {
   // Examples kept per unschedulable pod (see ReasonDigest).
   size_t max_reason_examples = 10;
+  // Count every node's reason code for unschedulable pods.
+  bool reason_counts = true;
   // Called after each decision with (pods done, pods total), outside the
   // timed section.
   std::function<void(size_t, size_t)> progress;
