@@ -1,6 +1,7 @@
 #include "deviceshare/scheduler/cluster_state.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "deviceshare/policy/scoring.h"
@@ -66,31 +67,57 @@ std::vector<IndexedNode>::iterator FindByName(std::vector<IndexedNode>& bucket,
                           });
 }
 
-}  // namespace
-
-void ClusterState::Reindex(const NodeState& node) {
-  Unindex(node);
-  const int utilisation = UtilisationPercent(
+int UtilisationOf(const NodeState& node) {
+  return UtilisationPercent(
       Usage{node.total_used_memory_mib(), node.total_used_cores(),
             node.total_used_slots()},
       Capacity{node.total_memory_mib(), node.total_cores(),
                node.total_slots()});
+}
+
+int BitWidth(int64_t value) {
+  int width = 0;
+  for (; value > 0; value >>= 1) ++width;
+  return width;
+}
+
+}  // namespace
+
+BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
+  return BucketKey{utilisation, BitWidth(headroom.memory_mib),
+                   headroom.cores / 10};
+}
+
+GpuHeadroom BucketKey::MaxHeadroom() const {
+  return GpuHeadroom{memory_class >= 62 ? std::numeric_limits<int64_t>::max()
+                                        : (int64_t{1} << memory_class) - 1,
+                     cores_class * 10 + 9};
+}
+
+void ClusterState::Reindex(const NodeState& node) {
+  Unindex(node);
+  const GpuHeadroom headroom = node.headroom();
+  const BucketKey key = BucketKey::Of(UtilisationOf(node), headroom);
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
-  std::vector<IndexedNode>& bucket = group.by_utilisation[utilisation];
-  bucket.insert(FindByName(bucket, node.name()),
-                IndexedNode{&node, node.headroom()});
-  index_position_[&node] = {&group, utilisation};
+  std::vector<IndexedNode>& bucket = group.buckets[key];
+  bucket.insert(FindByName(bucket, node.name()), IndexedNode{&node, headroom});
+  index_position_[&node] = {&group, key};
 }
 
 void ClusterState::Unindex(const NodeState& node) {
   auto at = index_position_.find(&node);
   if (at == index_position_.end()) return;
-  std::vector<IndexedNode>& bucket =
-      at->second.first->by_utilisation[at->second.second];
-  auto entry = FindByName(bucket, node.name());
-  if (entry != bucket.end() && entry->node == &node) bucket.erase(entry);
+  auto& buckets = at->second.first->buckets;
+  auto bucket = buckets.find(at->second.second);
+  if (bucket != buckets.end()) {
+    auto entry = FindByName(bucket->second, node.name());
+    if (entry != bucket->second.end() && entry->node == &node) {
+      bucket->second.erase(entry);
+    }
+    if (bucket->second.empty()) buckets.erase(bucket);
+  }
   index_position_.erase(at);
 }
 
@@ -227,8 +254,11 @@ absl::Status ClusterState::CheckInvariants() const {
   }
   size_t indexed = 0;
   for (const auto& [shape, group] : shape_groups_) {
-    for (int u = 0; u <= 100; ++u) {
-      for (const IndexedNode& entry : group.by_utilisation[u]) {
+    for (const auto& [key, bucket] : group.buckets) {
+      if (bucket.empty()) {
+        return absl::InternalError("an empty bucket is kept in the index");
+      }
+      for (const IndexedNode& entry : bucket) {
         const NodeState* node = entry.node;
         ++indexed;
         GpuHeadroom headroom = node->headroom();
@@ -237,15 +267,11 @@ absl::Status ClusterState::CheckInvariants() const {
           return absl::InternalError(absl::StrFormat(
               "node %s: indexed headroom is stale", node->name()));
         }
-        int actual = UtilisationPercent(
-            Usage{node->total_used_memory_mib(), node->total_used_cores(),
-                  node->total_used_slots()},
-            Capacity{node->total_memory_mib(), node->total_cores(),
-                     node->total_slots()});
-        if (!(node->shape() == shape) || actual != u) {
+        if (!(node->shape() == shape) ||
+            !(BucketKey::Of(UtilisationOf(*node), headroom) == key)) {
           return absl::InternalError(absl::StrFormat(
               "node %s is indexed at utilisation %d, it is at %d", node->name(),
-              u, actual));
+              key.utilisation, UtilisationOf(*node)));
         }
       }
     }

@@ -236,14 +236,13 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
   };
   std::vector<Bucket> buckets;
   for (const auto& [shape, group] : state_.shape_groups()) {
-    for (int utilisation = 0; utilisation <= 100; ++utilisation) {
-      const auto& nodes = group.by_utilisation[utilisation];
-      if (nodes.empty()) continue;
+    for (const auto& [key, nodes] : group.buckets) {
+      if (!MayFitHeadroom(request, shape, key.MaxHeadroom())) continue;
       int bound = -1;
       for (const auto& backend : backends_.all()) {
         if (request.mode && *request.mode != backend->mode()) continue;
-        bound = std::max(bound, backend->ShapeScoreBound(request, shape,
-                                                         utilisation, options));
+        bound = std::max(bound, backend->ShapeScoreBound(
+                                    request, shape, key.utilisation, options));
       }
       if (bound >= 0) {
         buckets.push_back(Bucket{std::min(bound, 100), &shape, &nodes});

@@ -15,7 +15,6 @@
 #ifndef DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 #define DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 
-#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,12 +47,26 @@ struct IndexedNode {
   GpuHeadroom headroom;
 };
 
-// The nodes of one shape, bucketed by their current utilisation percent
-// (policy/scoring.h), each bucket ordered by name. The scheduler bounds a
-// whole bucket at once (SharingBackend::ShapeScoreBound).
+// Where a node sits within its shape: its utilisation percent
+// (policy/scoring.h) and coarse classes of its GPU headroom, so that whole
+// buckets can be bounded (SharingBackend::ShapeScoreBound) or ruled out
+// (SharingBackend::MayFitHeadroom on the class's largest headroom).
+struct BucketKey {
+  int utilisation = 0;
+  int memory_class = 0;  // bit width of the headroom's MiB
+  int cores_class = 0;   // headroom cores / 10
+
+  // The largest headroom a node of this bucket can have.
+  GpuHeadroom MaxHeadroom() const;
+  static BucketKey Of(int utilisation, const GpuHeadroom& headroom);
+  auto operator<=>(const BucketKey& other) const = default;
+};
+
+// The nodes of one shape by bucket; only non-empty buckets are kept, each
+// ordered by name.
 struct ShapeGroup {
   NodeShape shape;
-  std::array<std::vector<IndexedNode>, 101> by_utilisation;
+  std::map<BucketKey, std::vector<IndexedNode>> buckets;
 };
 
 class ClusterState {
@@ -120,7 +133,7 @@ class ClusterState {
   std::vector<const NodeState*> nodes_by_name_;
   std::map<NodeShape, ShapeGroup> shape_groups_;
   // Where each node sits in shape_groups_: its group and utilisation.
-  absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, int>>
+  absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, BucketKey>>
       index_position_;
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
