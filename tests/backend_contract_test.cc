@@ -191,11 +191,7 @@ TEST_P(BackendContractTest, MayFitAndScoreUpperBoundAreSafe) {
         EXPECT_FALSE(fit.fits()) << pod.name << " ruled out by headroom";
       }
       const int node_bound = backend_->ScoreUpperBound(pod, node, options);
-      const int utilisation = UtilisationPercent(
-          Usage{node.total_used_memory_mib(), node.total_used_cores(),
-                node.total_used_slots()},
-          Capacity{node.total_memory_mib(), node.total_cores(),
-                   node.total_slots()});
+      const int utilisation = NodeUtilisationPercent(node);
       EXPECT_LE(node_bound, backend_->ShapeScoreBound(pod, node.shape(),
                                                       utilisation, options))
           << pod.name;

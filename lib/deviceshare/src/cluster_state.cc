@@ -67,14 +67,6 @@ std::vector<IndexedNode>::iterator FindByName(std::vector<IndexedNode>& bucket,
                           });
 }
 
-int UtilisationOf(const NodeState& node) {
-  return UtilisationPercent(
-      Usage{node.total_used_memory_mib(), node.total_used_cores(),
-            node.total_used_slots()},
-      Capacity{node.total_memory_mib(), node.total_cores(),
-               node.total_slots()});
-}
-
 int BitWidth(int64_t value) {
   int width = 0;
   for (; value > 0; value >>= 1) ++width;
@@ -97,7 +89,7 @@ GpuHeadroom BucketKey::MaxHeadroom() const {
 void ClusterState::Reindex(const NodeState& node) {
   Unindex(node);
   const GpuHeadroom headroom = node.headroom();
-  const BucketKey key = BucketKey::Of(UtilisationOf(node), headroom);
+  const BucketKey key = BucketKey::Of(NodeUtilisationPercent(node), headroom);
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
@@ -268,10 +260,10 @@ absl::Status ClusterState::CheckInvariants() const {
               "node %s: indexed headroom is stale", node->name()));
         }
         if (!(node->shape() == shape) ||
-            !(BucketKey::Of(UtilisationOf(*node), headroom) == key)) {
+            !(BucketKey::Of(NodeUtilisationPercent(*node), headroom) == key)) {
           return absl::InternalError(absl::StrFormat(
               "node %s is indexed at utilisation %d, it is at %d", node->name(),
-              key.utilisation, UtilisationOf(*node)));
+              key.utilisation, NodeUtilisationPercent(*node)));
         }
       }
     }

@@ -19,6 +19,24 @@ int UtilisationPercent(const Usage& used, const Capacity& capacity) {
   return static_cast<int>(sum / 3);
 }
 
+namespace {
+
+Usage UsedOf(const NodeState& node) {
+  return Usage{node.total_used_memory_mib(), node.total_used_cores(),
+               node.total_used_slots()};
+}
+
+Capacity CapacityOf(const NodeState& node) {
+  return Capacity{node.total_memory_mib(), node.total_cores(),
+                  node.total_slots()};
+}
+
+}  // namespace
+
+int NodeUtilisationPercent(const NodeState& node) {
+  return UtilisationPercent(UsedOf(node), CapacityOf(node));
+}
+
 int PolicyScore(PolicyKind policy, const Usage& after,
                 const Capacity& capacity) {
   int utilisation = UtilisationPercent(after, capacity);
@@ -37,10 +55,8 @@ int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
 
 int NodeScore(PolicyKind policy, const NodeState& node,
               const PodAllocation& placement) {
-  Usage after{node.total_used_memory_mib(), node.total_used_cores(),
-              node.total_used_slots()};
-  Capacity capacity{node.total_memory_mib(), node.total_cores(),
-                    node.total_slots()};
+  Usage after = UsedOf(node);
+  const Capacity capacity = CapacityOf(node);
   auto shares = node.SharesByGpu(placement);
   if (shares.ok()) {
     for (const auto& [position, gpu_shares] : *shares) {

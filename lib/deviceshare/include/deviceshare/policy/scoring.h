@@ -37,6 +37,9 @@ struct Capacity {
 // Mean of the three fractions in percent, clamped to [0, 100].
 int UtilisationPercent(const Usage& used, const Capacity& capacity);
 
+// A node's utilisation now, over all its GPUs.
+int NodeUtilisationPercent(const NodeState& node);
+
 int PolicyScore(PolicyKind policy, const Usage& after,
                 const Capacity& capacity);
 
