@@ -63,18 +63,30 @@ std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
   return absl::StrJoin(parts, ", ");
 }
 
-// The most frequent code, the earlier code on ties.
-ReasonCode MostFrequent(const std::vector<GpuVerdict>& verdicts) {
-  std::array<int, 32> counts{};
-  ReasonCode top = verdicts.front().code;
-  for (const GpuVerdict& v : verdicts) {
-    int n = ++counts[static_cast<size_t>(v.code)];
-    if (n > counts[static_cast<size_t>(top)] ||
-        (n == counts[static_cast<size_t>(top)] && v.code < top)) {
-      top = v.code;
+// Counts reason codes; the top one is the most frequent, the earlier code
+// on ties, so the headline does not depend on GPU order.
+class CodeTally {
+ public:
+  void Add(ReasonCode code) {
+    int n = ++counts_[static_cast<size_t>(code)];
+    if (empty_ || n > counts_[static_cast<size_t>(top_)] ||
+        (n == counts_[static_cast<size_t>(top_)] && code < top_)) {
+      top_ = code;
     }
+    empty_ = false;
   }
-  return top;
+  ReasonCode top() const { return top_; }
+
+ private:
+  std::array<int, 32> counts_{};
+  ReasonCode top_ = ReasonCode::kFits;
+  bool empty_ = true;
+};
+
+ReasonCode MostFrequent(const std::vector<GpuVerdict>& verdicts) {
+  CodeTally tally;
+  for (const GpuVerdict& v : verdicts) tally.Add(v.code);
+  return tally.top();
 }
 
 // The verdict to headline: the most frequent code, first GPU with it.
@@ -109,9 +121,17 @@ ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
   return ReasonCode::kFits;
 }
 
-bool IsGpuEligible(const PodRequest& request, const Gpu& gpu,
-                   SharingMode mode) {
-  return EligibilityCode(request, gpu, mode) == ReasonCode::kFits;
+// Whether GPU `ledger` could take `container` (index `index`) if it were the
+// pod's only share there: the eligibility checks, then the ledger's.
+ReasonCode AloneCode(const PodRequest& request,
+                     const ContainerRequest& container, int32_t index,
+                     const DeviceLedger& ledger, SharingMode mode) {
+  ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
+  if (code != ReasonCode::kFits) return code;
+  ContainerShare share{index, container.is_init,
+                       container.MemoryOn(ledger.memory_capacity_mib()),
+                       container.cores};
+  return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
 }
 
 // The failure code PlaceShares gives a pod with a single GPU container,
@@ -133,30 +153,18 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
       static_cast<size_t>(only->gpu_count) > node.gpu_count()) {
     return std::nullopt;
   }
-  std::array<int, 32> counts{};
-  ReasonCode top = ReasonCode::kFits;
+  CodeTally rejected;
   int32_t usable = 0;
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
-    const DeviceLedger& ledger = node.ledger(pos);
-    ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
-    if (code == ReasonCode::kFits) {
-      ContainerShare share{index, only->is_init,
-                           only->MemoryOn(ledger.memory_capacity_mib()),
-                           only->cores};
-      code = ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
-    }
+    ReasonCode code = AloneCode(request, *only, index, node.ledger(pos), mode);
     if (code == ReasonCode::kFits) {
       ++usable;
-      continue;
-    }
-    int n = ++counts[static_cast<size_t>(code)];
-    if (top == ReasonCode::kFits || n > counts[static_cast<size_t>(top)] ||
-        (n == counts[static_cast<size_t>(top)] && code < top)) {
-      top = code;
+    } else {
+      rejected.Add(code);
     }
   }
   if (usable >= only->gpu_count) return std::nullopt;
-  return usable == 0 ? top : ReasonCode::kInsufficientGpus;
+  return usable == 0 ? rejected.top() : ReasonCode::kInsufficientGpus;
 }
 
 NodeFit Unfit(ReasonCode code, std::string message,
@@ -366,22 +374,16 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
                   SharingMode mode) {
   if (request.mode && *request.mode != mode) return false;
-  for (const ContainerRequest& container : request.containers) {
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    const ContainerRequest& container = request.containers[i];
     if (!container.wants_gpu()) continue;
     int32_t usable = 0;
     for (size_t pos = 0; pos < node.gpu_count() && usable < container.gpu_count;
          ++pos) {
-      const DeviceLedger& ledger = node.ledger(pos);
-      if (ledger.free_slots() < 1 || ledger.held_exclusively()) continue;
-      if (container.exclusive() && !ledger.idle()) continue;
-      if (ledger.free_cores() < container.cores) continue;
-      if (container.cores == 0 && ledger.free_cores() <= 0) continue;
-      if (ledger.free_memory_mib() <
-          container.MemoryOn(ledger.memory_capacity_mib())) {
-        continue;
+      if (AloneCode(request, container, static_cast<int32_t>(i),
+                    node.ledger(pos), mode) == ReasonCode::kFits) {
+        ++usable;
       }
-      if (!IsGpuEligible(request, ledger.gpu(), mode)) continue;
-      ++usable;
     }
     if (usable < container.gpu_count) return false;
   }
