@@ -184,9 +184,15 @@ void Scheduler::Explain(const PodRequest& request,
   std::vector<ReasonCode> codes;
   if (options.count_reasons) {
     codes.reserve(nodes.size());
+    std::array<int64_t, 32> counts{};
     for (const NodeState* node : nodes) {
       codes.push_back(Evaluate(request, *node, quiet).fit.code);
-      ++outcome.reason_counts[std::string(ReasonCodeName(codes.back()))];
+      ++counts[static_cast<size_t>(codes.back())];
+    }
+    for (size_t code = 0; code < counts.size(); ++code) {
+      if (counts[code] == 0) continue;
+      outcome.reason_counts[std::string(
+          ReasonCodeName(static_cast<ReasonCode>(code)))] = counts[code];
     }
   }
   std::vector<bool> chosen(nodes.size(), false);

@@ -109,12 +109,15 @@ ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
                            SharingMode mode) {
   if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
   if (gpu.mode != mode) return ReasonCode::kModeMismatch;
+  // Most pods name no filter; skip the string work for them.
   if ((!request.use_models.empty() &&
        !AnyContains(request.use_models, gpu.model)) ||
-      AnyContains(request.avoid_models, gpu.model)) {
+      (!request.avoid_models.empty() &&
+       AnyContains(request.avoid_models, gpu.model))) {
     return ReasonCode::kTypeMismatch;
   }
-  if (AnyEquals(request.avoid_uuids, gpu.uuid) ||
+  if ((!request.avoid_uuids.empty() &&
+       AnyEquals(request.avoid_uuids, gpu.uuid)) ||
       (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid))) {
     return ReasonCode::kUuidMismatch;
   }
