@@ -52,42 +52,31 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
   NodeVerdict verdict;
   verdict.node = node.name();
   const NodeInventory& inventory = node.inventory();
-  if (inventory.cpu_milli > 0 &&
-      node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
-    verdict.fit =
-        HostUnfit(ReasonCode::kInsufficientCpu,
-                  absl::StrFormat("InsufficientCpu free=%dm want=%dm",
-                                  inventory.cpu_milli - node.used_cpu_milli(),
-                                  request.cpu_milli));
-    return verdict;
-  }
-  if (inventory.memory_mib > 0 &&
-      node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
-    verdict.fit = HostUnfit(
-        ReasonCode::kInsufficientNodeMemory,
-        MaybeFormat(
-            options.explain, "InsufficientNodeMemory free=%dMiB want=%dMiB",
-            inventory.memory_mib - node.used_memory_mib(), request.memory_mib));
-    return verdict;
-  }
-  if (request.mode) {
-    const SharingBackend* backend = backends_.ForMode(*request.mode);
-    if (backend == nullptr) {
+  switch (HostCode(request, node)) {
+    case ReasonCode::kInsufficientCpu:
       verdict.fit = HostUnfit(
-          ReasonCode::kModeMismatch,
-          absl::StrFormat("ModeMismatch mode %s is not enabled in this "
-                          "scheduler",
-                          SharingModeName(*request.mode)));
+          ReasonCode::kInsufficientCpu,
+          MaybeFormat(options.explain, "InsufficientCpu free=%dm want=%dm",
+                      inventory.cpu_milli - node.used_cpu_milli(),
+                      request.cpu_milli));
       return verdict;
-    }
-    verdict.fit = backend->Filter(request, node, options);
-    verdict.mode = backend->mode();
-    if (verdict.fit.fits()) {
-      verdict.score = backend->Score(node, verdict.fit.allocation, options);
-    }
-    return verdict;
+    case ReasonCode::kInsufficientNodeMemory:
+      verdict.fit =
+          HostUnfit(ReasonCode::kInsufficientNodeMemory,
+                    MaybeFormat(options.explain,
+                                "InsufficientNodeMemory free=%dMiB want=%dMiB",
+                                inventory.memory_mib - node.used_memory_mib(),
+                                request.memory_mib));
+      return verdict;
+    default:
+      break;
   }
+  // The pod's own mode picks one backend; without one, the first enabled
+  // backend that fits serves it, and the first one's verdict explains.
+  bool served = false;
   for (const auto& backend : backends_.all()) {
+    if (!Serves(request, *backend)) continue;
+    served = true;
     NodeFit fit = backend->Filter(request, node, options);
     if (fit.fits()) {
       verdict.fit = std::move(fit);
@@ -96,6 +85,12 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
       return verdict;
     }
     if (verdict.fit.code == ReasonCode::kFits) verdict.fit = std::move(fit);
+  }
+  if (!served) {
+    verdict.fit = HostUnfit(
+        ReasonCode::kModeMismatch,
+        absl::StrFormat("ModeMismatch mode %s is not enabled in this scheduler",
+                        SharingModeName(*request.mode)));
   }
   return verdict;
 }
@@ -134,21 +129,30 @@ std::vector<NodeVerdict> Scheduler::Filter(
   return FilterLocked(request, node_names);
 }
 
-bool Scheduler::HostMayFit(const PodRequest& request, const NodeState& node) {
+bool Scheduler::Serves(const PodRequest& request,
+                       const SharingBackend& backend) {
+  return !request.mode || *request.mode == backend.mode();
+}
+
+ReasonCode Scheduler::HostCode(const PodRequest& request,
+                               const NodeState& node) {
   const NodeInventory& inventory = node.inventory();
   if (inventory.cpu_milli > 0 &&
       node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
-    return false;
+    return ReasonCode::kInsufficientCpu;
   }
-  return inventory.memory_mib <= 0 ||
-         node.used_memory_mib() + request.memory_mib <= inventory.memory_mib;
+  if (inventory.memory_mib > 0 &&
+      node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
+    return ReasonCode::kInsufficientNodeMemory;
+  }
+  return ReasonCode::kFits;
 }
 
 int Scheduler::UpperBound(const PodRequest& request, const NodeState& node,
                           const PlacementOptions& options) const {
   int bound = -1;
   for (const auto& backend : backends_.all()) {
-    if (request.mode && *request.mode != backend->mode()) continue;
+    if (!Serves(request, *backend)) continue;
     bound = std::max(bound, backend->ScoreUpperBound(request, node, options));
   }
   return std::min(bound, 100);
@@ -158,16 +162,16 @@ bool Scheduler::MayFitHeadroom(const PodRequest& request,
                                const NodeShape& shape,
                                const GpuHeadroom& headroom) const {
   for (const auto& backend : backends_.all()) {
-    if (request.mode && *request.mode != backend->mode()) continue;
+    if (!Serves(request, *backend)) continue;
     if (backend->MayFitHeadroom(request, shape, headroom)) return true;
   }
   return false;
 }
 
 bool Scheduler::MayFit(const PodRequest& request, const NodeState& node) const {
-  if (!HostMayFit(request, node)) return false;
+  if (HostCode(request, node) != ReasonCode::kFits) return false;
   for (const auto& backend : backends_.all()) {
-    if (request.mode && *request.mode != backend->mode()) continue;
+    if (!Serves(request, *backend)) continue;
     if (backend->MayFit(request, node)) return true;
   }
   return false;
@@ -246,7 +250,7 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
       if (!MayFitHeadroom(request, shape, key.MaxHeadroom())) continue;
       int bound = -1;
       for (const auto& backend : backends_.all()) {
-        if (request.mode && *request.mode != backend->mode()) continue;
+        if (!Serves(request, *backend)) continue;
         bound = std::max(bound, backend->ShapeScoreBound(
                                     request, shape, key.utilisation, options));
       }

@@ -126,7 +126,10 @@ class Scheduler {
   void Explain(const PodRequest& request, const PlacementOptions& placement,
                const ScheduleOptions& options, ScheduleOutcome& outcome) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  static bool HostMayFit(const PodRequest& request, const NodeState& node);
+  // Whether `backend` may serve the pod: its mode, when the pod names one.
+  static bool Serves(const PodRequest& request, const SharingBackend& backend);
+  // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.
+  static ReasonCode HostCode(const PodRequest& request, const NodeState& node);
   // Over the backends that may serve the pod; -1 when none may.
   int UpperBound(const PodRequest& request, const NodeState& node,
                  const PlacementOptions& options) const
