@@ -210,35 +210,34 @@ std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
 
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode) {
-  auto reject = [&](ReasonCode code, std::string detail) {
-    return GpuVerdict{code, gpu.index, std::move(detail)};
-  };
-  if (!gpu.healthy) return reject(ReasonCode::kGpuUnhealthy, "unhealthy");
-  if (gpu.mode != mode) {
-    return reject(
-        ReasonCode::kModeMismatch,
-        absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
-                        SharingModeName(mode)));
+  const ReasonCode code = EligibilityCode(request, gpu, mode);
+  std::string detail;
+  switch (code) {
+    case ReasonCode::kFits:
+      break;
+    case ReasonCode::kGpuUnhealthy:
+      detail = "unhealthy";
+      break;
+    case ReasonCode::kModeMismatch:
+      detail = absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
+                               SharingModeName(mode));
+      break;
+    case ReasonCode::kTypeMismatch:
+      detail =
+          !request.use_models.empty() &&
+                  !AnyContains(request.use_models, gpu.model)
+              ? absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
+                                absl::StrJoin(request.use_models, ","))
+              : absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
+                                absl::StrJoin(request.avoid_models, ","));
+      break;
+    default:  // kUuidMismatch
+      detail = AnyEquals(request.avoid_uuids, gpu.uuid)
+                   ? "uuid in nouse-gpuuuid"
+                   : "uuid not in use-gpuuuid";
+      break;
   }
-  if (!request.use_models.empty() &&
-      !AnyContains(request.use_models, gpu.model)) {
-    return reject(
-        ReasonCode::kTypeMismatch,
-        absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
-                        absl::StrJoin(request.use_models, ",")));
-  }
-  if (AnyContains(request.avoid_models, gpu.model)) {
-    return reject(ReasonCode::kTypeMismatch,
-                  absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
-                                  absl::StrJoin(request.avoid_models, ",")));
-  }
-  if (AnyEquals(request.avoid_uuids, gpu.uuid)) {
-    return reject(ReasonCode::kUuidMismatch, "uuid in nouse-gpuuuid");
-  }
-  if (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid)) {
-    return reject(ReasonCode::kUuidMismatch, "uuid not in use-gpuuuid");
-  }
-  return GpuVerdict{ReasonCode::kFits, gpu.index, ""};
+  return GpuVerdict{code, gpu.index, std::move(detail)};
 }
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
