@@ -19,22 +19,18 @@ int UtilisationPercent(const Usage& used, const Capacity& capacity) {
   return static_cast<int>(sum / 3);
 }
 
-namespace {
-
-Usage UsedOf(const NodeState& node) {
+Usage NodeUsage(const NodeState& node) {
   return Usage{node.total_used_memory_mib(), node.total_used_cores(),
                node.total_used_slots()};
 }
 
-Capacity CapacityOf(const NodeState& node) {
+Capacity NodeCapacity(const NodeState& node) {
   return Capacity{node.total_memory_mib(), node.total_cores(),
                   node.total_slots()};
 }
 
-}  // namespace
-
 int NodeUtilisationPercent(const NodeState& node) {
-  return UtilisationPercent(UsedOf(node), CapacityOf(node));
+  return UtilisationPercent(NodeUsage(node), NodeCapacity(node));
 }
 
 int PolicyScore(PolicyKind policy, const Usage& after,
@@ -55,8 +51,8 @@ int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
 
 int NodeScore(PolicyKind policy, const NodeState& node,
               const PodAllocation& placement) {
-  Usage after = UsedOf(node);
-  const Capacity capacity = CapacityOf(node);
+  Usage after = NodeUsage(node);
+  const Capacity capacity = NodeCapacity(node);
   auto shares = node.SharesByGpu(placement);
   if (shares.ok()) {
     for (const auto& [position, gpu_shares] : *shares) {

@@ -434,12 +434,11 @@ int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
   Usage charge = ChargeBound(
       node_policy, request,
       binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib());
-  Usage after{node.total_used_memory_mib() + charge.memory_mib,
-              node.total_used_cores() + charge.cores,
-              node.total_used_slots() + charge.slots};
-  Capacity capacity{node.total_memory_mib(), node.total_cores(),
-                    node.total_slots()};
-  return PolicyScore(node_policy, after, capacity);
+  Usage after = NodeUsage(node);
+  after.memory_mib += charge.memory_mib;
+  after.cores += charge.cores;
+  after.slots += charge.slots;
+  return PolicyScore(node_policy, after, NodeCapacity(node));
 }
 
 int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,

@@ -37,6 +37,10 @@ struct Capacity {
 // Mean of the three fractions in percent, clamped to [0, 100].
 int UtilisationPercent(const Usage& used, const Capacity& capacity);
 
+// A node's usage and capacity now, summed over its GPUs.
+Usage NodeUsage(const NodeState& node);
+Capacity NodeCapacity(const NodeState& node);
+
 // A node's utilisation now, over all its GPUs.
 int NodeUtilisationPercent(const NodeState& node);
 
