@@ -14,7 +14,19 @@ PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
   int32_t init_cores = 0;
   int32_t app_containers = 0;
   bool any_init = false;
+  int64_t mig_memory = 0;
+  int32_t mig_cores = 0;
+  int32_t mig_instances = 0;
   for (const ContainerShare& share : shares) {
+    if (share.is_mig()) {
+      const uint32_t mask = share.mig.mask();
+      charge.mig_overlap = charge.mig_overlap || (charge.mig_mask & mask) != 0;
+      charge.mig_mask |= mask;
+      mig_memory += share.memory_mib;
+      mig_cores += share.cores;
+      ++mig_instances;
+      continue;
+    }
     if (share.is_init) {
       any_init = true;
       init_memory = std::max(init_memory, share.memory_mib);
@@ -26,9 +38,11 @@ PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
     }
     charge.exclusive = charge.exclusive || share.exclusive();
   }
-  charge.memory_mib = std::max(init_memory, app_memory);
-  charge.cores = std::max(init_cores, app_cores);
-  charge.slots = std::max(app_containers, any_init ? 1 : 0);
+  const int32_t share_slots = std::max(app_containers, any_init ? 1 : 0);
+  charge.mixes_mig = mig_instances > 0 && share_slots > 0;
+  charge.memory_mib = std::max(init_memory, app_memory) + mig_memory;
+  charge.cores = std::max(init_cores, app_cores) + mig_cores;
+  charge.slots = share_slots + mig_instances;
   return charge;
 }
 
@@ -48,13 +62,30 @@ bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
 
 }  // namespace
 
-DeviceLedger::DeviceLedger(const Gpu& gpu) : gpu_(gpu) {}
+DeviceLedger::DeviceLedger(const Gpu& gpu)
+    : gpu_(gpu),
+      slot_capacity_(gpu.mode == SharingMode::kMps
+                         ? std::min(gpu.split_count, kMaxMpsClients)
+                         : gpu.split_count) {}
 
 ReasonCode DeviceLedger::CheckPodCode(
     absl::Span<const ContainerShare> shares) const {
   const PodCharge want = ChargeOf(shares);
-  if (used_slots_ + want.slots > gpu_.split_count) {
-    return ReasonCode::kSplitExhausted;
+  if (want.mixes_mig || (want.mig_mask != 0 && used_slots_ > mig_instances_) ||
+      (want.mig_mask == 0 && mig_instances_ > 0)) {
+    return ReasonCode::kModeMismatch;
+  }
+  if (used_slots_ + want.slots > slot_capacity_) {
+    return slot_capacity_ < gpu_.split_count ? ReasonCode::kMpsClientsExhausted
+                                             : ReasonCode::kSplitExhausted;
+  }
+  if (want.mig_mask != 0) {
+    // A MIG instance's capacity is its memory slices: the MiB and SM share
+    // it carries are the profile's, already fixed by the hardware.
+    if (want.mig_overlap || (want.mig_mask & mig_mask_) != 0) {
+      return ReasonCode::kMigNoSlot;
+    }
+    return ReasonCode::kFits;
   }
   if (exclusive_pods_ > 0 || (want.exclusive && !pods_.empty()) ||
       ExclusiveBesideSibling(shares)) {
@@ -77,9 +108,21 @@ GpuVerdict DeviceLedger::CheckPod(
   const PodCharge want = ChargeOf(shares);
   std::string detail;
   switch (code) {
+    case ReasonCode::kModeMismatch:
+      detail = "MIG instances and other shares never mix on one GPU";
+      break;
     case ReasonCode::kSplitExhausted:
       detail = absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
                                gpu_.split_count, want.slots);
+      break;
+    case ReasonCode::kMpsClientsExhausted:
+      detail = absl::StrFormat("clients=%d max=%d want=%d", used_slots_,
+                               slot_capacity_, want.slots);
+      break;
+    case ReasonCode::kMigNoSlot:
+      detail = absl::StrFormat(
+          "memory slices taken=0x%x want=0x%x%s", mig_mask_, want.mig_mask,
+          want.mig_overlap ? " (the pod's own overlap)" : "");
       break;
     case ReasonCode::kExclusiveConflict:
       if (exclusive_pods_ > 0) {
@@ -144,6 +187,10 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
   used_cores_ += entry.charge.cores;
   used_slots_ += entry.charge.slots;
   if (entry.charge.exclusive) ++exclusive_pods_;
+  mig_mask_ |= entry.charge.mig_mask;
+  for (const ContainerShare& share : entry.shares) {
+    if (share.is_mig()) ++mig_instances_;
+  }
   pods_.emplace(std::string(pod_uid), std::move(entry));
   return absl::OkStatus();
 }
@@ -156,6 +203,10 @@ bool DeviceLedger::RemovePod(absl::string_view pod_uid) {
   used_cores_ -= charge.cores;
   used_slots_ -= charge.slots;
   if (charge.exclusive) --exclusive_pods_;
+  mig_mask_ &= ~charge.mig_mask;
+  for (const ContainerShare& share : it->second.shares) {
+    if (share.is_mig()) --mig_instances_;
+  }
   pods_.erase(it);
   return true;
 }
@@ -184,6 +235,9 @@ absl::Status DeviceLedger::CheckInvariants() const {
   int64_t cores = 0;
   int64_t slots = 0;
   int32_t exclusive = 0;
+  uint32_t mig_mask = 0;
+  int32_t mig_instances = 0;
+  bool mig_overlap = false;
   for (const auto& [uid, entry] : pods_) {
     if (entry.charge != ChargeOf(entry.shares)) {
       return absl::InternalError(
@@ -198,22 +252,37 @@ absl::Status DeviceLedger::CheckInvariants() const {
     cores += entry.charge.cores;
     slots += entry.charge.slots;
     if (entry.charge.exclusive) ++exclusive;
+    mig_overlap = mig_overlap || entry.charge.mig_overlap ||
+                  (mig_mask & entry.charge.mig_mask) != 0;
+    mig_mask |= entry.charge.mig_mask;
+    for (const ContainerShare& share : entry.shares) {
+      if (share.is_mig()) ++mig_instances;
+    }
   }
   auto broken = [&](absl::string_view what) {
     return absl::InternalError(absl::StrFormat(
         "gpu %s: invariant broken: %s (memory %d/%d, cores %d/%d, slots "
-        "%d/%d, pods %d, exclusive %d)",
+        "%d/%d, pods %d, exclusive %d, mig slices 0x%x)",
         gpu_.uuid, what, used_memory_mib_, gpu_.memory_mib, used_cores_,
-        gpu_.core_capacity, used_slots_, gpu_.split_count, pods_.size(),
-        exclusive_pods_));
+        gpu_.core_capacity, used_slots_, slot_capacity_, pods_.size(),
+        exclusive_pods_, mig_mask_));
   };
   if (memory != used_memory_mib_ || cores != used_cores_ ||
-      slots != used_slots_ || exclusive != exclusive_pods_) {
+      slots != used_slots_ || exclusive != exclusive_pods_ ||
+      mig_mask != mig_mask_ || mig_instances != mig_instances_) {
     return broken("totals differ from a recomputation");
   }
-  if (used_memory_mib_ > gpu_.memory_mib) return broken("memory over capacity");
-  if (used_cores_ > gpu_.core_capacity) return broken("cores over capacity");
-  if (used_slots_ > gpu_.split_count) return broken("tenants over split");
+  if (mig_overlap) return broken("MIG instances overlap");
+  if (mig_instances_ > 0 && used_slots_ != mig_instances_) {
+    return broken("MIG instances share the GPU with other shares");
+  }
+  if (mig_instances_ == 0 && used_memory_mib_ > gpu_.memory_mib) {
+    return broken("memory over capacity");
+  }
+  if (mig_instances_ == 0 && used_cores_ > gpu_.core_capacity) {
+    return broken("cores over capacity");
+  }
+  if (used_slots_ > slot_capacity_) return broken("tenants over capacity");
   if (used_memory_mib_ < 0 || used_cores_ < 0 || used_slots_ < 0) {
     return broken("negative usage");
   }
@@ -227,7 +296,8 @@ bool DeviceLedger::operator==(const DeviceLedger& other) const {
   return gpu_ == other.gpu_ && pods_ == other.pods_ &&
          used_memory_mib_ == other.used_memory_mib_ &&
          used_cores_ == other.used_cores_ && used_slots_ == other.used_slots_ &&
-         exclusive_pods_ == other.exclusive_pods_;
+         exclusive_pods_ == other.exclusive_pods_ &&
+         mig_mask_ == other.mig_mask_ && mig_instances_ == other.mig_instances_;
 }
 
 }  // namespace deviceshare

@@ -17,7 +17,7 @@ NodeState::NodeState(NodeInventory inventory)
     position_by_uuid_.emplace(gpu.uuid, i);
     total_memory_mib_ += gpu.memory_mib;
     total_cores_ += gpu.core_capacity;
-    total_slots_ += gpu.split_count;
+    total_slots_ += ledgers_.back().slot_capacity();
     max_gpu_memory_mib_ = std::max(max_gpu_memory_mib_, gpu.memory_mib);
     min_gpu_memory_mib_ =
         i == 0 ? gpu.memory_mib : std::min(min_gpu_memory_mib_, gpu.memory_mib);
@@ -97,7 +97,7 @@ NodeState::SharesByGpu(const PodAllocation& allocation) const {
       }
       by_position[*position].push_back(
           ContainerShare{container.container_index, container.is_init,
-                         grant.memory_mib, grant.cores});
+                         grant.memory_mib, grant.cores, grant.mig});
     }
   }
   return std::vector<std::pair<size_t, std::vector<ContainerShare>>>(

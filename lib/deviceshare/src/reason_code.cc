@@ -26,6 +26,14 @@ absl::string_view ReasonCodeName(ReasonCode code) {
       return "ComputeExhausted";
     case ReasonCode::kAlreadyOnGpu:
       return "AlreadyOnGpu";
+    case ReasonCode::kMpsClientsExhausted:
+      return "MpsClientsExhausted";
+    case ReasonCode::kMigUnknownModel:
+      return "MigUnknownModel";
+    case ReasonCode::kMigNoProfile:
+      return "MigNoProfile";
+    case ReasonCode::kMigNoSlot:
+      return "MigNoSlot";
     case ReasonCode::kNoGpus:
       return "NoGpus";
     case ReasonCode::kInsufficientGpus:

@@ -26,9 +26,13 @@ enum class ReasonCode {
   kSplitExhausted,  // tenants == split count
   kInsufficientMemory,
   kInsufficientCores,
-  kExclusiveConflict,  // cores=100 wants an empty GPU, or a GPU is held
-  kComputeExhausted,   // all SM share taken; a 0-core tenant won't run
-  kAlreadyOnGpu,       // a container gets each GPU at most once
+  kExclusiveConflict,    // cores=100 wants an empty GPU, or a GPU is held
+  kComputeExhausted,     // all SM share taken; a 0-core tenant won't run
+  kAlreadyOnGpu,         // a container gets each GPU at most once
+  kMpsClientsExhausted,  // an MPS server takes at most 48 clients
+  kMigUnknownModel,      // no MIG profile table for the GPU's model
+  kMigNoProfile,         // no allowed MIG profile is large enough
+  kMigNoSlot,            // no free legal start (or geometry position) left
   // Per node.
   kNoGpus,            // node registered no GPU
   kInsufficientGpus,  // fewer usable GPUs than the container wants

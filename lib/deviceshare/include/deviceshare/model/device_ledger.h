@@ -8,13 +8,19 @@
 //   memory = max(largest init share, sum of app shares)   (same for cores)
 //   slots  = max(number of app containers, 1 if any init container)
 // because init containers run one at a time before the app containers.
+// A MIG share is a hardware instance that exists from Allocate until the
+// pod ends, init container or not: MIG shares are always summed, one slot
+// each, and their capacity is the GPU's memory slices, not its MiB.
 //
 // Invariants, checked by CheckInvariants() and never broken by AddPod:
-//   sum of charged memory <= memory capacity
-//   sum of charged cores  <= core capacity
-//   sum of slots          <= split count
+//   sum of charged memory <= memory capacity     (GPUs without MIG shares)
+//   sum of charged cores  <= core capacity       (GPUs without MIG shares)
+//   sum of slots          <= slot capacity: the split count, and at most
+//     kMaxMpsClients on a GPU in mps mode
 //   a pod with an exclusive share (cores >= 100) is the only pod, and holds
 //     a single app container on the GPU
+//   MIG instances never overlap, and MIG and non-MIG shares never mix on
+//     one GPU
 //   the totals equal a recomputation from the tenants
 //
 // Thread safety: none; a DeviceLedger is owned by its NodeState and guarded
@@ -32,8 +38,13 @@
 #include "absl/types/span.h"
 #include "deviceshare/backend/fit.h"
 #include "deviceshare/model/gpu.h"
+#include "deviceshare/model/mig_slot.h"
 
 namespace deviceshare {
+
+// An MPS server serves at most 48 clients per GPU (measured on an H100,
+// reference/mig-mps-nvml.md §4.1).
+inline constexpr int32_t kMaxMpsClients = 48;
 
 // One container's share of one GPU.
 struct ContainerShare {
@@ -41,8 +52,10 @@ struct ContainerShare {
   bool is_init = false;
   int64_t memory_mib = 0;
   int32_t cores = 0;
+  MigSlot mig;  // placed for a MIG instance
 
-  bool exclusive() const { return cores >= 100; }
+  bool is_mig() const { return mig.placed(); }
+  bool exclusive() const { return cores >= 100 && !is_mig(); }
   bool operator==(const ContainerShare& other) const = default;
 };
 
@@ -52,6 +65,9 @@ struct PodCharge {
   int32_t cores = 0;
   int32_t slots = 0;
   bool exclusive = false;
+  uint32_t mig_mask = 0;     // memory slices of the pod's MIG instances
+  bool mig_overlap = false;  // two of them overlap
+  bool mixes_mig = false;    // MIG and non-MIG shares together
 
   bool operator==(const PodCharge& other) const = default;
 };
@@ -84,13 +100,17 @@ class DeviceLedger {
   const Gpu& gpu() const { return gpu_; }
   int64_t memory_capacity_mib() const { return gpu_.memory_mib; }
   int32_t core_capacity() const { return gpu_.core_capacity; }
-  int32_t slot_capacity() const { return gpu_.split_count; }
+  // The split count; on an mps GPU also at most kMaxMpsClients.
+  int32_t slot_capacity() const { return slot_capacity_; }
   int64_t used_memory_mib() const { return used_memory_mib_; }
   int32_t used_cores() const { return used_cores_; }
   int32_t used_slots() const { return used_slots_; }
   int64_t free_memory_mib() const { return gpu_.memory_mib - used_memory_mib_; }
   int32_t free_cores() const { return gpu_.core_capacity - used_cores_; }
-  int32_t free_slots() const { return gpu_.split_count - used_slots_; }
+  int32_t free_slots() const { return slot_capacity_ - used_slots_; }
+  // Memory slices taken by MIG instances.
+  uint32_t mig_mask() const { return mig_mask_; }
+  int32_t mig_instances() const { return mig_instances_; }
   bool held_exclusively() const { return exclusive_pods_ > 0; }
   size_t pod_count() const { return pods_.size(); }
   bool idle() const { return pods_.empty(); }
@@ -113,6 +133,9 @@ class DeviceLedger {
   int32_t used_cores_ = 0;
   int32_t used_slots_ = 0;
   int32_t exclusive_pods_ = 0;
+  int32_t slot_capacity_ = 0;
+  uint32_t mig_mask_ = 0;
+  int32_t mig_instances_ = 0;
 };
 
 }  // namespace deviceshare

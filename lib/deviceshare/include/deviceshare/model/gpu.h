@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/model/sharing_mode.h"
 
 namespace deviceshare {
@@ -43,6 +44,10 @@ struct Gpu {
   bool mps_capable = false;
   bool healthy = true;
   SharingMode mode = SharingMode::kHamiCore;  // how the GPU is operated now
+  // MIG GPU instances that exist on the hardware now, as the node agent
+  // found them (mode mig only; empty = none or not reported). Pods' grants
+  // may reuse a free one; an idle GPU may be repartitioned.
+  std::vector<MigSlot> mig_instances;
 
   bool operator==(const Gpu& other) const = default;
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/model/sharing_mode.h"
 
 namespace deviceshare {
@@ -22,6 +23,14 @@ struct DeviceGrant {
   SharingMode mode = SharingMode::kHamiCore;
   int64_t memory_mib = 0;
   int32_t cores = 0;  // percent of the GPU's SMs
+  // Mode mig: the instance granted (memory_mib and cores are then the
+  // instance's memory and compute share), what the node agent must do to
+  // get it, and, once it exists, its runtime identity.
+  MigSlot mig;
+  MigAction mig_action = MigAction::kNone;
+  std::string mig_uuid;              // "MIG-..."; empty until created
+  int32_t gpu_instance_id = -1;      // NVML GPU instance id; -1 = unknown
+  int32_t compute_instance_id = -1;  // NVML compute instance id
 
   bool operator==(const DeviceGrant& other) const = default;
 };

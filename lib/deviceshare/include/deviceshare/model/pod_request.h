@@ -46,6 +46,10 @@ struct ContainerRequest {
   int32_t memory_percent = 0;
   // Percent of one GPU's SMs (0..100). 100 = the GPU exclusively.
   int32_t cores = 0;
+  // A MIG GPU-instance profile named by the pod ("3g.40gb", from the
+  // device plugin's `nvidia.com/mig-3g.40gb` resource). Empty: the mig
+  // backend picks the smallest profile that holds memory and cores.
+  std::string mig_profile;
 
   bool wants_gpu() const { return gpu_count > 0; }
   bool exclusive() const { return cores >= 100; }
