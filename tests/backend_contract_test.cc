@@ -34,7 +34,7 @@ std::vector<std::string> BackendNames() {
 class BackendContractTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto backend = BuiltinRegistry().Create(GetParam(), DeviceConfig{});
+    auto backend = BuiltinRegistry().Create(GetParam(), Config{});
     ASSERT_OK(backend);
     backend_ = *std::move(backend);
   }
@@ -275,7 +275,7 @@ TEST(BackendRegistryTest, RejectsDuplicatesAndNamesTheRegisteredOnes) {
               testing::StatusIs(absl::StatusCode::kAlreadyExists,
                                 ::testing::HasSubstr("hami-core")));
   EXPECT_THAT(
-      registry.Create("vgpu-magic", DeviceConfig{}),
+      registry.Create("vgpu-magic", Config{}),
       testing::StatusIs(
           absl::StatusCode::kNotFound,
           ::testing::AllOf(::testing::HasSubstr("vgpu-magic"),

@@ -24,7 +24,7 @@ absl::Status BackendRegistry::Register(absl::string_view name,
 }
 
 absl::StatusOr<std::unique_ptr<SharingBackend>> BackendRegistry::Create(
-    absl::string_view name, const DeviceConfig& config) const {
+    absl::string_view name, const Config& config) const {
   auto it = factories_.find(name);
   if (it == factories_.end()) {
     return absl::NotFoundError(

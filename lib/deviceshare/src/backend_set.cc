@@ -13,7 +13,7 @@ absl::StatusOr<BackendSet> BackendSet::Create(const BackendRegistry& registry,
   BackendSet set;
   for (SharingMode mode : config.scheduler.enabled_modes) {
     if (set.ForMode(mode) != nullptr) continue;
-    auto backend = registry.Create(SharingModeName(mode), config.device);
+    auto backend = registry.Create(SharingModeName(mode), config);
     if (!backend.ok()) {
       return absl::Status(
           backend.status().code(),

@@ -1,5 +1,6 @@
 #include "deviceshare/config/config_parser.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,8 +29,8 @@ constexpr char kNvidiaSection[] = "nvidia";
 constexpr char kDeviceConfigKey[] = "device-config.yaml";
 constexpr char kOwnConfigKey[] = "deviceshare.yaml";
 
-constexpr absl::string_view kSchedulerKeys[] = {"nodePolicy", "gpuPolicy",
-                                                "dialect", "modes"};
+constexpr absl::string_view kSchedulerKeys[] = {
+    "nodePolicy", "gpuPolicy", "dialect", "modes", "migSearch"};
 
 bool IsSchedulerKey(absl::string_view key) {
   for (absl::string_view k : kSchedulerKeys) {
@@ -59,6 +60,18 @@ absl::StatusOr<Dialect> ReadDialect(const json& value, absl::string_view path) {
   return PathError(path, absl::StrCat(DescribeValue(value),
                                       " is not a dialect (want hami or "
                                       "volcano)"));
+}
+
+absl::StatusOr<MigSearch> ReadMigSearch(const json& value,
+                                        absl::string_view path) {
+  DS_ASSIGN_OR_RETURN(std::string text,
+                      internal::ReadString(value, path, /*allow_empty=*/false));
+  for (MigSearch search : {MigSearch::kPlacement, MigSearch::kConfigMap}) {
+    if (text == MigSearchName(search)) return search;
+  }
+  return PathError(path, absl::StrCat(DescribeValue(value),
+                                      " is not a MIG search (want placement "
+                                      "or configmap)"));
 }
 
 absl::StatusOr<std::vector<SharingMode>> ReadModes(const json& value,
@@ -101,6 +114,8 @@ absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
       DS_ASSIGN_OR_RETURN(config.gpu_policy, ReadPolicy(*it, key_path));
     } else if (it.key() == "dialect") {
       DS_ASSIGN_OR_RETURN(config.default_dialect, ReadDialect(*it, key_path));
+    } else if (it.key() == "migSearch") {
+      DS_ASSIGN_OR_RETURN(config.mig_search, ReadMigSearch(*it, key_path));
     } else {
       DS_ASSIGN_OR_RETURN(config.enabled_modes, ReadModes(*it, key_path));
     }
@@ -220,6 +235,42 @@ absl::StatusOr<bool> IsConfigMap(const json& root) {
                    absl::StrCat(DescribeValue(kind), " is not a ConfigMap"));
 }
 
+// The MIG keys only matter together: say which of them go unused, and
+// refuse a configmap search without geometries.
+absl::Status CheckMigSettings(Config& config) {
+  const SchedulerConfig& scheduler = config.scheduler;
+  const DeviceConfig& device = config.device;
+  const bool mig_enabled =
+      std::find(scheduler.enabled_modes.begin(), scheduler.enabled_modes.end(),
+                SharingMode::kMig) != scheduler.enabled_modes.end();
+  const bool configmap = scheduler.mig_search == MigSearch::kConfigMap;
+  if (mig_enabled && configmap && device.known_mig_geometries.empty()) {
+    return PathError("scheduler.migSearch",
+                     "\"configmap\" needs nvidia.knownMigGeometries");
+  }
+  auto unused = [&](absl::string_view key, absl::string_view why) {
+    config.notices.push_back(
+        absl::StrFormat("%s.%s: not used: %s", kNvidiaSection, key, why));
+  };
+  const bool geometries = !device.known_mig_geometries.empty();
+  const bool allowlist = !device.mig_profile_allowlist.empty();
+  if (!mig_enabled) {
+    if (geometries) unused("knownMigGeometries", "scheduler.modes has no mig");
+    if (allowlist) unused("migProfileAllowlist", "scheduler.modes has no mig");
+  } else if (configmap) {
+    if (allowlist) {
+      unused("migProfileAllowlist",
+             "scheduler.migSearch is configmap, which takes the profiles of "
+             "knownMigGeometries");
+    }
+  } else if (geometries) {
+    unused("knownMigGeometries",
+           "scheduler.migSearch is placement (the default), which searches "
+           "the MIG profile catalog; set it to configmap to use the groups");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Config> ParseConfigRoot(const json& root, bool allow_scheduler) {
   Config config;
   DS_ASSIGN_OR_RETURN(bool config_map, IsConfigMap(root));
@@ -228,6 +279,7 @@ absl::StatusOr<Config> ParseConfigRoot(const json& root, bool allow_scheduler) {
   } else {
     DS_RETURN_IF_ERROR(ParseBody(root, allow_scheduler, config));
   }
+  if (allow_scheduler) DS_RETURN_IF_ERROR(CheckMigSettings(config));
   return config;
 }
 

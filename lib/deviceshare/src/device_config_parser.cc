@@ -135,21 +135,9 @@ absl::Status ParseKey(const std::string& key, const json& value,
   } else if (key == "knownMigGeometries") {
     DS_ASSIGN_OR_RETURN(c.known_mig_geometries,
                         ParseKnownMigGeometries(value, path));
-    if (!c.known_mig_geometries.empty()) {
-      notices.push_back(absl::StrFormat(
-          "%s: parsed and validated; the mig backend that uses it is not "
-          "built yet, so MIG pods are not placed",
-          path));
-    }
   } else if (key == "migProfileAllowlist") {
     DS_ASSIGN_OR_RETURN(c.mig_profile_allowlist,
                         ParseMigProfileAllowlist(value, path));
-    if (!c.mig_profile_allowlist.empty()) {
-      notices.push_back(absl::StrFormat(
-          "%s: parsed and validated; the mig backend that uses it is not "
-          "built yet, so MIG pods are not placed",
-          path));
-    }
   } else {
     return PathError(path, "unknown key");
   }

@@ -4,6 +4,8 @@
 #include <array>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "deviceshare/policy/stranded_capacity.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -71,22 +73,54 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
     default:
       break;
   }
-  // The pod's own mode picks one backend; without one, the first enabled
-  // backend that fits serves it, and the first one's verdict explains.
-  bool served = false;
+  // The pod's own mode picks one backend. Without one, every enabled
+  // backend is asked and the fit that strands the least capacity wins
+  // (then the higher score, then config order); the first backend's
+  // verdict explains a node where none fits.
+  int asked = 0;
+  bool found = false;
+  NodeFit unfit;
+  std::vector<std::string> considered;
   for (const auto& backend : backends_.all()) {
     if (!Serves(request, *backend)) continue;
-    served = true;
+    ++asked;
     NodeFit fit = backend->Filter(request, node, options);
-    if (fit.fits()) {
+    if (!fit.fits()) {
+      if (options.explain && !request.mode) {
+        considered.push_back(absl::StrFormat(
+            "%s: %s", SharingModeName(backend->mode()),
+            fit.message.empty() ? ReasonCodeName(fit.code) : fit.message));
+      }
+      if (asked == 1) unfit = std::move(fit);
+      continue;
+    }
+    const int stranded = StrandedPercent(request, fit.allocation, node);
+    const int score = backend->Score(node, fit.allocation, options);
+    if (options.explain && !request.mode) {
+      considered.push_back(absl::StrFormat("%s: fits, strands %d%%, score %d",
+                                           SharingModeName(backend->mode()),
+                                           stranded, score));
+    }
+    if (!found || stranded < verdict.stranded_percent ||
+        (stranded == verdict.stranded_percent && score > verdict.raw_score)) {
+      found = true;
       verdict.fit = std::move(fit);
       verdict.mode = backend->mode();
-      verdict.score = backend->Score(node, verdict.fit.allocation, options);
-      return verdict;
+      verdict.stranded_percent = stranded;
+      verdict.raw_score = score;
     }
-    if (verdict.fit.code == ReasonCode::kFits) verdict.fit = std::move(fit);
   }
-  if (!served) {
+  if (found) {
+    verdict.score = std::max(0, verdict.raw_score - verdict.stranded_percent);
+    if (considered.size() > 1) {
+      verdict.mode_choice = absl::StrFormat(
+          "mode %s chosen (least stranded capacity) from %s",
+          SharingModeName(verdict.mode), absl::StrJoin(considered, "; "));
+    }
+    return verdict;
+  }
+  verdict.fit = std::move(unfit);
+  if (asked == 0) {
     verdict.fit = HostUnfit(
         ReasonCode::kModeMismatch,
         absl::StrFormat("ModeMismatch mode %s is not enabled in this scheduler",
@@ -290,6 +324,8 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
   }
   DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
   outcome.score = best->score;
+  outcome.mode = best->mode;
+  outcome.mode_choice = std::move(best->mode_choice);
   outcome.allocation = std::move(best->fit.allocation);
   return outcome;
 }

@@ -104,6 +104,18 @@ absl::string_view UuidOf(const NodeState& node, int32_t gpu_index) {
                   : absl::string_view("?");
 }
 
+// The share `container` asks of the GPU of `ledger`: its memory on that
+// card and its cores.
+ContainerShare WholeShare(const ContainerRequest& container, int32_t index,
+                          const DeviceLedger& ledger) {
+  ContainerShare share;
+  share.container_index = index;
+  share.is_init = container.is_init;
+  share.memory_mib = container.MemoryOn(ledger.memory_capacity_mib());
+  share.cores = container.cores;
+  return share;
+}
+
 // CheckGpuEligible's code, without building its text.
 ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
                            SharingMode mode) {
@@ -131,9 +143,7 @@ ReasonCode AloneCode(const PodRequest& request,
                      const DeviceLedger& ledger, SharingMode mode) {
   ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
   if (code != ReasonCode::kFits) return code;
-  ContainerShare share{index, container.is_init,
-                       container.MemoryOn(ledger.memory_capacity_mib()),
-                       container.cores};
+  const ContainerShare share = WholeShare(container, index, ledger);
   return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
 }
 
@@ -242,6 +252,33 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, PolicyKind gpu_policy, bool explain) {
+  if (!explain && (!request.mode || *request.mode == mode)) {
+    std::optional<ReasonCode> code =
+        QuietSingleContainerCode(request, node, mode);
+    if (code) return Unfit(*code, "", {});
+  }
+  return PlaceContainers(
+      request, node, mode,
+      [&](const ContainerRequest& container, int32_t index, size_t position,
+          std::vector<ContainerShare>& pending) {
+        const DeviceLedger& ledger = node.ledger(position);
+        GpuOffer offer;
+        offer.share = WholeShare(container, index, ledger);
+        pending.push_back(offer.share);
+        offer.verdict = explain ? ledger.CheckPod(pending)
+                                : GpuVerdict{ledger.CheckPodCode(pending),
+                                             ledger.gpu().index, ""};
+        if (offer.verdict.fits()) {
+          offer.score = GpuScore(gpu_policy, ledger, ChargeOf(pending));
+        }
+        pending.pop_back();
+        return offer;
+      },
+      explain);
+}
+
+NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
+                        SharingMode mode, GpuOfferFn offer, bool explain) {
   const size_t gpus = node.gpu_count();
   if (request.mode && *request.mode != mode) {
     return Unfit(
@@ -253,11 +290,6 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
   if (gpus == 0 && request.HasGpuRequest()) {
     return Unfit(ReasonCode::kNoGpus,
                  absl::StrFormat("NoGpus node=%s", node.name()), {});
-  }
-  if (!explain) {
-    std::optional<ReasonCode> code =
-        QuietSingleContainerCode(request, node, mode);
-    if (code) return Unfit(*code, "", {});
   }
   std::vector<GpuVerdict> eligible(gpus);
   for (size_t pos = 0; pos < gpus; ++pos) {
@@ -276,6 +308,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
   std::vector<std::vector<ContainerShare>> pending(gpus);
   std::vector<Candidate> candidates;
   std::vector<GpuVerdict> rejected;
+  std::vector<GpuOffer> offers(gpus);
 
   for (size_t ci = 0; ci < request.containers.size(); ++ci) {
     const ContainerRequest& container = request.containers[ci];
@@ -299,24 +332,16 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
         rejected.push_back(eligible[pos]);
         continue;
       }
-      const DeviceLedger& ledger = node.ledger(pos);
-      std::vector<ContainerShare>& shares = pending[pos];
-      shares.push_back(ContainerShare{
-          static_cast<int32_t>(ci), container.is_init,
-          container.MemoryOn(ledger.memory_capacity_mib()), container.cores});
-      GpuVerdict verdict =
-          explain ? ledger.CheckPod(shares)
-                  : GpuVerdict{ledger.CheckPodCode(shares),
-                               node.inventory().gpus[pos].index, ""};
-      if (verdict.fits()) {
+      GpuOffer made =
+          offer(container, static_cast<int32_t>(ci), pos, pending[pos]);
+      if (made.verdict.fits()) {
         const Gpu& gpu = node.inventory().gpus[pos];
+        offers[pos] = std::move(made);
         candidates.push_back(
-            Candidate{pos, GpuScore(gpu_policy, ledger, ChargeOf(shares)),
-                      gpu.index, gpu.numa_node});
+            Candidate{pos, offers[pos].score, gpu.index, gpu.numa_node});
       } else {
-        rejected.push_back(std::move(verdict));
+        rejected.push_back(std::move(made.verdict));
       }
-      shares.pop_back();
     }
 
     std::vector<Candidate> chosen =
@@ -361,13 +386,16 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
     }
     for (const Candidate& c : chosen) {
       const Gpu& gpu = node.inventory().gpus[c.position];
-      int64_t memory =
-          container.MemoryOn(node.ledger(c.position).memory_capacity_mib());
-      pending[c.position].push_back(ContainerShare{static_cast<int32_t>(ci),
-                                                   container.is_init, memory,
-                                                   container.cores});
-      out.devices.push_back(
-          DeviceGrant{gpu.uuid, gpu.index, mode, memory, container.cores});
+      const GpuOffer& taken = offers[c.position];
+      pending[c.position].push_back(taken.share);
+      DeviceGrant& grant = out.devices.emplace_back();
+      grant.uuid = gpu.uuid;
+      grant.gpu_index = gpu.index;
+      grant.mode = mode;
+      grant.memory_mib = taken.share.memory_mib;
+      grant.cores = taken.share.cores;
+      grant.mig = taken.share.mig;
+      grant.mig_action = taken.mig_action;
     }
   }
   return fit;

@@ -7,9 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "deviceshare/backend/share_placement.h"
+#include "deviceshare/backend/share_backend.h"
 #include "deviceshare/model/units.h"
-#include "deviceshare/policy/scoring.h"
 
 namespace deviceshare::hamicore {
 namespace {
@@ -27,54 +26,12 @@ absl::string_view CorePolicyName(const DeviceConfig& config) {
   return "";
 }
 
-class HamiCoreBackend final : public SharingBackend {
+class HamiCoreBackend final : public ShareBackend {
  public:
-  explicit HamiCoreBackend(const DeviceConfig& config) : config_(config) {}
+  explicit HamiCoreBackend(const DeviceConfig& config)
+      : ShareBackend(SharingMode::kHamiCore), config_(config) {}
 
   absl::string_view name() const override { return kBackendName; }
-  SharingMode mode() const override { return SharingMode::kHamiCore; }
-
-  NodeFit Filter(const PodRequest& request, const NodeState& node,
-                 const PlacementOptions& options) const override {
-    return PlaceShares(request, node, SharingMode::kHamiCore,
-                       options.gpu_policy, options.explain);
-  }
-
-  int Score(const NodeState& node, const PodAllocation& placement,
-            const PlacementOptions& options) const override {
-    return NodeScore(options.node_policy, node, placement);
-  }
-
-  bool MayFit(const PodRequest& request, const NodeState& node) const override {
-    return MaySharesFit(request, node, SharingMode::kHamiCore);
-  }
-
-  int ScoreUpperBound(const PodRequest& request, const NodeState& node,
-                      const PlacementOptions& options) const override {
-    return ShareScoreUpperBound(options.node_policy, request, node);
-  }
-
-  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
-                      const GpuHeadroom& headroom) const override {
-    return MaySharesFitHeadroom(request, shape, headroom);
-  }
-
-  int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
-                      int utilisation_percent,
-                      const PlacementOptions& options) const override {
-    return ShareShapeScoreBound(options.node_policy, request, shape,
-                                utilisation_percent);
-  }
-
-  absl::Status Commit(const PodRequest& request,
-                      const PodAllocation& allocation,
-                      NodeState& node) const override {
-    return CommitShares(request, allocation, SharingMode::kHamiCore, node);
-  }
-
-  void Release(absl::string_view pod_uid, NodeState& node) const override {
-    ReleaseShares(pod_uid, SharingMode::kHamiCore, node);
-  }
 
   ContainerEdits Edits(const ContainerAllocation& container,
                        const EditOptions& options) const override;
@@ -172,7 +129,9 @@ absl::StatusOr<std::unique_ptr<SharingBackend>> NewHamiCoreBackend(
 }
 
 absl::Status RegisterHamiCoreBackend(BackendRegistry& registry) {
-  return registry.Register(kBackendName, NewHamiCoreBackend);
+  return registry.Register(kBackendName, [](const Config& config) {
+    return NewHamiCoreBackend(config.device);
+  });
 }
 
 }  // namespace deviceshare::hamicore

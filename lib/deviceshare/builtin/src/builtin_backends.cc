@@ -1,11 +1,14 @@
 #include "deviceshare/builtin_backends.h"
 
 #include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mps/mps_backend.h"
+#include "deviceshare/status_macros.h"
 
 namespace deviceshare {
 
 absl::Status RegisterBuiltinBackends(BackendRegistry& registry) {
-  return hamicore::RegisterHamiCoreBackend(registry);
+  DS_RETURN_IF_ERROR(hamicore::RegisterHamiCoreBackend(registry));
+  return mps::RegisterMpsBackend(registry);
 }
 
 }  // namespace deviceshare

@@ -1,7 +1,7 @@
 // File: builtin_backends.h
 //
 // RegisterBuiltinBackends: registers every sharing backend this build has
-// (hami-core now; mig and mps when their libraries land) into a registry,
+// (hami-core, mig, mps) into a registry,
 // as Kubernetes' NewInTreeRegistry does. Executables and tests call it
 // once at start-up.
 #ifndef DEVICESHARE_BUILTIN_BACKENDS_H_

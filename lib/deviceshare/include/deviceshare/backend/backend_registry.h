@@ -20,14 +20,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/backend/sharing_backend.h"
-#include "deviceshare/config/device_config.h"
+#include "deviceshare/config/scheduler_config.h"
 
 namespace deviceshare {
 
 class BackendRegistry {
  public:
   using Factory = std::function<absl::StatusOr<std::unique_ptr<SharingBackend>>(
-      const DeviceConfig&)>;
+      const Config&)>;
 
   // AlreadyExists if `name` is taken; InvalidArgument if it is empty.
   absl::Status Register(absl::string_view name, Factory factory);
@@ -35,7 +35,7 @@ class BackendRegistry {
   // NotFound("no backend 'x'; registered: a, b") for an unknown name, or the
   // factory's own error for a config it rejects.
   absl::StatusOr<std::unique_ptr<SharingBackend>> Create(
-      absl::string_view name, const DeviceConfig& config) const;
+      absl::string_view name, const Config& config) const;
 
   std::vector<std::string> RegisteredNames() const;  // sorted
 

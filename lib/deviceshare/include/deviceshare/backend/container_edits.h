@@ -37,6 +37,9 @@ struct EditOptions {
   // Where the node agent keeps libvgpu.so, ld.so.preload and the
   // per-container cache directories on the host (HAMi's HOOK_PATH).
   std::string hook_path = "/usr/local/vgpu";
+  // Where the node's MPS server keeps its pipe/, log/ and shm/ directories
+  // on the host.
+  std::string mps_root = "/run/deviceshare/mps";
   std::string pod_uid;
   std::string container_name;
 };

@@ -16,6 +16,9 @@
 #ifndef DEVICESHARE_BACKEND_SHARE_PLACEMENT_H_
 #define DEVICESHARE_BACKEND_SHARE_PLACEMENT_H_
 
+#include <vector>
+
+#include "absl/functional/function_ref.h"
 #include "deviceshare/backend/fit.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_request.h"
@@ -23,6 +26,32 @@
 #include "deviceshare/policy/policy_kind.h"
 
 namespace deviceshare {
+
+// What one GPU offers one container: the share the container would take
+// there (a MIG share carries its slot) and its rank among the GPUs, or the
+// verdict that says why not.
+struct GpuOffer {
+  GpuVerdict verdict;
+  ContainerShare share;
+  MigAction mig_action = MigAction::kNone;
+  int score = 0;  // higher is better; ties go to the lower GPU index
+};
+
+// Makes GPU `position`'s offer to `container` (index `container_index` in
+// the request), beside `pending`: the pod's shares already on that GPU from
+// its earlier containers. The offer may append to `pending` to check a
+// share but must leave it as it found it. Called only for eligible GPUs.
+using GpuOfferFn = absl::FunctionRef<GpuOffer(
+    const ContainerRequest& container, int32_t container_index, size_t position,
+    std::vector<ContainerShare>& pending)>;
+
+// The container loop every backend shares: for each container in pod
+// order, the eligible GPUs (CheckGpuEligible) make offers, and the
+// `gpu_count` best distinct ones are taken (with numa-bind, from one NUMA
+// node); when too few offer, the verdict names the most frequent reason.
+// Pure, as long as `offer` is.
+NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
+                        SharingMode mode, GpuOfferFn offer, bool explain);
 
 // Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
 // Without `explain`, a failure carries its code only (no message, no GPU

@@ -9,12 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/policy/policy_kind.h"
 
 namespace deviceshare {
+
+// How the mig backend chooses a pod's MIG instance.
+enum class MigSearch {
+  // "placement": the smallest adequate profile of the GPU's MIG catalog, at
+  // the legal start that keeps the most placements possible.
+  kPlacement,
+  // "configmap": Volcano/HAMi knownMigGeometries: a GPU takes the first
+  // geometry group, in config order, with a free adequate instance, and
+  // keeps it while any of its instances is in use.
+  kConfigMap,
+};
+
+absl::string_view MigSearchName(MigSearch search);  // "placement"/"configmap"
 
 struct SchedulerConfig {
   PolicyKind node_policy = PolicyKind::kBinpack;  // nodePolicy
@@ -24,6 +38,7 @@ struct SchedulerConfig {
   Dialect default_dialect = Dialect::kHami;
   // Sharing backends that may be used (modes), by name.
   std::vector<SharingMode> enabled_modes = {SharingMode::kHamiCore};
+  MigSearch mig_search = MigSearch::kPlacement;  // migSearch
 
   bool operator==(const SchedulerConfig& other) const = default;
 };

@@ -6,15 +6,19 @@
 // over a ClusterState that it owns and that events keep current.
 //
 // For each node, the pod's own mode picks the backend; a pod that names no
-// mode is offered to the enabled backends in config order and the first
-// that fits the node serves it. Node CPU and memory (when the inventory has
-// them) are checked before any backend.
+// mode is offered to every enabled backend, and of those that fit the node
+// the one whose placement strands the least capacity serves it
+// (policy/stranded_capacity.h), then the higher score, then config order.
+// Node CPU and memory (when the inventory has them) are checked before any
+// backend.
 //
 // Node choice: highest score, ties to the smaller node name, so a decision
-// is deterministic. Schedule() reaches that choice without evaluating every
-// node in full: backends give a cheap necessary fit test and a score upper
-// bound, and nodes are visited best bound first (see scheduler.cc). The
-// outcome's reasons are filled only when nothing fits.
+// is deterministic. A node's score is its backend's policy score less the
+// stranded capacity, so a tight placement beats a wasteful one. Schedule()
+// reaches that choice without evaluating every node in full: backends give a
+// cheap necessary fit test and a score upper bound, and nodes are visited best
+// bound first (see scheduler.cc). The outcome's reasons are filled only when
+// nothing fits.
 //
 // Thread safety: all methods are thread-safe. Filter runs under a shared
 // lock; Schedule, Bind, Release and the event methods take the lock
@@ -45,6 +49,12 @@ struct NodeVerdict {
   NodeFit fit;
   int score = 0;  // in [0, 100]; meaningful only when fit.fits()
   SharingMode mode = SharingMode::kHamiCore;  // backend that fits
+  int raw_score = 0;         // the backend's score, before the cost
+  int stranded_percent = 0;  // policy/stranded_capacity.h
+  // For a pod that names no mode, when more than one backend was asked and
+  // explaining: why this mode, e.g. "mode mig chosen (least stranded
+  // capacity) from hami-core: InsufficientMemory ...; mig: fits, ...".
+  std::string mode_choice;
 };
 
 struct ScheduleOptions {
@@ -63,6 +73,8 @@ struct ScheduleOutcome {
   // Set when the pod was placed (and committed).
   std::optional<PodAllocation> allocation;
   int score = 0;
+  SharingMode mode = SharingMode::kHamiCore;
+  std::string mode_choice;  // NodeVerdict::mode_choice of the chosen node
   // When nothing fits: why, per node (node name -> reason starting with its
   // code), for up to ScheduleOptions::max_explained_nodes nodes ...
   std::map<std::string, std::string> reasons;

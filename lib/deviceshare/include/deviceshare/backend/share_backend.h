@@ -1,0 +1,45 @@
+// File: backend/share_backend.h
+//
+// ShareBackend: the part common to the backends that hand out a share of a
+// whole GPU (hami-core, mps): placement, scores, bounds, commit and release
+// are those of backend/share_placement.h for the backend's mode. A
+// subclass names itself and says how its shares are enforced (Edits).
+//
+// Thread safety: immutable; see SharingBackend.
+#ifndef DEVICESHARE_BACKEND_SHARE_BACKEND_H_
+#define DEVICESHARE_BACKEND_SHARE_BACKEND_H_
+
+#include "deviceshare/backend/sharing_backend.h"
+
+namespace deviceshare {
+
+class ShareBackend : public SharingBackend {
+ public:
+  explicit ShareBackend(SharingMode mode) : mode_(mode) {}
+
+  SharingMode mode() const final { return mode_; }
+
+  NodeFit Filter(const PodRequest& request, const NodeState& node,
+                 const PlacementOptions& options) const final;
+  int Score(const NodeState& node, const PodAllocation& placement,
+            const PlacementOptions& options) const final;
+  bool MayFit(const PodRequest& request, const NodeState& node) const final;
+  int ScoreUpperBound(const PodRequest& request, const NodeState& node,
+                      const PlacementOptions& options) const final;
+  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                      const GpuHeadroom& headroom) const final;
+  int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
+                      int utilisation_percent,
+                      const PlacementOptions& options) const final;
+  absl::Status Commit(const PodRequest& request,
+                      const PodAllocation& allocation,
+                      NodeState& node) const final;
+  void Release(absl::string_view pod_uid, NodeState& node) const final;
+
+ private:
+  SharingMode mode_;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_SHARE_BACKEND_H_

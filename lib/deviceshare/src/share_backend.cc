@@ -1,0 +1,53 @@
+#include "deviceshare/backend/share_backend.h"
+
+#include "deviceshare/backend/share_placement.h"
+#include "deviceshare/policy/scoring.h"
+
+namespace deviceshare {
+
+NodeFit ShareBackend::Filter(const PodRequest& request, const NodeState& node,
+                             const PlacementOptions& options) const {
+  return PlaceShares(request, node, mode_, options.gpu_policy, options.explain);
+}
+
+int ShareBackend::Score(const NodeState& node, const PodAllocation& placement,
+                        const PlacementOptions& options) const {
+  return NodeScore(options.node_policy, node, placement);
+}
+
+bool ShareBackend::MayFit(const PodRequest& request,
+                          const NodeState& node) const {
+  return MaySharesFit(request, node, mode_);
+}
+
+int ShareBackend::ScoreUpperBound(const PodRequest& request,
+                                  const NodeState& node,
+                                  const PlacementOptions& options) const {
+  return ShareScoreUpperBound(options.node_policy, request, node);
+}
+
+bool ShareBackend::MayFitHeadroom(const PodRequest& request,
+                                  const NodeShape& shape,
+                                  const GpuHeadroom& headroom) const {
+  return MaySharesFitHeadroom(request, shape, headroom);
+}
+
+int ShareBackend::ShapeScoreBound(const PodRequest& request,
+                                  const NodeShape& shape,
+                                  int utilisation_percent,
+                                  const PlacementOptions& options) const {
+  return ShareShapeScoreBound(options.node_policy, request, shape,
+                              utilisation_percent);
+}
+
+absl::Status ShareBackend::Commit(const PodRequest& request,
+                                  const PodAllocation& allocation,
+                                  NodeState& node) const {
+  return CommitShares(request, allocation, mode_, node);
+}
+
+void ShareBackend::Release(absl::string_view pod_uid, NodeState& node) const {
+  ReleaseShares(pod_uid, mode_, node);
+}
+
+}  // namespace deviceshare
