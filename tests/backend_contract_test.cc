@@ -251,8 +251,9 @@ TEST_P(BackendContractTest, CommitIsAllOrNothing) {
 }
 
 TEST_P(BackendContractTest, UnfitVerdictHasCodeAndMessage) {
-  NodeState node = MakeNodeState(1, 1000);
-  PodRequest pod = MakePod("big", {GpuContainer("c", 1, 2000, 0)});
+  // Larger than any GPU (and any MIG profile) there is.
+  NodeState node = MakeNodeState(1);
+  PodRequest pod = MakePod("big", {GpuContainer("c", 1, int64_t{1} << 30, 0)});
   pod.mode = backend_->mode();
   NodeFit fit = backend_->Filter(pod, node, {});
   ASSERT_FALSE(fit.fits());

@@ -116,26 +116,6 @@ ContainerShare WholeShare(const ContainerRequest& container, int32_t index,
   return share;
 }
 
-// CheckGpuEligible's code, without building its text.
-ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
-                           SharingMode mode) {
-  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
-  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
-  // Most pods name no filter; skip the string work for them.
-  if ((!request.use_models.empty() &&
-       !AnyContains(request.use_models, gpu.model)) ||
-      (!request.avoid_models.empty() &&
-       AnyContains(request.avoid_models, gpu.model))) {
-    return ReasonCode::kTypeMismatch;
-  }
-  if ((!request.avoid_uuids.empty() &&
-       AnyEquals(request.avoid_uuids, gpu.uuid)) ||
-      (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid))) {
-    return ReasonCode::kUuidMismatch;
-  }
-  return ReasonCode::kFits;
-}
-
 // Whether GPU `ledger` could take `container` (index `index`) if it were the
 // pod's only share there: the eligibility checks, then the ledger's.
 ReasonCode AloneCode(const PodRequest& request,
@@ -217,6 +197,25 @@ std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
 }
 
 }  // namespace
+
+ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
+                           SharingMode mode) {
+  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
+  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
+  // Most pods name no filter; skip the string work for them.
+  if ((!request.use_models.empty() &&
+       !AnyContains(request.use_models, gpu.model)) ||
+      (!request.avoid_models.empty() &&
+       AnyContains(request.avoid_models, gpu.model))) {
+    return ReasonCode::kTypeMismatch;
+  }
+  if ((!request.avoid_uuids.empty() &&
+       AnyEquals(request.avoid_uuids, gpu.uuid)) ||
+      (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid))) {
+    return ReasonCode::kUuidMismatch;
+  }
+  return ReasonCode::kFits;
+}
 
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode) {

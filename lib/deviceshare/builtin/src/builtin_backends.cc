@@ -1,6 +1,7 @@
 #include "deviceshare/builtin_backends.h"
 
 #include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 
@@ -8,6 +9,7 @@ namespace deviceshare {
 
 absl::Status RegisterBuiltinBackends(BackendRegistry& registry) {
   DS_RETURN_IF_ERROR(hamicore::RegisterHamiCoreBackend(registry));
+  DS_RETURN_IF_ERROR(mig::RegisterMigBackend(registry));
   return mps::RegisterMpsBackend(registry);
 }
 

@@ -64,6 +64,9 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 // uuid filters. kFits if the GPU may serve the pod at all.
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode);
+// Its code alone, without building the text.
+ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
+                           SharingMode mode);
 
 // Necessary condition for PlaceShares to fit: each GPU container, taken
 // alone, finds `gpu_count` eligible GPUs with room for it. O(GPUs x

@@ -96,6 +96,14 @@ class DeviceLedger {
   // The pod's shares here, or empty.
   absl::Span<const ContainerShare> SharesOf(absl::string_view pod_uid) const;
   std::vector<std::string> PodUids() const;  // sorted
+  // Calls fn(const ContainerShare&) for every share of every pod, in no
+  // particular order.
+  template <typename Fn>
+  void ForEachShare(Fn&& fn) const {
+    for (const auto& [uid, entry] : pods_) {
+      for (const ContainerShare& share : entry.shares) fn(share);
+    }
+  }
 
   const Gpu& gpu() const { return gpu_; }
   int64_t memory_capacity_mib() const { return gpu_.memory_mib; }

@@ -1,0 +1,55 @@
+// File: mig/mig_backend.h
+//
+// The mig backend: each container gets, on each of its GPUs, a hardware
+// MIG GPU instance of the GPU's catalog (mig/mig_catalog.h). Many pods'
+// instances share one GPU; a container that asks for N devices gets N
+// instances on distinct GPUs. How the instance is chosen is
+// scheduler.migSearch:
+//   placement  the smallest profile that holds the container's memory and
+//              cores (or the profile it names, `nvidia.com/mig-3g.40gb`),
+//              at the legal start that keeps the most placements possible
+//              (mig/slot_search.h); HAMi's migProfileAllowlist narrows the
+//              profiles.
+//   configmap  Volcano/HAMi knownMigGeometries: the first group, in config
+//              order, whose layout contains every instance already on the
+//              GPU and has a free instance large enough; all free instances
+//              of that group count, not only types already in use.
+// Instances the GPU already has (Gpu::mig_instances) are reused when free
+// and adequate; a new one is created only in memory slices no instance
+// covers. A GPU whose instances are in use is never repartitioned; an idle
+// one may be, and the grant says so (MigAction::kRepartition).
+//
+// A container that asks for the whole card gets the largest profile;
+// memory percentages are of the largest profile's memory. A grant's
+// memory_mib and cores are its instance's (cores = compute slices as a
+// percent of the GPU's), so the ledger and the scores see what the
+// instance takes.
+//
+// Thread safety: safe for concurrent use (an internal cache of which
+// catalog model each GPU model is, under a mutex); see SharingBackend.
+#ifndef DEVICESHARE_MIG_MIG_BACKEND_H_
+#define DEVICESHARE_MIG_MIG_BACKEND_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "deviceshare/backend/backend_registry.h"
+#include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/mig/mig_catalog.h"
+
+namespace deviceshare::mig {
+
+inline constexpr char kBackendName[] = "mig";
+
+// `catalog` must outlive the backend.
+absl::StatusOr<std::unique_ptr<SharingBackend>> NewMigBackend(
+    const Config& config, const MigCatalog& catalog);
+
+// Registers NewMigBackend with the built-in catalog under kBackendName.
+absl::Status RegisterMigBackend(BackendRegistry& registry);
+
+}  // namespace deviceshare::mig
+
+#endif  // DEVICESHARE_MIG_MIG_BACKEND_H_

@@ -1,0 +1,72 @@
+// File: src/gpu_kinds.h (internal)
+//
+// What the mig backend derives from a GPU's model string and PCI id, once
+// per distinct GPU kind: its catalog model and slot search, the profiles
+// migProfileAllowlist allows, and (configMap mode) the knownMigGeometries
+// groups laid out on it. Nodes repeat a few GPU kinds thousands of times,
+// so the result is cached.
+//
+// Thread safety: Of() is safe to call concurrently.
+#ifndef DEVICESHARE_MIG_SRC_GPU_KINDS_H_
+#define DEVICESHARE_MIG_SRC_GPU_KINDS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/mig/geometry_layout.h"
+#include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/slot_search.h"
+#include "deviceshare/model/gpu.h"
+
+namespace deviceshare::mig::internal {
+
+// One knownMigGeometries group laid out on a model.
+struct LaidGroup {
+  std::string name;  // the group's name, or its index for HAMi's unnamed
+  std::vector<GeometrySlot> slots;  // by position
+};
+
+struct GpuKind {
+  const MigModel* model = nullptr;  // nullptr: the catalog lacks the model
+  const SlotSearch* search = nullptr;
+  // migProfileAllowlist: the allowed profile indices; nullopt = all.
+  std::optional<std::vector<int>> allowed;
+  // configMap mode: the groups of the first knownMigGeometries entry whose
+  // models match, or why there are none.
+  absl::Status groups_status;
+  std::vector<LaidGroup> groups;
+  int64_t largest_memory_mib = 0;  // of the non-variant profiles
+};
+
+class GpuKinds {
+ public:
+  GpuKinds(const Config& config, const MigCatalog& catalog);
+
+  const GpuKind& Of(const Gpu& gpu) const;
+
+ private:
+  std::unique_ptr<GpuKind> Build(const Gpu& gpu) const;
+
+  const DeviceConfig device_;
+  const bool configmap_;
+  const MigCatalog& catalog_;
+  // Parallel to catalog_.models(); null where the model is too large.
+  std::vector<std::unique_ptr<SlotSearch>> searches_;
+  mutable absl::Mutex mu_;
+  mutable absl::flat_hash_map<std::pair<uint32_t, std::string>,
+                              std::unique_ptr<GpuKind>>
+      cache_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace deviceshare::mig::internal
+
+#endif  // DEVICESHARE_MIG_SRC_GPU_KINDS_H_
