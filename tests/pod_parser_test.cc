@@ -590,6 +590,130 @@ spec:
                                        HasSubstr("container main uses hami"))));
 }
 
+// --- MIG resources (nvidia.com/mig-<profile>, both dialects) ---------------
+
+TEST(PodParserMigTest, MigResourceAsksForInstancesOfTheProfile) {
+  PodRequest pod = MustParse(OneContainer("nvidia.com/mig-1g.10gb: 2"));
+  ASSERT_EQ(pod.containers.size(), 1);
+  // Memory and cores stay 0: the profile decides them.
+  EXPECT_THAT(pod.containers[0], Asks(Ask{2, 0, 0, 0}));
+  EXPECT_EQ(pod.containers[0].mig_profile, "1g.10gb");
+  EXPECT_EQ(pod.mode, SharingMode::kMig);
+  EXPECT_EQ(pod.dialect, Dialect::kHami);
+  EXPECT_TRUE(pod.HasGpuRequest());
+
+  // Variant profiles, and a vgpu-mode that agrees.
+  PodRequest variant = MustParse(OneContainer("nvidia.com/mig-1g.10gb+me: 1",
+                                              "nvidia.com/vgpu-mode: mig"));
+  EXPECT_EQ(variant.containers[0].mig_profile, "1g.10gb+me");
+  EXPECT_EQ(variant.mode, SharingMode::kMig);
+
+  // 0 asks for nothing and does not force the mode.
+  PodRequest none = MustParse(OneContainer("nvidia.com/mig-1g.10gb: 0"));
+  EXPECT_THAT(none.containers[0], Asks(Ask{0, 0, 0, 0}));
+  EXPECT_EQ(none.containers[0].mig_profile, "");
+  EXPECT_EQ(none.mode, std::nullopt);
+}
+
+TEST(PodParserMigTest, RequestsInitContainersAndTheVolcanoDialect) {
+  PodRequest pod = MustParse(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: mig
+  annotations: {volcano.sh/vgpu-mode: mig}
+spec:
+  initContainers:
+  - name: warmup
+    resources:
+      requests: {nvidia.com/mig-3g.40gb: 1}
+  containers:
+  - name: main
+    resources:
+      limits: {nvidia.com/mig-1g.10gb: "2"}
+      requests: {nvidia.com/mig-1g.10gb: "2", cpu: "1"}
+  - name: vgpu
+    resources:
+      limits: {volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 4096}
+)");
+  ASSERT_EQ(pod.containers.size(), 3);
+  EXPECT_TRUE(pod.containers[0].is_init);
+  EXPECT_THAT(pod.containers[0], Asks(Ask{1, 0, 0, 0}));
+  EXPECT_EQ(pod.containers[0].mig_profile, "3g.40gb");
+  EXPECT_THAT(pod.containers[1], Asks(Ask{2, 0, 0, 0}));
+  EXPECT_EQ(pod.containers[1].mig_profile, "1g.10gb");
+  // A container without a profile in a MIG pod: the backend picks one.
+  EXPECT_THAT(pod.containers[2], Asks(Ask{1, 4096, 0, 0}));
+  EXPECT_EQ(pod.containers[2].mig_profile, "");
+  EXPECT_EQ(pod.mode, SharingMode::kMig);
+  EXPECT_EQ(pod.dialect, Dialect::kVolcano);
+  EXPECT_EQ(pod.cpu_milli, 1000);
+
+  // With only MIG resources, the annotations tell the dialect.
+  PodRequest volcano = MustParse(
+      OneContainer("nvidia.com/mig-1g.10gb: 1", "volcano.sh/vgpu-mode: mig"));
+  EXPECT_EQ(volcano.dialect, Dialect::kVolcano);
+}
+
+TEST(PodParserMigTest, ConflictsNameTheResource) {
+  struct Case {
+    std::string limits;
+    std::string annotations;
+    std::vector<std::string> parts;
+  };
+  const Case cases[] = {
+      {"nvidia.com/mig-1g.10gb: 1",
+       "volcano.sh/vgpu-mode: hami-core",
+       {"container main", "nvidia.com/mig-1g.10gb asks for a MIG instance",
+        "\"hami-core\""}},
+      {"nvidia.com/mig-1g.10gb: 1",
+       "nvidia.com/vgpu-mode: mps",
+       {"nvidia.com/mig-1g.10gb", "\"mps\""}},
+      {"nvidia.com/mig-1g.10gb: 1, nvidia.com/gpu: 1",
+       "",
+       {"container main", "nvidia.com/mig-1g.10gb: cannot be combined with",
+        "nvidia.com/gpu"}},
+      {"nvidia.com/mig-1g.10gb: 1, volcano.sh/vgpu-number: 1",
+       "",
+       {"nvidia.com/mig-1g.10gb", "volcano.sh/vgpu-number"}},
+      {"nvidia.com/mig-1g.10gb: 1, nvidia.com/gpumem: 1000",
+       "",
+       {"nvidia.com/mig-1g.10gb", "nvidia.com/gpumem"}},
+      {"nvidia.com/mig-1g.10gb: 1, nvidia.com/mig-2g.20gb: 1",
+       "",
+       {"nvidia.com/mig-2g.20gb", "also asks nvidia.com/mig-1g.10gb"}},
+      {"nvidia.com/mig-3g: 1",
+       "",
+       {"container main", "nvidia.com/mig-3g", "\"3g\" is not a MIG profile"}},
+      {"nvidia.com/mig-: 1", "", {"nvidia.com/mig-", "\"\" is not a MIG"}},
+      {"nvidia.com/mig-1g.10gb: -1", "", {"nvidia.com/mig-1g.10gb", "-1"}},
+      {"nvidia.com/mig-1g.10gb: 1.5", "", {"nvidia.com/mig-1g.10gb", "1.5"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.limits + " / " + c.annotations);
+    absl::Status status =
+        ParsePodRequestText(OneContainer(c.limits, c.annotations), {}).status();
+    EXPECT_THAT(status, StatusIs(kInvalid, HasSubstr("pod default/a")));
+    for (const std::string& part : c.parts) {
+      EXPECT_THAT(status.message(), HasSubstr(part));
+    }
+  }
+  // Two different MIG resources split over limits and requests.
+  EXPECT_THAT(ParsePodRequestText(R"(
+metadata: {name: a}
+spec:
+  containers:
+  - name: main
+    resources:
+      limits: {nvidia.com/mig-1g.10gb: 1}
+      requests: {nvidia.com/mig-2g.20gb: 1}
+)",
+                                  {})
+                  .status(),
+              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.com/mig-2g.20gb"),
+                                       HasSubstr("nvidia.com/mig-1g.10gb"))));
+}
+
 // --- Annotations
 // --------------------------------------------------------------
 

@@ -77,8 +77,9 @@ TEST(VolcanoCodecTest, GoldenMigIdKeepsThePhysicalUuidAndMarksMig) {
   ASSERT_OK(entries);
   DeviceGrant want = Grant("GPU-a", 10240, 0);
   want.mode = SharingMode::kMig;
-  // TODO(mig): the [group2-3] suffix is not carried yet, so this golden is
-  // decoded but not re-encoded byte for byte.
+  want.mig.group = "group2";
+  want.mig.position = 3;
+  // Re-encoding and the other MIG cases: mig_codec_test.cc.
   EXPECT_THAT(*entries, ElementsAre(ElementsAre(want)));
 }
 

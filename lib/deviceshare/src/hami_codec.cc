@@ -1,6 +1,8 @@
 #include "deviceshare/codec/hami_codec.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -9,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/status_macros.h"
+#include "mig_geometry_parser.h"
 #include "nlohmann/json.hpp"
 #include "wire_fields.h"
 
@@ -50,36 +53,44 @@ absl::Status JsonFieldError(absl::string_view where, absl::string_view field,
       absl::StrFormat("%s field %s: %s %s", where, field, Dump(value), why));
 }
 
+// Checks one integer JSON value of field `field`: within [0, max], or -1
+// read as 0 when `unknown_numa_is_zero`.
+absl::StatusOr<int64_t> JsonIntValue(const Json& value, absl::string_view field,
+                                     int64_t max, absl::string_view where,
+                                     bool unknown_numa_is_zero = false) {
+  if (value.is_number_float() && std::abs(value.get<double>()) >= 0x1p63) {
+    // nlohmann reads integers beyond uint64 as doubles.
+    return JsonFieldError(where, field, value,
+                          absl::StrCat("is out of range (max ", max, ")"));
+  }
+  if (!value.is_number_integer()) {
+    return JsonFieldError(where, field, value, "is not an integer");
+  }
+  if (value.is_number_unsigned()) {
+    uint64_t n = value.get<uint64_t>();
+    if (n > static_cast<uint64_t>(max)) {
+      return JsonFieldError(where, field, value,
+                            absl::StrCat("is out of range (max ", max, ")"));
+    }
+    return static_cast<int64_t>(n);
+  }
+  int64_t n = value.get<int64_t>();
+  if (n == -1 && unknown_numa_is_zero) return 0;
+  if (n < 0) return JsonFieldError(where, field, value, "is negative");
+  if (n > max) {
+    return JsonFieldError(where, field, value,
+                          absl::StrCat("is out of range (max ", max, ")"));
+  }
+  return n;
+}
+
 // Reads an optional integer member; absent means zero (Go's omitempty).
 absl::StatusOr<int64_t> JsonInt(const Json& entry, const char* name,
                                 int64_t max, absl::string_view where,
                                 bool unknown_numa_is_zero = false) {
   auto it = entry.find(name);
   if (it == entry.end()) return 0;
-  if (it->is_number_float() && std::abs(it->get<double>()) >= 0x1p63) {
-    // nlohmann reads integers beyond uint64 as doubles.
-    return JsonFieldError(where, name, *it,
-                          absl::StrCat("is out of range (max ", max, ")"));
-  }
-  if (!it->is_number_integer()) {
-    return JsonFieldError(where, name, *it, "is not an integer");
-  }
-  if (it->is_number_unsigned()) {
-    uint64_t value = it->get<uint64_t>();
-    if (value > static_cast<uint64_t>(max)) {
-      return JsonFieldError(where, name, *it,
-                            absl::StrCat("is out of range (max ", max, ")"));
-    }
-    return static_cast<int64_t>(value);
-  }
-  int64_t value = it->get<int64_t>();
-  if (value == -1 && unknown_numa_is_zero) return 0;
-  if (value < 0) return JsonFieldError(where, name, *it, "is negative");
-  if (value > max) {
-    return JsonFieldError(where, name, *it,
-                          absl::StrCat("is out of range (max ", max, ")"));
-  }
-  return value;
+  return JsonIntValue(*it, name, max, where, unknown_numa_is_zero);
 }
 
 // Reads an optional string member; absent means "".
@@ -189,6 +200,158 @@ absl::StatusOr<Gpu> DecodeLegacyEntry(absl::string_view entry, size_t index) {
   return gpu;
 }
 
+// MIG allocations (HAMi >= 2.10, `hami.io/vgpu-mig-allocations`).
+
+absl::Status MissingField(absl::string_view where, absl::string_view field,
+                          absl::string_view why = "") {
+  return absl::InvalidArgumentError(
+      absl::StrCat(where, " field ", field, ": is missing", why));
+}
+
+// A required integer member `name` of `object` in [min, max]; `field`
+// names it in errors ("placement.size").
+absl::StatusOr<int64_t> RequiredInt(const Json& object, const char* name,
+                                    absl::string_view field, int64_t min,
+                                    int64_t max, absl::string_view where) {
+  auto it = object.find(name);
+  if (it == object.end()) return MissingField(where, field);
+  DS_ASSIGN_OR_RETURN(int64_t value, JsonIntValue(*it, field, max, where));
+  if (value < min) {
+    return JsonFieldError(where, field, *it, absl::StrCat("is below ", min));
+  }
+  return value;
+}
+
+// A required index member `name` below `count`, the number of `what`s.
+absl::StatusOr<size_t> RequiredIndex(const Json& entry, const char* name,
+                                     size_t count, absl::string_view where,
+                                     absl::string_view what) {
+  DS_ASSIGN_OR_RETURN(
+      int64_t index, RequiredInt(entry, name, name, 0, wire::kInt32Max, where));
+  if (static_cast<size_t>(index) >= count) {
+    return JsonFieldError(
+        where, name, entry.at(name),
+        absl::StrFormat("names no %s (it has %d)", what, count));
+  }
+  return static_cast<size_t>(index);
+}
+
+// One checked entry: the grant it names and that grant as it becomes.
+struct MigUpdate {
+  size_t container = 0;
+  size_t device = 0;
+  DeviceGrant grant;
+};
+
+absl::Status ReadMigPlacement(const Json& entry, absl::string_view where,
+                              MigSlot& slot) {
+  auto it = entry.find("placement");
+  if (it == entry.end()) return absl::OkStatus();
+  if (!it->is_object()) {
+    return JsonFieldError(where, "placement", *it, "is not a JSON object");
+  }
+  DS_ASSIGN_OR_RETURN(
+      int64_t start,
+      RequiredInt(*it, "start", "placement.start", 0, wire::kInt32Max, where));
+  DS_ASSIGN_OR_RETURN(int64_t size, RequiredInt(*it, "size", "placement.size",
+                                                1, wire::kInt32Max, where));
+  slot.start = static_cast<int32_t>(start);
+  slot.size = static_cast<int32_t>(size);
+  return absl::OkStatus();
+}
+
+// deviceshare's configMap-mode extension: "group" and "position".
+absl::Status ReadMigGroup(const Json& entry, absl::string_view where,
+                          MigSlot& slot) {
+  const bool has_position = entry.contains("position");
+  if (!entry.contains("group")) {
+    if (has_position) return MissingField(where, "group", " (position is set)");
+    if (!entry.contains("placement")) return MissingField(where, "placement");
+    return absl::OkStatus();
+  }
+  DS_ASSIGN_OR_RETURN(slot.group, JsonString(entry, "group", where));
+  if (slot.group.empty())
+    return wire::FieldError(where, "group", "", "is empty");
+  DS_ASSIGN_OR_RETURN(
+      int64_t position,
+      RequiredInt(entry, "position", "position", 0, wire::kInt32Max, where));
+  slot.position = static_cast<int32_t>(position);
+  return absl::OkStatus();
+}
+
+// migUUID, gpuInstanceID and computeInstanceID: all three or none.
+absl::Status ReadMigRuntime(const Json& entry, absl::string_view where,
+                            DeviceGrant& grant) {
+  static constexpr const char* kRuntime[] = {"migUUID", "gpuInstanceID",
+                                             "computeInstanceID"};
+  int present = 0;
+  for (const char* name : kRuntime) present += entry.contains(name);
+  if (present == 0) return absl::OkStatus();
+  if (present != 3) {
+    for (const char* name : kRuntime) {
+      if (!entry.contains(name)) {
+        return MissingField(where, name,
+                            " (migUUID, gpuInstanceID and computeInstanceID "
+                            "come together)");
+      }
+    }
+  }
+  DS_ASSIGN_OR_RETURN(grant.mig_uuid, JsonString(entry, "migUUID", where));
+  if (grant.mig_uuid.empty()) {
+    return wire::FieldError(where, "migUUID", "", "is empty");
+  }
+  DS_ASSIGN_OR_RETURN(int64_t gi,
+                      RequiredInt(entry, "gpuInstanceID", "gpuInstanceID", 0,
+                                  wire::kInt32Max, where));
+  DS_ASSIGN_OR_RETURN(
+      int64_t ci, RequiredInt(entry, "computeInstanceID", "computeInstanceID",
+                              0, wire::kInt32Max, where));
+  grant.gpu_instance_id = static_cast<int32_t>(gi);
+  grant.compute_instance_id = static_cast<int32_t>(ci);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MigUpdate> ReadMigEntry(
+    const Json& entry, size_t index,
+    const std::vector<std::vector<DeviceGrant>>& containers) {
+  const std::string where =
+      absl::StrCat(keys::kHamiMigAllocations, " entry ", index);
+  if (!entry.is_object()) {
+    return JsonFieldError(where, "allocation", entry, "is not a JSON object");
+  }
+  MigUpdate update;
+  DS_ASSIGN_OR_RETURN(
+      update.container,
+      RequiredIndex(entry, "containerIndex", containers.size(), where,
+                    absl::StrCat("container of ", keys::kHamiAllocated)));
+  const std::vector<DeviceGrant>& devices = containers[update.container];
+  DS_ASSIGN_OR_RETURN(
+      update.device,
+      RequiredIndex(entry, "deviceIndex", devices.size(), where,
+                    absl::StrCat("device of container ", update.container)));
+  update.grant = devices[update.device];
+  DeviceGrant& grant = update.grant;
+  if (!entry.contains("gpuUUID")) return MissingField(where, "gpuUUID");
+  DS_ASSIGN_OR_RETURN(std::string uuid, JsonString(entry, "gpuUUID", where));
+  if (uuid != grant.uuid) {
+    return wire::FieldError(
+        where, "gpuUUID", uuid,
+        absl::StrFormat("is not the uuid of container %d device %d (\"%s\")",
+                        update.container, update.device, grant.uuid));
+  }
+  if (!entry.contains("profile")) return MissingField(where, "profile");
+  DS_ASSIGN_OR_RETURN(grant.mig.profile, JsonString(entry, "profile", where));
+  if (!internal::IsMigProfileName(grant.mig.profile)) {
+    return wire::FieldError(where, "profile", grant.mig.profile,
+                            "is not a MIG profile name (want <N>g.<M>gb)");
+  }
+  DS_RETURN_IF_ERROR(ReadMigPlacement(entry, where, grant.mig));
+  DS_RETURN_IF_ERROR(ReadMigGroup(entry, where, grant.mig));
+  DS_RETURN_IF_ERROR(ReadMigRuntime(entry, where, grant));
+  grant.mode = SharingMode::kMig;
+  return update;
+}
+
 }  // namespace
 
 std::string EncodeHamiNodeRegisterJson(const std::vector<Gpu>& gpus) {
@@ -272,7 +435,7 @@ absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegister(
 std::string EncodeHamiAllocation(const PodAllocation& allocation) {
   std::string out;
   for (const ContainerAllocation& container : allocation.containers) {
-    wire::AppendGrants(container.devices, &out);
+    wire::AppendGrants(container.devices, wire::MigIdForm::kPlainUuid, &out);
     out.push_back(';');
   }
   return out;
@@ -292,6 +455,80 @@ absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeHamiAllocation(
     containers.push_back(std::move(grants));
   }
   return containers;
+}
+
+std::string EncodeHamiMigAllocations(const PodAllocation& allocation) {
+  // ordered_json keeps HAMi's MigAllocation field order.
+  OrderedJson list = OrderedJson::array();
+  for (size_t c = 0; c < allocation.containers.size(); ++c) {
+    const std::vector<DeviceGrant>& devices = allocation.containers[c].devices;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const DeviceGrant& grant = devices[d];
+      const MigSlot& slot = grant.mig;
+      const bool grouped = !slot.group.empty() && slot.position >= 0;
+      if (grant.mode != SharingMode::kMig || slot.profile.empty() ||
+          !(slot.placed() || grouped)) {
+        continue;
+      }
+      OrderedJson entry = OrderedJson::object();
+      entry["containerIndex"] = c;
+      entry["deviceIndex"] = d;
+      entry["gpuUUID"] = grant.uuid;
+      entry["profile"] = slot.profile;
+      if (slot.placed()) {
+        entry["placement"] = {{"start", slot.start}, {"size", slot.size}};
+      }
+      if (!grant.mig_uuid.empty() && grant.gpu_instance_id >= 0 &&
+          grant.compute_instance_id >= 0) {
+        entry["migUUID"] = grant.mig_uuid;
+        entry["gpuInstanceID"] = grant.gpu_instance_id;
+        entry["computeInstanceID"] = grant.compute_instance_id;
+      }
+      if (grouped) {
+        entry["group"] = slot.group;
+        entry["position"] = slot.position;
+      }
+      list.push_back(std::move(entry));
+    }
+  }
+  if (list.empty()) return "";
+  return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+absl::Status MergeHamiMigAllocations(
+    absl::string_view text, std::vector<std::vector<DeviceGrant>>& containers) {
+  if (absl::StripAsciiWhitespace(text).empty()) return absl::OkStatus();
+  Json doc = Json::parse(text.begin(), text.end(), nullptr,
+                         /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(keys::kHamiMigAllocations, ": not valid JSON"));
+  }
+  if (!doc.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(keys::kHamiMigAllocations, ": JSON ", doc.type_name(),
+                     ", want a list of MIG allocations"));
+  }
+  std::vector<MigUpdate> updates;
+  updates.reserve(doc.size());
+  std::map<std::pair<size_t, size_t>, size_t> seen;  // (container, device)
+  for (size_t i = 0; i < doc.size(); ++i) {
+    DS_ASSIGN_OR_RETURN(MigUpdate update, ReadMigEntry(doc[i], i, containers));
+    auto [it, added] =
+        seen.emplace(std::make_pair(update.container, update.device), i);
+    if (!added) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s entry %d field deviceIndex: container %d device %d already has "
+          "entry %d",
+          keys::kHamiMigAllocations, i, update.container, update.device,
+          it->second));
+    }
+    updates.push_back(std::move(update));
+  }
+  for (MigUpdate& update : updates) {
+    containers[update.container][update.device] = std::move(update.grant);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace deviceshare

@@ -21,6 +21,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr absl::string_view kVolcanoKeyPrefix = "volcano.sh/";
+
 // HAMi's other GPU policies. Named so that a pod asking for one is told it
 // is not supported yet instead of being placed by some other policy.
 constexpr absl::string_view kUnsupportedGpuPolicies[] = {"topology-aware",
@@ -171,6 +173,13 @@ absl::Status ParsePodAnnotations(const json& annotations, PodRequest& pod) {
   DS_RETURN_IF_ERROR(ReadNumaBind(reader, pod));
   DS_RETURN_IF_ERROR(ReadPolicies(reader, pod));
   return absl::OkStatus();
+}
+
+Dialect AnnotationDialect(const json& annotations) {
+  for (auto it = annotations.begin(); it != annotations.end(); ++it) {
+    if (absl::StartsWith(it.key(), kVolcanoKeyPrefix)) return Dialect::kVolcano;
+  }
+  return Dialect::kHami;
 }
 
 }  // namespace deviceshare::internal

@@ -17,6 +17,10 @@ namespace deviceshare::internal {
 absl::Status ParsePodAnnotations(const nlohmann::json& annotations,
                                  PodRequest& pod);
 
+// The dialect the annotations are written in: Volcano when one key starts
+// with `volcano.sh/`, else HAMi. `annotations` must be a mapping.
+Dialect AnnotationDialect(const nlohmann::json& annotations);
+
 }  // namespace deviceshare::internal
 
 #endif  // DEVICESHARE_SRC_POD_ANNOTATION_PARSER_H_

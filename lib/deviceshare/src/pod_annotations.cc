@@ -67,6 +67,16 @@ absl::Status PodError(const PodRequest& request, const DialectKeys& k,
                       absl::StrCat(prefix, ": ", status.message()));
 }
 
+// HAMi's MIG JSON indexes the entries of HAMi's record, so it cannot be read
+// without one.
+absl::Status MigWithoutRecord(const PodRequest& request) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "pod %s: %s is set but neither %s nor %s is; its entries index that "
+      "record",
+      request.Key(), keys::kHamiMigAllocations, keys::kHamiAllocated,
+      keys::kHamiToAllocate));
+}
+
 // Which containers of `request` the entries of `dialect` stand for.
 std::vector<int> EntryContainers(const PodRequest& request, Dialect dialect) {
   std::vector<int> containers;
@@ -125,7 +135,7 @@ std::map<std::string, std::string> AllocationAnnotations(
                                  ? EncodeVolcanoAllocation(allocation)
                                  : EncodeHamiAllocation(allocation);
   const std::string seconds = absl::StrCat(absl::ToUnixSeconds(now));
-  return {
+  std::map<std::string, std::string> annotations = {
       {k.allocated, record},
       {k.to_allocate, record},
       {k.node, allocation.node_name},
@@ -133,12 +143,19 @@ std::map<std::string, std::string> AllocationAnnotations(
       {k.bind_time, seconds},
       {k.bind_phase, keys::kBindPhaseAllocating},
   };
+  // Volcano's MIG ids are in the record itself; HAMi's in their own JSON.
+  if (dialect == Dialect::kHami) {
+    std::string mig = EncodeHamiMigAllocations(allocation);
+    if (!mig.empty()) annotations[keys::kHamiMigAllocations] = std::move(mig);
+  }
+  return annotations;
 }
 
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
     const std::string& node_name) {
+  const auto mig = annotations.find(keys::kHamiMigAllocations);
   for (Dialect dialect : {Dialect::kHami, Dialect::kVolcano}) {
     const DialectKeys& k = KeysOf(dialect);
     const char* key = nullptr;
@@ -148,11 +165,17 @@ absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
                                           ? DecodeVolcanoAllocation(*record)
                                           : DecodeHamiAllocation(*record);
     if (!entries.ok()) return PodError(request, k, key, entries.status());
+    if (mig != annotations.end()) {
+      if (dialect != Dialect::kHami) return MigWithoutRecord(request);
+      absl::Status merged = MergeHamiMigAllocations(mig->second, *entries);
+      if (!merged.ok()) return PodError(request, k, key, merged);
+    }
     DS_ASSIGN_OR_RETURN(
         PodAllocation allocation,
         MapEntries(request, dialect, key, *std::move(entries), node_name));
     return std::optional<PodAllocation>(std::move(allocation));
   }
+  if (mig != annotations.end()) return MigWithoutRecord(request);
   return std::optional<PodAllocation>();
 }
 

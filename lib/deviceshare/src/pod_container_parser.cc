@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -13,6 +14,7 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
+#include "mig_geometry_parser.h"
 
 namespace deviceshare::internal {
 namespace {
@@ -212,6 +214,65 @@ absl::Status CheckVolcanoNames(const json& list) {
   return absl::OkStatus();
 }
 
+// The container's `nvidia.com/mig-<profile>` resource: its name and value
+// (limits, else requests); value nullptr when it names none.
+struct MigResource {
+  std::string name;
+  const json* value = nullptr;
+};
+
+absl::StatusOr<MigResource> FindMigResource(
+    const ContainerResources& resources) {
+  MigResource found;
+  for (const json* list : {&resources.limits(), &resources.requests()}) {
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      if (it->is_null() ||
+          !absl::StartsWith(it.key(), keys::kMigResourcePrefix)) {
+        continue;
+      }
+      if (found.value == nullptr) {
+        found.name = it.key();
+        found.value = resources.GpuValue(found.name);
+      } else if (it.key() != found.name) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: a container may ask for one MIG profile, and this one also "
+            "asks %s",
+            it.key(), found.name));
+      }
+    }
+  }
+  return found;
+}
+
+// `nvidia.com/mig-<profile>: N` (the NVIDIA device plugin's mixed
+// strategy): N instances of that profile, which decides memory and cores,
+// so the container may name no other GPU resource.
+absl::Status ParseMig(const MigResource& mig, const GpuValues& volcano,
+                      const GpuValues& hami, const DeviceConfig& config,
+                      ContainerRequest& request) {
+  const std::string profile =
+      mig.name.substr(absl::string_view(keys::kMigResourcePrefix).size());
+  if (!IsMigProfileName(profile)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: \"%s\" is not a MIG profile name (want %s<N>g.<M>gb, e.g. "
+        "%s1g.10gb)",
+        mig.name, profile, keys::kMigResourcePrefix, keys::kMigResourcePrefix));
+  }
+  if (volcano.any() || hami.any()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: cannot be combined with %s in one container (the MIG profile "
+        "decides memory and cores)",
+        mig.name,
+        volcano.any() ? volcano.FirstName(kVolcanoResources)
+                      : hami.FirstName(HamiNames(config).data())));
+  }
+  DS_ASSIGN_OR_RETURN(int32_t count, ReadCount(*mig.value, mig.name));
+  if (count == 0) return absl::OkStatus();
+  request.gpu_count = count;
+  request.mig_profile = profile;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ContainerResources> ContainerResources::Read(
@@ -277,6 +338,12 @@ absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(
           resources.GpuValue(config.resource_priority_name)) {
     DS_RETURN_IF_ERROR(
         ReadCount(*priority, config.resource_priority_name).status());
+  }
+  DS_ASSIGN_OR_RETURN(MigResource mig, FindMigResource(resources));
+  if (mig.value != nullptr) {
+    // The same resource name in both dialects: it picks none.
+    DS_RETURN_IF_ERROR(ParseMig(mig, volcano, hami, config, request));
+    return std::nullopt;
   }
   if (volcano.any() && hami.any()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -54,6 +54,10 @@ absl::StatusOr<std::string> QuantityText(const nlohmann::json& value,
 // Returns the dialect of the GPU resources the container names (even if
 // they do not add up to a GPU), or nullopt when it names none. Errors name
 // the resource key and the value, not the pod (the caller adds that).
+// A MIG resource `nvidia.com/mig-<profile>: N` (both dialects; it picks
+// none, so nullopt) sets gpu_count N and mig_profile, leaving memory and
+// cores 0; with another GPU resource, a second MIG resource or a name that
+// is not a MIG profile it is an error.
 absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(
     const ContainerResources& resources, const DeviceConfig& config,
     ContainerRequest& request);

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/k8s/yaml_json.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
@@ -160,6 +161,9 @@ class ContainerWalker {
         internal::ParseContainerGpu(*resources, config_, request);
     if (!dialect.ok()) return Prefixed(where, dialect.status());
     if (*dialect) DS_RETURN_IF_ERROR(NoteDialect(**dialect, name));
+    if (!request.mig_profile.empty()) {
+      DS_RETURN_IF_ERROR(NoteMig(where, request.mig_profile));
+    }
     DS_ASSIGN_OR_RETURN(std::string restart,
                         OptionalString(c, "restartPolicy", where));
     bool sidecar = is_init && restart == "Always";
@@ -178,6 +182,19 @@ class ContainerWalker {
         is_init ? total_.AddInit(*needs, sidecar) : total_.AddApp(*needs);
     if (!added.ok()) return Prefixed(absl::StrCat("pod ", pod_.Key()), added);
     pod_.containers.push_back(std::move(request));
+    return absl::OkStatus();
+  }
+
+  // A container asks for a MIG resource: the pod runs in mode mig.
+  absl::Status NoteMig(absl::string_view where, absl::string_view profile) {
+    if (pod_.mode && *pod_.mode != SharingMode::kMig) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s%s asks for a MIG instance, but the pod's vgpu-mode "
+          "annotation says \"%s\"",
+          where, keys::kMigResourcePrefix, profile,
+          SharingModeName(*pod_.mode)));
+    }
+    pod_.mode = SharingMode::kMig;
     return absl::OkStatus();
   }
 
@@ -233,9 +250,11 @@ absl::StatusOr<PodRequest> ParsePodRequest(const nlohmann::json& pod,
                       OptionalString(*metadata, "uid", "pod metadata"));
   if (request.uid.empty()) request.uid = request.Key();
 
+  Dialect annotation_dialect = Dialect::kHami;
   auto annotations = metadata->find("annotations");
   if (annotations != metadata->end() && !annotations->is_null()) {
     DS_RETURN_IF_ERROR(internal::ParsePodAnnotations(*annotations, request));
+    annotation_dialect = internal::AnnotationDialect(*annotations);
   }
 
   auto spec = pod.find("spec");
@@ -247,7 +266,9 @@ absl::StatusOr<PodRequest> ParsePodRequest(const nlohmann::json& pod,
     ContainerWalker walker(config, request);
     DS_RETURN_IF_ERROR(walker.Walk(*spec, "initContainers", /*is_init=*/true));
     DS_RETURN_IF_ERROR(walker.Walk(*spec, "containers", /*is_init=*/false));
-    request.dialect = walker.dialect().value_or(Dialect::kHami);
+    // A pod whose containers name no dialect's resources (none, or only
+    // nvidia.com/mig-*) is in the dialect of its annotations.
+    request.dialect = walker.dialect().value_or(annotation_dialect);
     DS_ASSIGN_OR_RETURN(HostNeeds needs, walker.host_needs());
     request.cpu_milli = needs.cpu_milli;
     request.memory_mib = needs.memory_mib;

@@ -102,16 +102,15 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
                                            stranded, score));
     }
     if (!found || stranded < verdict.stranded_percent ||
-        (stranded == verdict.stranded_percent && score > verdict.raw_score)) {
+        (stranded == verdict.stranded_percent && score > verdict.score)) {
       found = true;
       verdict.fit = std::move(fit);
       verdict.mode = backend->mode();
       verdict.stranded_percent = stranded;
-      verdict.raw_score = score;
+      verdict.score = score;
     }
   }
   if (found) {
-    verdict.score = std::max(0, verdict.raw_score - verdict.stranded_percent);
     if (considered.size() > 1) {
       verdict.mode_choice = absl::StrFormat(
           "mode %s chosen (least stranded capacity) from %s",
@@ -161,6 +160,14 @@ std::vector<NodeVerdict> Scheduler::Filter(
     const PodRequest& request, absl::Span<const std::string> node_names) const {
   absl::ReaderMutexLock lock(&mu_);
   return FilterLocked(request, node_names);
+}
+
+bool Scheduler::Better(const NodeVerdict& a, const NodeVerdict& b) {
+  if (a.stranded_percent != b.stranded_percent) {
+    return a.stranded_percent < b.stranded_percent;
+  }
+  if (a.score != b.score) return a.score > b.score;
+  return a.node < b.node;
 }
 
 bool Scheduler::Serves(const PodRequest& request,
@@ -272,7 +279,7 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
   // backends' cheap MayFit() test, then Filter(). A node whose
   // bound is below the best score found cannot win, and one whose bound
   // equals it can only win the tie on a smaller name, so the result is the
-  // node a full scan picks: highest score, ties to the smaller name.
+  // node a full scan picks (see Better()).
   struct Bucket {
     int bound;
     const NodeShape* shape;
@@ -296,13 +303,19 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
   std::stable_sort(
       buckets.begin(), buckets.end(),
       [](const Bucket& a, const Bucket& b) { return a.bound > b.bound; });
+  // A placement that strands capacity can lose to any node that strands
+  // less, whatever its score; the score bounds prune only once the best
+  // strands nothing (always, with hami-core and mps).
   std::optional<NodeVerdict> best;
   auto cannot_win = [&](int bound, const NodeState& node) {
-    return best && (bound < best->score ||
-                    (bound == best->score && node.name() >= best->node));
+    return best && best->stranded_percent == 0 &&
+           (bound < best->score ||
+            (bound == best->score && node.name() >= best->node));
   };
   for (const Bucket& bucket : buckets) {
-    if (best && bucket.bound < best->score) break;
+    if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
+      break;
+    }
     for (const IndexedNode& entry : *bucket.nodes) {
       const NodeState* node = entry.node;
       if (cannot_win(bucket.bound, *node)) break;  // names ascending
@@ -311,8 +324,7 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
       if (!MayFit(request, *node)) continue;
       NodeVerdict verdict = Evaluate(request, *node, options);
       if (!verdict.fit.fits()) continue;
-      if (!best || verdict.score > best->score ||
-          (verdict.score == best->score && verdict.node < best->node)) {
+      if (!best || Better(verdict, *best)) {
         best = std::move(verdict);
       }
     }

@@ -80,7 +80,7 @@ std::string EncodeVolcanoAllocation(const PodAllocation& allocation) {
   for (const ContainerAllocation& container : allocation.containers) {
     if (container.is_init || container.devices.empty()) continue;
     std::string entry;
-    wire::AppendGrants(container.devices, &entry);
+    wire::AppendGrants(container.devices, wire::MigIdForm::kSuffixed, &entry);
     entries.push_back(std::move(entry));
   }
   return absl::StrJoin(entries, ";");

@@ -1,5 +1,6 @@
 #include "wire_fields.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "deviceshare/status_macros.h"
+#include "mig_geometry_parser.h"
 
 namespace deviceshare::wire {
 namespace {
@@ -31,10 +33,43 @@ std::string Shorten(absl::string_view value) {
   return absl::StrCat(value.substr(0, kMaxQuotedValue), "...");
 }
 
-// A MIG instance is written `GPU-x[group-pos]`.
-// TODO(mig): carry the [group-pos] suffix into the grant (MIG profile and
-// placement) once DeviceGrant has fields for it; for now only the physical
-// uuid and the mode survive decoding.
+constexpr char kMigIdShape[] =
+    "is not a GPU uuid nor a MIG id GPU-x[group-position] or "
+    "GPU-x[profile-start]";
+
+// The inside `a-n` of a MIG id `id` (see ParseGrants in the header).
+absl::Status ParseMigSuffix(absl::string_view id, absl::string_view inside,
+                            absl::string_view where, MigSlot& slot) {
+  const size_t dash = inside.rfind('-');
+  if (dash == absl::string_view::npos || dash == 0 ||
+      dash + 1 == inside.size() ||
+      inside.find(']') != absl::string_view::npos) {
+    return FieldError(where, "uuid", id, kMigIdShape);
+  }
+  absl::string_view name = inside.substr(0, dash);
+  std::string number(inside.substr(dash + 1));
+  // `a--n`: the '-' before the number is its sign, so report it as negative
+  // rather than read a group named "a-".
+  if (name.back() == '-') {
+    name.remove_suffix(1);
+    number.insert(0, "-");
+    if (name.empty()) return FieldError(where, "uuid", id, kMigIdShape);
+  }
+  const bool placement = internal::IsMigProfileName(name);
+  DS_ASSIGN_OR_RETURN(int64_t n,
+                      ParseCount(number, kInt32Max, where,
+                                 placement ? "MIG start" : "MIG position"));
+  if (placement) {
+    slot.profile = std::string(name);
+    slot.start = static_cast<int32_t>(n);
+  } else {
+    slot.group = std::string(name);
+    slot.position = static_cast<int32_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// `GPU-x` or a MIG instance id `GPU-x[a-n]`.
 absl::Status ParseGrantUuid(absl::string_view text, absl::string_view where,
                             DeviceGrant& grant) {
   if (text.empty()) return FieldError(where, "uuid", text, "is empty");
@@ -45,12 +80,25 @@ absl::Status ParseGrantUuid(absl::string_view text, absl::string_view where,
   }
   if (open == 0 || text.back() != ']' || open + 2 >= text.size() ||
       text.find('[', open + 1) != absl::string_view::npos) {
-    return FieldError(where, "uuid", text,
-                      "is not a GPU uuid nor a MIG id GPU-x[group-pos]");
+    return FieldError(where, "uuid", text, kMigIdShape);
   }
+  DS_RETURN_IF_ERROR(ParseMigSuffix(
+      text, text.substr(open + 1, text.size() - open - 2), where, grant.mig));
   grant.uuid = std::string(text.substr(0, open));
   grant.mode = SharingMode::kMig;
   return absl::OkStatus();
+}
+
+// The `[group-position]` / `[profile-start]` suffix of a MIG grant, or ""
+// when its slot has neither.
+std::string MigSuffix(const MigSlot& slot) {
+  if (!slot.group.empty() && slot.position >= 0) {
+    return absl::StrCat("[", slot.group, "-", slot.position, "]");
+  }
+  if (!slot.profile.empty() && slot.start >= 0) {
+    return absl::StrCat("[", slot.profile, "-", slot.start, "]");
+  }
+  return "";
 }
 
 absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
@@ -123,10 +171,15 @@ absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
   return items;
 }
 
-void AppendGrants(const std::vector<DeviceGrant>& grants, std::string* out) {
+void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
+                  std::string* out) {
   for (const DeviceGrant& grant : grants) {
-    absl::StrAppend(out, grant.uuid, ",", kVendor, ",", grant.memory_mib, ",",
-                    grant.cores, ":");
+    absl::StrAppend(out, grant.uuid);
+    if (mig_form == MigIdForm::kSuffixed && grant.mode == SharingMode::kMig) {
+      absl::StrAppend(out, MigSuffix(grant.mig));
+    }
+    absl::StrAppend(out, ",", kVendor, ",", grant.memory_mib, ",", grant.cores,
+                    ":");
   }
 }
 

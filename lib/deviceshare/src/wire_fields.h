@@ -53,12 +53,24 @@ absl::string_view BoolText(bool value);
 absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
     absl::string_view text, char terminator, absl::string_view where);
 
-// Appends `UUID,NVIDIA,memMiB,cores:` for each grant.
-void AppendGrants(const std::vector<DeviceGrant>& grants, std::string* out);
+// How AppendGrants writes the uuid of a MIG grant.
+enum class MigIdForm {
+  kPlainUuid,  // `GPU-x`: HAMi, whose MIG facts travel in their own JSON
+  kSuffixed,   // `GPU-x[group-position]` / `GPU-x[profile-start]`: Volcano
+};
+
+// Appends `UUID,NVIDIA,memMiB,cores:` for each grant. With kSuffixed, a
+// grant of mode mig gets `[group-position]` when its MigSlot has a group
+// and a position >= 0, else `[profile-start]` when it has a profile and a
+// start >= 0, else nothing (it then reads back as a plain grant).
+void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
+                  std::string* out);
 
 // Parses one container's grants, `UUID,NVIDIA,memMiB,cores:` repeated
 // (possibly none). Grants get gpu_index -1 and mode hami-core, except that a
-// MIG instance id `GPU-x[group-pos]` yields uuid `GPU-x` and mode mig.
+// MIG instance id `GPU-x[a-n]` yields uuid `GPU-x`, mode mig and a MigSlot:
+// the bracket is split at its last '-'; when `a` is a MIG profile name it is
+// {profile a, start n} (size 0: not carried), else {group a, position n}.
 absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
                                                      absl::string_view where);
 

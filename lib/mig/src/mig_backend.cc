@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "deviceshare/backend/share_placement.h"
 #include "deviceshare/policy/scoring.h"
+#include "deviceshare/policy/stranded_capacity.h"
 #include "deviceshare/status_macros.h"
 #include "gpu_kinds.h"
 
@@ -20,9 +21,15 @@ using internal::GpuKind;
 using internal::GpuKinds;
 using internal::LaidGroup;
 
-// A repartition destroys instances of an idle GPU: the last resort, after
-// every GPU that can take the container as it is.
-constexpr int kUndisturbedBonus = 1000;
+// How GPUs rank for one container: a repartition destroys instances of an
+// idle GPU, so it is the last resort; then the instance that strands the
+// least beyond the ask (policy/stranded_capacity.h); then the GPU policy's
+// score (0..100).
+int OfferScore(MigAction action, int stranded_percent, int policy_score) {
+  const int undisturbed = action == MigAction::kRepartition ? 0 : 1;
+  return undisturbed * 1000000 +
+         (100 - std::min(stranded_percent, 100)) * 1000 + policy_score;
+}
 
 struct Instance {
   int profile;  // index in the model; -1 when the catalog lacks the name
@@ -275,9 +282,10 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
                       ? ledger.CheckPod(pending)
                       : GpuVerdict{ledger.CheckPodCode(pending), gpu.index, ""};
   if (offer.verdict.fits()) {
-    offer.score =
-        GpuScore(options.gpu_policy, ledger, ChargeOf(pending)) +
-        (pick.action == MigAction::kRepartition ? 0 : kUndisturbedBonus);
+    offer.score = OfferScore(
+        pick.action,
+        GrantStrandedPercent(container, share.memory_mib, share.cores, gpu),
+        GpuScore(options.gpu_policy, ledger, ChargeOf(pending)));
   }
   pending.pop_back();
   return offer;

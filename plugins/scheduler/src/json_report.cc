@@ -17,6 +17,16 @@ OrderedJson ContainerJson(const ContainerPlacement& container) {
     device["mode"] = std::string(SharingModeName(grant.mode));
     device["memory_mib"] = grant.memory_mib;
     device["cores"] = grant.cores;
+    if (grant.mode == SharingMode::kMig) {
+      device["mig_profile"] = grant.mig.profile;
+      device["mig_start"] = grant.mig.start;
+      device["mig_slices"] = grant.mig.size;
+      device["mig_action"] = MigActionName(grant.mig_action);
+      if (!grant.mig.group.empty()) {
+        device["mig_group"] = grant.mig.group;
+        device["mig_position"] = grant.mig.position;
+      }
+    }
     devices.push_back(std::move(device));
   }
   OrderedJson env = OrderedJson::object();
@@ -38,6 +48,9 @@ OrderedJson PlacementJson(const PodPlacement& placement) {
   out["node"] = placement.node;
   out["containers"] = std::move(containers);
   out["score"] = placement.score;
+  if (!placement.mode_choice.empty()) {
+    out["mode_choice"] = placement.mode_choice;
+  }
   return out;
 }
 

@@ -19,6 +19,7 @@ absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
   placement.pod = request.Key();
   placement.node = allocation.node_name;
   placement.score = outcome.score;
+  placement.mode_choice = outcome.mode_choice;
   for (size_t c = 0; c < allocation.containers.size(); ++c) {
     const ContainerAllocation& container = allocation.containers[c];
     ContainerPlacement out;

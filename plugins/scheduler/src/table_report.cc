@@ -33,7 +33,13 @@ std::string Placements(const SimulationReport& report) {
     for (const ContainerPlacement& c : pod.containers) {
       if (c.devices.empty()) continue;
       std::vector<std::string> uuids;
-      for (const DeviceGrant& grant : c.devices) uuids.push_back(grant.uuid);
+      for (const DeviceGrant& grant : c.devices) {
+        uuids.push_back(grant.mode == SharingMode::kMig
+                            ? absl::StrFormat("%s[%s@%d]", grant.uuid,
+                                              grant.mig.profile,
+                                              grant.mig.start)
+                            : grant.uuid);
+      }
       table.AddRow(
           {pod.pod, pod.node, absl::StrCat(pod.score),
            c.is_init ? absl::StrCat(c.name, " (init)") : c.name,
@@ -50,7 +56,15 @@ std::string Placements(const SimulationReport& report) {
            absl::StrJoin(uuids, ",")});
     }
   }
-  return table.Render();
+  std::string out = table.Render();
+  bool any_choice = false;
+  for (const PodPlacement& pod : report.result.placements) {
+    if (pod.mode_choice.empty()) continue;
+    if (!any_choice) out += "\nMode choices\n";
+    any_choice = true;
+    absl::StrAppendFormat(&out, "  %s: %s\n", pod.pod, pod.mode_choice);
+  }
+  return out;
 }
 
 std::string Unschedulable(const SimulationReport& report) {

@@ -29,6 +29,9 @@ inline constexpr char kVolcanoNodeRegister[] = "volcano.sh/node-vgpu-register";
 // Shared by both dialects.
 inline constexpr char kUseGpuType[] = "nvidia.com/use-gputype";
 inline constexpr char kNoUseGpuType[] = "nvidia.com/nouse-gputype";
+// The NVIDIA device plugin's mixed-strategy MIG resources:
+// `nvidia.com/mig-<profile>`, e.g. `nvidia.com/mig-3g.40gb: 1`.
+inline constexpr char kMigResourcePrefix[] = "nvidia.com/mig-";
 
 // HAMi: pod resources (default names; DeviceConfig can rename them).
 inline constexpr char kHamiGpu[] = "nvidia.com/gpu";
@@ -46,6 +49,8 @@ inline constexpr char kHamiNodePolicy[] = "hami.io/node-scheduler-policy";
 inline constexpr char kHamiGpuPolicy[] = "hami.io/gpu-scheduler-policy";
 inline constexpr char kHamiAllocated[] = "hami.io/vgpu-devices-allocated";
 inline constexpr char kHamiToAllocate[] = "hami.io/vgpu-devices-to-allocate";
+// HAMi >= 2.10: the MIG instance of each MIG grant (JSON, see hami_codec.h).
+inline constexpr char kHamiMigAllocations[] = "hami.io/vgpu-mig-allocations";
 inline constexpr char kHamiNode[] = "hami.io/vgpu-node";
 inline constexpr char kHamiTime[] = "hami.io/vgpu-time";
 inline constexpr char kHamiBindTime[] = "hami.io/bind-time";

@@ -12,6 +12,19 @@
 //   pod `hami.io/vgpu-devices-allocated` (= `-to-allocate`): one entry per
 //     container, init containers first, GPU-less containers as empty
 //     entries, each entry ending ';', each GPU UUID,NVIDIA,memMiB,cores:
+//     (a plain GPU uuid, MIG grants included)
+//   pod `hami.io/vgpu-mig-allocations` (HAMi >= 2.10): the MIG instance of
+//     each MIG grant, a JSON list in container, then device order:
+//       [{"containerIndex":1,"deviceIndex":0,"gpuUUID":"GPU-a",
+//         "profile":"3g.40gb","placement":{"start":4,"size":4}}]
+//     containerIndex is the entry's position in vgpu-devices-allocated (all
+//     containers, init first), deviceIndex the GPU's position in that entry.
+//     Once the node agent has created the instance it adds
+//     "migUUID":"MIG-...","gpuInstanceID":1,"computeInstanceID":0 (all three
+//     or none). deviceshare's extension for configMap mode (knownMigGeometries,
+//     MigSlot::group set), which the device string has no place for: the
+//     optional members "group":"group2","position":3 after those; HAMi's
+//     reader ignores unknown members.
 //
 // Decoders never crash on malformed text: they return InvalidArgument naming
 // the annotation, the entry and the field.
@@ -46,6 +59,32 @@ std::string EncodeHamiAllocation(const PodAllocation& allocation);
 // One vector of grants per container entry, in order.
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeHamiAllocation(
     absl::string_view text);
+
+// The `hami.io/vgpu-mig-allocations` value of `allocation`, or "" when it
+// has no MIG grant to record (the annotation is then not written, as in
+// HAMi). A grant of mode mig gets an entry when its MigSlot names the
+// profile and either is placed (start >= 0, size >= 1: "placement") or has
+// a group and a position >= 0 ("group"/"position"; both are written when
+// both hold). An entry without "placement" is deviceshare's own: HAMi's
+// reader rejects the whole annotation for it, so the mig backend should
+// place configMap-mode grants too. The runtime ids are written only when
+// all three are set (mig_uuid non-empty, both instance ids >= 0).
+std::string EncodeHamiMigAllocations(const PodAllocation& allocation);
+
+// Merges a `hami.io/vgpu-mig-allocations` value into `containers` (as
+// DecodeHamiAllocation returns them): each entry's grant becomes mode mig
+// with the entry's profile, placement, group/position and runtime ids
+// (members an entry lacks keep the grant's values). "" merges nothing.
+// Every entry is checked first, and nothing is changed on error: not a
+// JSON list, an entry that is not an object, a missing or bad
+// containerIndex / deviceIndex (naming no container or device of
+// `containers`, or repeated), a gpuUUID that is not the device entry's
+// uuid, a profile that is missing or not a MIG profile name, a placement
+// with start < 0 or size < 1, neither placement nor group, a position
+// without a group or < 0, a partial runtime identity. Errors are
+// InvalidArgument naming the annotation, the entry and the field.
+absl::Status MergeHamiMigAllocations(
+    absl::string_view text, std::vector<std::vector<DeviceGrant>>& containers);
 
 }  // namespace deviceshare
 

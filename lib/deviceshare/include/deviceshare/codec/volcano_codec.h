@@ -8,6 +8,17 @@
 //   pod `volcano.sh/vgpu-ids-new` (= `volcano.sh/devices-to-allocate`): one
 //     entry per app container that asked for GPUs, joined by ';', each GPU
 //     UUID,NVIDIA,memMiB,cores:
+//   a MIG grant's UUID carries its instance in brackets:
+//     configMap mode (MigSlot::group set, knownMigGeometries):
+//       GPU-a[group2-3],NVIDIA,10240,0:      group "group2", position 3
+//     placement mode (no group; a deviceshare extension):
+//       GPU-a[1g.10gb-6],NVIDIA,9984,14:     profile "1g.10gb", start 6
+//   Volcano's own device plugin understands only [group-position]; the
+//   placement form is for deviceshare's node agent. The decoder splits the
+//   bracket at its last '-' and reads a profile name (`<N>g.<M>gb[+-]...`) on
+//   the left as profile + start, anything else as group + position. So a
+//   knownMigGeometries group must not be named like a MIG profile nor end in
+//   '-', and must not contain any of `[],:;`.
 //
 // Decoders never crash on malformed text: they return InvalidArgument naming
 // the annotation, the entry and the field.
@@ -34,7 +45,12 @@ absl::StatusOr<std::vector<Gpu>> DecodeVolcanoNodeRegister(
 // only those); init containers and GPU-less containers get no entry.
 std::string EncodeVolcanoAllocation(const PodAllocation& allocation);
 // One vector of grants per entry, in order. Grants have gpu_index -1 and
-// mode hami-core (Volcano's string does not carry them).
+// mode hami-core (Volcano's string does not carry them), except MIG ids,
+// which give mode mig and a MigSlot with either group + position or profile
+// + start. The slot's size (and, in configMap mode, its profile) is not
+// carried and stays 0 / "": the mig backend resolves them from its catalog
+// when it commits the grant. mig_action and the runtime ids are not
+// carried either.
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeVolcanoAllocation(
     absl::string_view text);
 

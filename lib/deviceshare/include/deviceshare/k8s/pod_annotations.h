@@ -20,7 +20,10 @@ namespace deviceshare {
 // The annotations the scheduler writes at bind time in `dialect`: the
 // allocation record (twice: -allocated/ids-new and -to-allocate), the node,
 // the decision time, bind-time and bind-phase=allocating. Times are unix
-// seconds of `now`.
+// seconds of `now`. MIG grants: Volcano writes them into the record
+// (`GPU-a[group2-3]` / `GPU-a[1g.10gb-6]`, codec/volcano_codec.h); HAMi keeps
+// plain uuids there and also writes `hami.io/vgpu-mig-allocations`
+// (codec/hami_codec.h) when the allocation has a MIG grant to record.
 std::map<std::string, std::string> AllocationAnnotations(
     const PodAllocation& allocation, Dialect dialect, absl::Time now);
 
@@ -29,7 +32,17 @@ std::map<std::string, std::string> AllocationAnnotations(
 // pod carries none. Entries are mapped onto the request's containers (HAMi:
 // all containers in order; Volcano: the app containers that want GPUs, in
 // order); a count that does not match is an InvalidArgument error.
-// Grants keep gpu_index -1; the mode is the request's mode or hami-core.
+// `hami.io/vgpu-mig-allocations` is merged into HAMi's record (its grants
+// become mode mig with their MigSlot and runtime ids); it is an error on a
+// pod without a HAMi record, and every bad entry is one too.
+//
+// Grants keep gpu_index -1. A grant with a MIG marker (a Volcano MIG id or
+// a HAMi MIG entry) has mode mig; any other grant gets the request's mode,
+// or hami-core when the request names none. The strings carry no other
+// mode, so a caller who knows the node must take a grant's mode from its
+// GPU instead (an MPS GPU's grants are MPS). MigSlot sizes (and, for
+// Volcano configMap ids, profiles) are not on the wire: the mig backend
+// resolves them from its catalog. mig_action is never carried (kNone).
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,

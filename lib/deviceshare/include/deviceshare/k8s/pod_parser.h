@@ -12,6 +12,16 @@
 //     use-gpuuuid, nouse-gpuuuid, numa-bind, vgpu-mode,
 //     hami.io/node-scheduler-policy, hami.io/gpu-scheduler-policy.
 //
+//   Both: the NVIDIA device plugin's mixed-strategy MIG resources
+//     `nvidia.com/mig-<profile>: N` (e.g. nvidia.com/mig-3g.40gb: 1): N
+//     instances of that profile (gpu_count N, mig_profile; memory and cores
+//     stay 0, the profile decides them), and the pod's mode becomes mig. A
+//     vgpu-mode annotation naming another mode, another GPU resource or a
+//     second MIG resource in the same container, or a name that is not a MIG
+//     profile is an error naming the resource. The name picks no dialect: a
+//     pod whose containers name only such resources (or none) is in the
+//     Volcano dialect when it carries a `volcano.sh/` annotation, else HAMi.
+//
 // Defaults follow the upstream projects (shared/reference/formats.md,
 // upstream-hami.md §3, upstream-volcano.md §7), with DeviceConfig's
 // defaultMemory / defaultCores / defaultGPUNum honoured in both dialects.

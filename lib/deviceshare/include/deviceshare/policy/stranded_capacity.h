@@ -20,6 +20,11 @@
 
 namespace deviceshare {
 
+// One grant of `memory_mib` and `cores` on `gpu` to a container that asked
+// `asked`: the mean of the memory and SM share beyond the ask, in percent.
+int GrantStrandedPercent(const ContainerRequest& asked, int64_t memory_mib,
+                         int32_t cores, const Gpu& gpu);
+
 // Pure; grants on GPUs `node` lacks count as stranding nothing.
 int StrandedPercent(const PodRequest& request, const PodAllocation& placement,
                     const NodeState& node);

@@ -12,9 +12,9 @@
 // Node CPU and memory (when the inventory has them) are checked before any
 // backend.
 //
-// Node choice: highest score, ties to the smaller node name, so a decision
-// is deterministic. A node's score is its backend's policy score less the
-// stranded capacity, so a tight placement beats a wasteful one. Schedule()
+// Node choice: least stranded capacity (0 for hami-core and mps shares),
+// then highest score, then the smaller node name, so a decision is
+// deterministic and a tight placement beats a wasteful one. Schedule()
 // reaches that choice without evaluating every node in full: backends give a
 // cheap necessary fit test and a score upper bound, and nodes are visited best
 // bound first (see scheduler.cc). The outcome's reasons are filled only when
@@ -49,8 +49,7 @@ struct NodeVerdict {
   NodeFit fit;
   int score = 0;  // in [0, 100]; meaningful only when fit.fits()
   SharingMode mode = SharingMode::kHamiCore;  // backend that fits
-  int raw_score = 0;         // the backend's score, before the cost
-  int stranded_percent = 0;  // policy/stranded_capacity.h
+  int stranded_percent = 0;                   // policy/stranded_capacity.h
   // For a pod that names no mode, when more than one backend was asked and
   // explaining: why this mode, e.g. "mode mig chosen (least stranded
   // capacity) from hami-core: InsufficientMemory ...; mig: fits, ...".
@@ -138,6 +137,8 @@ class Scheduler {
   void Explain(const PodRequest& request, const PlacementOptions& placement,
                const ScheduleOptions& options, ScheduleOutcome& outcome) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The node choice: less stranded capacity, higher score, smaller name.
+  static bool Better(const NodeVerdict& a, const NodeVerdict& b);
   // Whether `backend` may serve the pod: its mode, when the pod names one.
   static bool Serves(const PodRequest& request, const SharingBackend& backend);
   // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.

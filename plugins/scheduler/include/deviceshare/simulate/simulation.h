@@ -39,6 +39,9 @@ struct PodPlacement {
   std::string node;
   int score = 0;
   std::vector<ContainerPlacement> containers;
+  // Why this sharing mode, when the pod named none and several backends
+  // were asked (ScheduleOutcome::mode_choice); empty otherwise.
+  std::string mode_choice;
 };
 
 struct PodUnschedulable {
