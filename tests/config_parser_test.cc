@@ -710,3 +710,47 @@ TEST(ConfigExamplesTest, VolcanoDeviceConfigMap) {
 
 }  // namespace
 }  // namespace deviceshare
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::StatusIs;
+using ::testing::HasSubstr;
+
+// Group names travel in Volcano ids, GPU-x[group-position].
+TEST(ConfigMigTest, GroupNamesThatBreakAllocationIdsAreRejected) {
+  for (const char* name : {"g-", "1g.10gb", "a[b", "x:y"}) {
+    const std::string yaml = absl::StrCat(
+        "nvidia:\n  knownMigGeometries:\n  - models: [A30]\n"
+        "    allowedGeometries:\n    - group: \"",
+        name,
+        "\"\n      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n");
+    EXPECT_THAT(ParseConfigYaml(yaml),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("allowedGeometries[0].group")))
+        << name;
+  }
+}
+
+TEST(ConfigMigTest, ConfigMapSearchNeedsGeometriesAndUnusedKeysAreSaid) {
+  EXPECT_THAT(
+      ParseConfigYaml("scheduler: {modes: [mig], migSearch: configmap}\n"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("scheduler.migSearch")));
+  EXPECT_THAT(ParseConfigYaml("scheduler: {migSearch: everywhere}\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("\"everywhere\" is not a MIG search")));
+  auto placement = ParseConfigYaml(
+      "scheduler: {modes: [mig]}\nnvidia:\n  knownMigGeometries:\n"
+      "  - models: [A30]\n    allowedGeometries:\n    - group: g1\n"
+      "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n");
+  ASSERT_TRUE(placement.ok()) << placement.status();
+  EXPECT_EQ(placement->scheduler.mig_search, MigSearch::kPlacement);
+  ASSERT_EQ(placement->notices.size(), 1u);
+  EXPECT_THAT(placement->notices[0],
+              HasSubstr("knownMigGeometries: not used: scheduler.migSearch is "
+                        "placement"));
+}
+
+}  // namespace
+}  // namespace deviceshare

@@ -521,3 +521,40 @@ TEST(ScheduleExplainTest, LimitsFullReasonsButCountsEveryNode) {
 
 }  // namespace
 }  // namespace deviceshare
+
+namespace deviceshare {
+namespace {
+
+// Annotations carry no mps marker: an allocation read back from a pod says
+// hami-core, and the GPU it sits on decides.
+TEST(SchedulerModesTest, AGrantReadBackTakesTheModeOfItsGpu) {
+  Config config = MakeConfig();
+  config.scheduler.enabled_modes = {SharingMode::kHamiCore, SharingMode::kMps};
+  std::unique_ptr<Scheduler> scheduler = MakeScheduler(config);
+  ASSERT_NE(scheduler, nullptr);
+  NodeInventory node = MakeNode("n1", 1);
+  node.gpus[0].mode = SharingMode::kMps;
+  ASSERT_OK(scheduler->UpsertNode(node));
+  PodRequest pod = SmallPod("p");
+  PodAllocation allocation;
+  allocation.pod_uid = pod.uid;
+  allocation.pod_key = pod.Key();
+  allocation.node_name = "n1";
+  allocation.containers = {testing::Container(
+      0, false, {testing::Grant(node.gpus[0].uuid, 10 * kGiB, 10)})};
+  ASSERT_EQ(allocation.containers[0].devices[0].mode, SharingMode::kHamiCore);
+  ASSERT_OK(scheduler->Bind(pod, allocation));
+  auto used_slots = [&] {
+    int32_t slots = -1;
+    scheduler->Inspect([&](const ClusterState& state) {
+      slots = state.FindNode("n1")->ledger(0).used_slots();
+    });
+    return slots;
+  };
+  EXPECT_EQ(used_slots(), 1);
+  scheduler->Release(pod.uid);
+  EXPECT_EQ(used_slots(), 0);
+}
+
+}  // namespace
+}  // namespace deviceshare

@@ -28,7 +28,18 @@ std::vector<SharingMode> ModesOf(const PodAllocation& allocation) {
 ClusterState::ClusterState(const BackendSet* backends) : backends_(backends) {}
 
 absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
-  const PodAllocation& allocation = record.allocation;
+  // Grants read back from annotations carry no mode of their own (an mps
+  // share reads as hami-core; MIG ids are marked): a share takes the mode
+  // of the GPU it sits on.
+  PodAllocation allocation = record.allocation;
+  for (ContainerAllocation& container : allocation.containers) {
+    for (DeviceGrant& grant : container.devices) {
+      std::optional<size_t> position = node.FindGpu(grant.uuid);
+      if (grant.mode != SharingMode::kMig && position) {
+        grant.mode = node.inventory().gpus[*position].mode;
+      }
+    }
+  }
   std::vector<SharingMode> modes = ModesOf(allocation);
   if (modes.size() > 1) {
     return absl::InvalidArgumentError(
@@ -49,10 +60,9 @@ absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
 }
 
 void ClusterState::Discharge(const PodRecord& record, NodeState& node) {
-  for (SharingMode mode : ModesOf(record.allocation)) {
-    if (const SharingBackend* backend = backends_->ForMode(mode)) {
-      backend->Release(record.allocation.pod_uid, node);
-    }
+  // Every backend: Charge may have adopted a GPU's mode for a grant.
+  for (const auto& backend : backends_->all()) {
+    backend->Release(record.allocation.pod_uid, node);
   }
   node.SubtractHostUsage(record.request.cpu_milli, record.request.memory_mib);
 }

@@ -101,6 +101,17 @@ absl::StatusOr<MigGeometry> ParseNamedGeometry(const json& value,
   DS_ASSIGN_OR_RETURN(const json* group, Require(value, path, "group"));
   DS_ASSIGN_OR_RETURN(geometry.group, ReadString(*group, KeyPath(path, "group"),
                                                  /*allow_empty=*/false));
+  // The name travels in allocation ids, `GPU-x[group2-3]`, split at the
+  // last '-': it must not end in '-', look like a MIG profile (the
+  // placement form is `GPU-x[1g.10gb-6]`) or hold the ids' separators.
+  if (geometry.group.back() == '-' || IsMigProfileName(geometry.group) ||
+      geometry.group.find_first_of("[],:;") != std::string::npos) {
+    return PathError(
+        KeyPath(path, "group"),
+        absl::StrCat("\"", geometry.group,
+                     "\" cannot name a group in an allocation id (no "
+                     "trailing '-', no MIG profile name, none of []:,;)"));
+  }
   DS_ASSIGN_OR_RETURN(const json* instances,
                       Require(value, path, "geometries"));
   DS_ASSIGN_OR_RETURN(geometry.instances,
