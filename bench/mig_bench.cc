@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/mig/geometry_layout.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mig/mig_catalog.h"
 #include "deviceshare/mig/slot_search.h"
 
@@ -92,6 +94,41 @@ void BM_LayGeometry(benchmark::State& st) {
   }
 }
 BENCHMARK(BM_LayGeometry);
+
+// The whole backend on a one-GPU node: what one request costs the
+// scheduler per MIG GPU (model lookup, the GPU's instances, the slot
+// search, the ledger check, the score), with `held` 1g instances in use.
+void BM_BackendFilterOneGpu(benchmark::State& st) {
+  Config config;
+  config.scheduler.enabled_modes = {SharingMode::kMig};
+  auto backend = NewMigBackend(config, MigCatalog::Builtin());
+  Gpu gpu;
+  gpu.uuid = "GPU-bench";
+  gpu.model = "NVIDIA H100 80GB HBM3";
+  gpu.memory_mib = 81559;
+  gpu.mode = SharingMode::kMig;
+  NodeInventory inventory;
+  inventory.name = "n1";
+  inventory.gpus = {gpu};
+  NodeState node(inventory);
+  PodRequest request;
+  request.uid = "p";
+  request.name = "p";
+  request.containers = {
+      ContainerRequest{.name = "c", .gpu_count = 1, .memory_mib = 9216}};
+  for (int i = 0; i < st.range(0); ++i) {
+    PodRequest held = request;
+    held.uid = held.name = "held-" + std::to_string(i);
+    auto placed = (*backend)->Allocate(held, node, PlacementOptions{});
+    if (!placed.ok()) st.SkipWithError("could not place the held instances");
+  }
+  PlacementOptions options;
+  for (auto _ : st) {
+    NodeFit fit = (*backend)->Filter(request, node, options);
+    benchmark::DoNotOptimize(fit);
+  }
+}
+BENCHMARK(BM_BackendFilterOneGpu)->Arg(0)->Arg(3)->Arg(6);
 
 }  // namespace
 }  // namespace deviceshare::mig

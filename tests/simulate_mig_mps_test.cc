@@ -222,5 +222,30 @@ TEST(SimulateModeChoiceTest, APodThatNamesItsModeHasNoChoiceToExplain) {
   EXPECT_FALSE(named.contains("mode_choice"));
 }
 
+TEST(SimulateModeChoiceTest, TheModesExampleUsesAllThreeBackends) {
+  simulate::SimulateOptions options;
+  options.cluster_path = DEVICESHARE_EXAMPLES_DIR "/modes/cluster.yaml";
+  options.pods_path = DEVICESHARE_EXAMPLES_DIR "/modes/workload.yaml";
+  options.config_path = DEVICESHARE_EXAMPLES_DIR "/modes/deviceshare.yaml";
+  auto report = simulate::Simulate(options);
+  ASSERT_OK(report);
+  Json json = simulate::ReportJson(*report);
+  EXPECT_EQ(json["summary"]["placed"], 6);
+  auto mode_of = [&](const std::string& pod) {
+    Json device = DeviceOf(json, pod);
+    return device.is_null() ? std::string() : device["mode"].get<std::string>();
+  };
+  EXPECT_EQ(mode_of("infer-3g"), "mig");
+  EXPECT_EQ(DeviceOf(json, "infer-3g")["mig_profile"], "3g.40gb");
+  EXPECT_EQ(mode_of("notebook"), "mig");
+  EXPECT_EQ(mode_of("batch-mps"), "mps");
+  EXPECT_EQ(mode_of("train-a"), "hami-core");
+  // The A100s are full: MPS fits 19000 MiB exactly, a MIG instance would
+  // strand the rest of its 1g.20gb and the SM slice.
+  EXPECT_EQ(mode_of("serve-b"), "mps");
+  EXPECT_THAT(PlacementOf(json, "serve-b")["mode_choice"].get<std::string>(),
+              HasSubstr("mode mps chosen"));
+}
+
 }  // namespace
 }  // namespace deviceshare

@@ -90,7 +90,8 @@ Inputs (exactly one kind):
                                count: 8, split: 10, numa: 0, mode: hami-core}
                         GPU keys: model, memory_mib (required), count (1),
                         split (nvidia.deviceSplitCount), numa (0), mode
-                        (hami-core), uuid (count 1 only; default generated
+                        (hami-core | mig | mps; enable the backend in the
+                        config's scheduler.modes), uuid (count 1 only; default generated
                         GPU-<hash of node>-<hash>-4000-8000-<index>), healthy
                         (true), cores (core capacity %, 100 x
                         deviceCoreScaling). memory_mib is scaled by
@@ -146,8 +147,11 @@ Output:
           progress bar is drawn on stderr when it is a terminal and the run
           lasts more than a second.
   json    {"placements": [{"pod", "node", "containers": [{"name",
-          "devices": [{"uuid", "mode", "memory_mib", "cores"}], "env"}],
-          "score"}], "unschedulable": [{"pod", "reasons": {node: reason},
+          "devices": [{"uuid", "mode", "memory_mib", "cores", mig:
+          "mig_profile", "mig_start", "mig_slices", "mig_action",
+          configmap: "mig_group", "mig_position"}], "env"}], "score",
+          "mode_choice" (pod named no mode, several backends asked)}],
+          "unschedulable": [{"pod", "reasons": {node: reason},
           "reason_counts": {code: nodes}, "nodes_rejecting"}], "summary":
           {"pods", "placed", "unschedulable", "gpu_memory_allocated_pct",
           "gpu_cores_allocated_pct", "gpus_fully_idle",
@@ -157,7 +161,8 @@ Output:
           "gpu_cores_allocated", "decision_seconds_total",
           "p50_decision_us", "max_decision_us"}, "notes": [...]}
   Reasons start with a stable code (InsufficientMemory, SplitExhausted,
-  ExclusiveConflict, TypeMismatch, UuidMismatch, InsufficientCpu, ...).
+  ExclusiveConflict, TypeMismatch, UuidMismatch, InsufficientCpu,
+  MigNoSlot, MigNoProfile, MigUnknownModel, MpsClientsExhausted, ...).
   gpu_*_allocated_pct: used / capacity over all GPUs; decisions_per_second:
   pods / time spent in Schedule (only that call is timed, steady_clock);
   p99_decision_us: nearest-rank 99th percentile of one Schedule call.

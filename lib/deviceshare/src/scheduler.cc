@@ -77,6 +77,8 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
   // backend is asked and the fit that strands the least capacity wins
   // (then the higher score, then config order); the first backend's
   // verdict explains a node where none fits.
+  const bool explain_choice =
+      options.explain && !request.mode && backends_.all().size() > 1;
   int asked = 0;
   bool found = false;
   NodeFit unfit;
@@ -86,7 +88,7 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
     ++asked;
     NodeFit fit = backend->Filter(request, node, options);
     if (!fit.fits()) {
-      if (options.explain && !request.mode) {
+      if (explain_choice) {
         considered.push_back(absl::StrFormat(
             "%s: %s", SharingModeName(backend->mode()),
             fit.message.empty() ? ReasonCodeName(fit.code) : fit.message));
@@ -96,7 +98,7 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
     }
     const int stranded = StrandedPercent(request, fit.allocation, node);
     const int score = backend->Score(node, fit.allocation, options);
-    if (options.explain && !request.mode) {
+    if (explain_choice) {
       considered.push_back(absl::StrFormat("%s: fits, strands %d%%, score %d",
                                            SharingModeName(backend->mode()),
                                            stranded, score));

@@ -64,23 +64,30 @@ std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
 }
 
 // Counts reason codes; the top one is the most frequent, the earlier code
-// on ties, so the headline does not depend on GPU order.
+// on ties, so the headline does not depend on GPU order. GPUs of another
+// mode are no candidates at all, so ModeMismatch heads only when no GPU
+// says anything else.
 class CodeTally {
  public:
   void Add(ReasonCode code) {
+    const bool other_mode = code == ReasonCode::kModeMismatch;
+    ReasonCode& top = other_mode ? mode_top_ : top_;
+    bool& empty = other_mode ? mode_empty_ : empty_;
     int n = ++counts_[static_cast<size_t>(code)];
-    if (empty_ || n > counts_[static_cast<size_t>(top_)] ||
-        (n == counts_[static_cast<size_t>(top_)] && code < top_)) {
-      top_ = code;
+    if (empty || n > counts_[static_cast<size_t>(top)] ||
+        (n == counts_[static_cast<size_t>(top)] && code < top)) {
+      top = code;
     }
-    empty_ = false;
+    empty = false;
   }
-  ReasonCode top() const { return top_; }
+  ReasonCode top() const { return empty_ ? mode_top_ : top_; }
 
  private:
   std::array<int, 32> counts_{};
   ReasonCode top_ = ReasonCode::kFits;
   bool empty_ = true;
+  ReasonCode mode_top_ = ReasonCode::kFits;
+  bool mode_empty_ = true;
 };
 
 ReasonCode MostFrequent(const std::vector<GpuVerdict>& verdicts) {
