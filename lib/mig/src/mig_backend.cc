@@ -35,6 +35,7 @@ struct Instance {
   int profile;  // index in the model; -1 when the catalog lacks the name
   int32_t start;
   uint32_t mask;
+  std::string group;  // configMap mode: the knownMigGeometries group
 };
 
 // One GPU's MIG instances as one offer sees them.
@@ -60,7 +61,8 @@ GpuMigState StateOf(const MigModel& model, const DeviceLedger& ledger,
     if (!share.is_mig()) return;
     const int profile = model.ProfileIndex(share.mig.profile);
     const uint32_t mask = MaskOf(model, share.mig, profile);
-    state.in_use.push_back(Instance{profile, share.mig.start, mask});
+    state.in_use.push_back(
+        Instance{profile, share.mig.start, mask, share.mig.group});
     state.in_use_mask |= mask;
     if (profile >= 0) ++state.counts[profile];
   };
@@ -68,27 +70,26 @@ GpuMigState StateOf(const MigModel& model, const DeviceLedger& ledger,
   for (const ContainerShare& share : pending) add_in_use(share);
   state.idle = state.in_use.empty();
   // A hardware instance that overlaps one in use without being it was
-  // destroyed by a repartition this pod asked for.
+  // destroyed by a repartition (this pod's or an earlier pod's, before the
+  // node agent re-reported the hardware), and a repartition destroys every
+  // unused instance: none of those reported is left then.
+  for (const Instance& taken : state.in_use) {
+    for (const MigSlot& slot : ledger.gpu().mig_instances) {
+      const int profile = model.ProfileIndex(slot.profile);
+      const uint32_t mask = MaskOf(model, slot, profile);
+      if ((mask & taken.mask) != 0 &&
+          (mask != taken.mask || profile != taken.profile)) {
+        return state;
+      }
+    }
+  }
   for (const MigSlot& slot : ledger.gpu().mig_instances) {
     const int profile = model.ProfileIndex(slot.profile);
     const uint32_t mask = MaskOf(model, slot, profile);
     if ((mask & state.in_use_mask) != 0) continue;
-    state.free_existing.push_back(Instance{profile, slot.start, mask});
+    state.free_existing.push_back(Instance{profile, slot.start, mask, ""});
     state.existing_mask |= mask;
     if (profile >= 0) ++state.counts[profile];
-  }
-  if (ledger.idle()) {
-    for (const Instance& taken : state.in_use) {
-      for (const MigSlot& slot : ledger.gpu().mig_instances) {
-        const int profile = model.ProfileIndex(slot.profile);
-        const uint32_t mask = MaskOf(model, slot, profile);
-        if ((mask & taken.mask) != 0 &&
-            (mask != taken.mask || profile != taken.profile)) {
-          state.free_existing.clear();
-          state.existing_mask = 0;
-        }
-      }
-    }
   }
   return state;
 }
@@ -324,26 +325,33 @@ absl::StatusOr<Pick> MigBackend::PlacementPick(const GpuKind& kind,
       pick.action = MigAction::kReuse;
     }
   }
-  if (pick.profile < 0) {
-    std::optional<SlotChoice> choice = search.Choose(
-        state.in_use_mask | state.existing_mask, state.counts, demand, allowed);
-    if (!choice && state.idle && !state.free_existing.empty()) {
-      choice = search.Choose(0, {}, demand, allowed);
-      pick.action = MigAction::kRepartition;
-    }
-    if (!choice) {
-      miss.code = ReasonCode::kMigNoSlot;
-      if (explain) {
-        miss.detail = absl::StrFormat(
-            "no free legal start for %s on %s (slices in use %s, other "
-            "instances %s)",
-            DemandText(demand), model.name, SliceList(state.in_use_mask),
-            SliceList(state.existing_mask));
-      }
-      return absl::NotFoundError("no slot");
-    }
+  // A new instance in free slices wins over reusing a larger one: a 9 GiB
+  // pod should not take an existing 3g when a 1g can be made beside it.
+  std::optional<SlotChoice> choice = search.Choose(
+      state.in_use_mask | state.existing_mask, state.counts, demand, allowed);
+  if (choice && (pick.profile < 0 || choice->profile < pick.profile)) {
     pick.profile = choice->profile;
     pick.start = choice->start;
+    pick.action = MigAction::kCreate;
+  }
+  if (pick.profile < 0 && state.idle && !state.free_existing.empty()) {
+    choice = search.Choose(0, {}, demand, allowed);
+    if (choice) {
+      pick.profile = choice->profile;
+      pick.start = choice->start;
+      pick.action = MigAction::kRepartition;
+    }
+  }
+  if (pick.profile < 0) {
+    miss.code = ReasonCode::kMigNoSlot;
+    if (explain) {
+      miss.detail = absl::StrFormat(
+          "no free legal start for %s on %s (slices in use %s, other "
+          "instances %s)",
+          DemandText(demand), model.name, SliceList(state.in_use_mask),
+          SliceList(state.existing_mask));
+    }
+    return absl::NotFoundError("no slot");
   }
   pick.memory_mib = model.profiles[pick.profile].memory_mib;
   return pick;
@@ -358,14 +366,16 @@ bool MigBackend::ConfigMapPick(const GpuKind& kind, const GpuMigState& state,
       demand.profile.empty() ? -1 : model.ProfileIndex(demand.profile);
   if (!demand.profile.empty() && named < 0) return false;
   for (const LaidGroup& group : kind.groups) {
-    // Instances in use fix the geometry: only groups that contain them all.
+    // Instances in use fix the geometry: only the group they were given
+    // from, and only groups that contain them all.
     bool usable = true;
     for (const Instance& used : state.in_use) {
-      usable = usable && std::any_of(group.slots.begin(), group.slots.end(),
-                                     [&](const GeometrySlot& slot) {
-                                       return slot.profile == used.profile &&
-                                              slot.start == used.start;
-                                     });
+      usable = usable && (used.group.empty() || used.group == group.name) &&
+               std::any_of(group.slots.begin(), group.slots.end(),
+                           [&](const GeometrySlot& slot) {
+                             return slot.profile == used.profile &&
+                                    slot.start == used.start;
+                           });
     }
     if (!usable) continue;
     const GeometrySlot* best = nullptr;
@@ -468,6 +478,8 @@ absl::Status MigBackend::Resolve(const GpuKind& kind, const Gpu& gpu,
         absl::StrFormat("gpu %s: %s covers %d memory slices, not %d", gpu.uuid,
                         profile->name, profile->memory_slices, slot.size));
   }
+  // The ledger and the per-profile caps compare names: store the catalog's.
+  slot.profile = profile->name;
   slot.size = profile->memory_slices;
   return absl::OkStatus();
 }

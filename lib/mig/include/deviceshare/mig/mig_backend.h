@@ -10,14 +10,15 @@
 //              at the legal start that keeps the most placements possible
 //              (mig/slot_search.h); HAMi's migProfileAllowlist narrows the
 //              profiles.
-//   configmap  Volcano/HAMi knownMigGeometries: the first group, in config
-//              order, whose layout contains every instance already on the
-//              GPU and has a free instance large enough; all free instances
-//              of that group count, not only types already in use.
+//   configmap  Volcano/HAMi knownMigGeometries: a GPU with instances in use
+//              keeps their group; an idle one takes the first group, in
+//              config order, with a free instance large enough. All free
+//              instances of the group count, not only types already in use.
 // Instances the GPU already has (Gpu::mig_instances) are reused when free
-// and adequate; a new one is created only in memory slices no instance
-// covers. A GPU whose instances are in use is never repartitioned; an idle
-// one may be, and the grant says so (MigAction::kRepartition).
+// and adequate, unless a smaller profile can be created beside them; a new
+// one is created only in memory slices no instance covers. A GPU whose
+// instances are in use is never repartitioned; an idle one may be, and the
+// grant says so (MigAction::kRepartition).
 //
 // A container that asks for the whole card gets the largest profile;
 // memory percentages are of the largest profile's memory. A grant's
