@@ -1,5 +1,9 @@
 #include "deviceshare/backend/share_backend.h"
 
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
 #include "deviceshare/backend/share_placement.h"
 #include "deviceshare/policy/scoring.h"
 
@@ -48,6 +52,23 @@ absl::Status ShareBackend::Commit(const PodRequest& request,
 
 void ShareBackend::Release(absl::string_view pod_uid, NodeState& node) const {
   ReleaseShares(pod_uid, mode_, node);
+}
+
+ContainerEdits ShareBackend::VisibleGpuEdits(
+    const ContainerAllocation& container) const {
+  ContainerEdits edits;
+  if (container.devices.empty()) {
+    if (config_.overwrite_env) {
+      edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
+    }
+    return edits;
+  }
+  for (const DeviceGrant& grant : container.devices) {
+    edits.device_ids.push_back(grant.uuid);
+  }
+  edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES",
+                         absl::StrJoin(edits.device_ids, ","));
+  return edits;
 }
 
 }  // namespace deviceshare

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "deviceshare/backend/share_backend.h"
 #include "deviceshare/model/units.h"
 
@@ -29,34 +28,18 @@ absl::string_view CorePolicyName(const DeviceConfig& config) {
 class HamiCoreBackend final : public ShareBackend {
  public:
   explicit HamiCoreBackend(const DeviceConfig& config)
-      : ShareBackend(SharingMode::kHamiCore), config_(config) {}
+      : ShareBackend(SharingMode::kHamiCore, config) {}
 
   absl::string_view name() const override { return kBackendName; }
 
   ContainerEdits Edits(const ContainerAllocation& container,
                        const EditOptions& options) const override;
-
- private:
-  DeviceConfig config_;
 };
 
 ContainerEdits HamiCoreBackend::Edits(const ContainerAllocation& container,
                                       const EditOptions& options) const {
-  ContainerEdits edits;
-  if (container.devices.empty()) {
-    // Without this, the NVIDIA runtime may show every GPU to a container
-    // that asked for none (volcano-vgpu-device-plugin #40).
-    if (config_.overwrite_env) {
-      edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
-    }
-    return edits;
-  }
-  std::vector<std::string> uuids;
-  for (const DeviceGrant& grant : container.devices) {
-    uuids.push_back(grant.uuid);
-  }
-  edits.device_ids = uuids;
-  edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", absl::StrJoin(uuids, ","));
+  ContainerEdits edits = VisibleGpuEdits(container);
+  if (container.devices.empty()) return edits;
   for (size_t i = 0; i < container.devices.size(); ++i) {
     edits.env.emplace_back(absl::StrCat("CUDA_DEVICE_MEMORY_LIMIT_", i),
                            FormatMiBLimit(container.devices[i].memory_mib));
@@ -70,17 +53,17 @@ ContainerEdits HamiCoreBackend::Edits(const ContainerAllocation& container,
       absl::StrCat("/tmp/vgpu/",
                    CacheFileUuid(options.pod_uid, options.container_name),
                    ".cache"));
-  if (config_.device_memory_scaling_milli > 1000) {
+  if (config().device_memory_scaling_milli > 1000) {
     edits.env.emplace_back("CUDA_OVERSUBSCRIBE", "true");
   }
-  absl::string_view core_policy = CorePolicyName(config_);
+  absl::string_view core_policy = CorePolicyName(config());
   if (!core_policy.empty()) {
     edits.env.emplace_back("GPU_CORE_UTILIZATION_POLICY",
                            std::string(core_policy));
   }
-  if (config_.lib_cuda_log_level >= 0) {
+  if (config().lib_cuda_log_level >= 0) {
     edits.env.emplace_back("LIBCUDA_LOG_LEVEL",
-                           absl::StrCat(config_.lib_cuda_log_level));
+                           absl::StrCat(config().lib_cuda_log_level));
   }
   const std::string& hook = options.hook_path;
   edits.mounts.push_back(Mount{absl::StrCat(hook, "/libvgpu.so"),

@@ -15,37 +15,25 @@ namespace {
 class MpsBackend final : public ShareBackend {
  public:
   explicit MpsBackend(const DeviceConfig& config)
-      : ShareBackend(SharingMode::kMps), config_(config) {}
+      : ShareBackend(SharingMode::kMps, config) {}
 
   absl::string_view name() const override { return kBackendName; }
 
   ContainerEdits Edits(const ContainerAllocation& container,
                        const EditOptions& options) const override;
-
- private:
-  DeviceConfig config_;
 };
 
 ContainerEdits MpsBackend::Edits(const ContainerAllocation& container,
                                  const EditOptions& options) const {
-  ContainerEdits edits;
-  if (container.devices.empty()) {
-    if (config_.overwrite_env) {
-      edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
-    }
-    return edits;
-  }
-  std::vector<std::string> uuids;
+  ContainerEdits edits = VisibleGpuEdits(container);
+  if (container.devices.empty()) return edits;
   std::vector<std::string> memory_limits;
   for (size_t i = 0; i < container.devices.size(); ++i) {
-    const DeviceGrant& grant = container.devices[i];
-    uuids.push_back(grant.uuid);
     // MPS numbers devices as the client sees them: 0.. in the order of
     // NVIDIA_VISIBLE_DEVICES.
-    memory_limits.push_back(absl::StrCat(i, "=", grant.memory_mib, "M"));
+    memory_limits.push_back(
+        absl::StrCat(i, "=", container.devices[i].memory_mib, "M"));
   }
-  edits.device_ids = uuids;
-  edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", absl::StrJoin(uuids, ","));
   // One percentage per client; all devices of a container carry the same
   // cores request. 0 asks no SM share: the server's default (100) holds.
   const int32_t cores = container.devices.front().cores;

@@ -3,19 +3,22 @@
 // ShareBackend: the part common to the backends that hand out a share of a
 // whole GPU (hami-core, mps): placement, scores, bounds, commit and release
 // are those of backend/share_placement.h for the backend's mode. A
-// subclass names itself and says how its shares are enforced (Edits).
+// subclass names itself and says how its shares are enforced (Edits),
+// starting from VisibleGpuEdits().
 //
 // Thread safety: immutable; see SharingBackend.
 #ifndef DEVICESHARE_BACKEND_SHARE_BACKEND_H_
 #define DEVICESHARE_BACKEND_SHARE_BACKEND_H_
 
 #include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/device_config.h"
 
 namespace deviceshare {
 
 class ShareBackend : public SharingBackend {
  public:
-  explicit ShareBackend(SharingMode mode) : mode_(mode) {}
+  ShareBackend(SharingMode mode, const DeviceConfig& config)
+      : mode_(mode), config_(config) {}
 
   SharingMode mode() const final { return mode_; }
 
@@ -36,8 +39,19 @@ class ShareBackend : public SharingBackend {
                       NodeState& node) const final;
   void Release(absl::string_view pod_uid, NodeState& node) const final;
 
+ protected:
+  const DeviceConfig& config() const { return config_; }
+
+  // The edits every whole-GPU share starts from: the granted GPUs as device
+  // ids and NVIDIA_VISIBLE_DEVICES. A container without GPUs gets
+  // NVIDIA_VISIBLE_DEVICES=none when the config's overwriteEnv asks for it:
+  // otherwise the NVIDIA runtime may show it every GPU
+  // (volcano-vgpu-device-plugin #40).
+  ContainerEdits VisibleGpuEdits(const ContainerAllocation& container) const;
+
  private:
   SharingMode mode_;
+  DeviceConfig config_;
 };
 
 }  // namespace deviceshare
