@@ -16,7 +16,7 @@ PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
   bool any_init = false;
   int64_t mig_memory = 0;
   int32_t mig_cores = 0;
-  int32_t mig_instances = 0;
+  int32_t& mig_instances = charge.mig_instances;
   for (const ContainerShare& share : shares) {
     if (share.is_mig()) {
       const uint32_t mask = share.mig.mask();
@@ -188,9 +188,7 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
   used_slots_ += entry.charge.slots;
   if (entry.charge.exclusive) ++exclusive_pods_;
   mig_mask_ |= entry.charge.mig_mask;
-  for (const ContainerShare& share : entry.shares) {
-    if (share.is_mig()) ++mig_instances_;
-  }
+  mig_instances_ += entry.charge.mig_instances;
   pods_.emplace(std::string(pod_uid), std::move(entry));
   return absl::OkStatus();
 }
@@ -204,9 +202,7 @@ bool DeviceLedger::RemovePod(absl::string_view pod_uid) {
   used_slots_ -= charge.slots;
   if (charge.exclusive) --exclusive_pods_;
   mig_mask_ &= ~charge.mig_mask;
-  for (const ContainerShare& share : it->second.shares) {
-    if (share.is_mig()) --mig_instances_;
-  }
+  mig_instances_ -= charge.mig_instances;
   pods_.erase(it);
   return true;
 }
@@ -255,9 +251,7 @@ absl::Status DeviceLedger::CheckInvariants() const {
     mig_overlap = mig_overlap || entry.charge.mig_overlap ||
                   (mig_mask & entry.charge.mig_mask) != 0;
     mig_mask |= entry.charge.mig_mask;
-    for (const ContainerShare& share : entry.shares) {
-      if (share.is_mig()) ++mig_instances;
-    }
+    mig_instances += entry.charge.mig_instances;
   }
   auto broken = [&](absl::string_view what) {
     return absl::InternalError(absl::StrFormat(

@@ -65,9 +65,10 @@ struct PodCharge {
   int32_t cores = 0;
   int32_t slots = 0;
   bool exclusive = false;
-  uint32_t mig_mask = 0;     // memory slices of the pod's MIG instances
-  bool mig_overlap = false;  // two of them overlap
-  bool mixes_mig = false;    // MIG and non-MIG shares together
+  int32_t mig_instances = 0;  // MIG shares (each also one slot)
+  uint32_t mig_mask = 0;      // memory slices of the pod's MIG instances
+  bool mig_overlap = false;   // two of them overlap
+  bool mixes_mig = false;     // MIG and non-MIG shares together
 
   bool operator==(const PodCharge& other) const = default;
 };
