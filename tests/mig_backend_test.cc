@@ -17,12 +17,18 @@
 #include "gtest/gtest.h"
 #include "status_matchers.h"
 #include "testing/builders.h"
+#include "testing/mig_builders.h"
 
 namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::GpuContainer;
+using ::deviceshare::testing::MakeNodeState;
 using ::deviceshare::testing::MakePod;
+using ::deviceshare::testing::MigBackend;
+using ::deviceshare::testing::MigGpu;
+using ::deviceshare::testing::MigPod;
+using ::deviceshare::testing::OnlyGrant;
 using ::deviceshare::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -33,33 +39,7 @@ constexpr char kH100[] = "NVIDIA H100 80GB HBM3";
 constexpr char kA100_40[] = "NVIDIA A100-SXM4-40GB";
 constexpr char kA30[] = "NVIDIA A30";
 
-Gpu MigGpu(int index, const std::string& model, int64_t memory_mib) {
-  Gpu gpu;
-  gpu.uuid = absl::StrCat("GPU-mig-", index);
-  gpu.index = index;
-  gpu.model = model;
-  gpu.memory_mib = memory_mib;
-  gpu.split_count = 10;
-  gpu.mig_capable = true;
-  gpu.mode = SharingMode::kMig;
-  return gpu;
-}
-
 Gpu H100(int index) { return MigGpu(index, kH100, 81559); }
-
-NodeState MakeState(std::vector<Gpu> gpus) {
-  NodeInventory inventory;
-  inventory.name = "n1";
-  inventory.gpus = std::move(gpus);
-  return NodeState(std::move(inventory));
-}
-
-PodRequest MigPod(const std::string& name,
-                  std::vector<ContainerRequest> containers) {
-  PodRequest pod = MakePod(name, std::move(containers));
-  pod.mode = SharingMode::kMig;
-  return pod;
-}
 
 ContainerRequest Named(const std::string& name, const std::string& profile) {
   ContainerRequest c = GpuContainer(name, 1, 0, 0);
@@ -67,20 +47,7 @@ ContainerRequest Named(const std::string& name, const std::string& profile) {
   return c;
 }
 
-std::unique_ptr<SharingBackend> Backend(const Config& config = Config{}) {
-  absl::StatusOr<std::unique_ptr<SharingBackend>> backend =
-      mig::NewMigBackend(config, mig::MigCatalog::Builtin());
-  EXPECT_OK(backend);
-  return backend.ok() ? *std::move(backend) : nullptr;
-}
-
 // The single grant of a one-container, one-GPU pod.
-const DeviceGrant& OnlyGrant(const PodAllocation& allocation) {
-  EXPECT_EQ(allocation.containers.size(), 1u);
-  EXPECT_EQ(allocation.containers[0].devices.size(), 1u);
-  return allocation.containers[0].devices[0];
-}
-
 uint32_t MaskOf(const DeviceGrant& grant) { return grant.mig.mask(); }
 
 class MigBackendTest : public ::testing::Test {
@@ -93,12 +60,12 @@ class MigBackendTest : public ::testing::Test {
     return placed;
   }
 
-  std::unique_ptr<SharingBackend> backend_ = Backend();
+  std::unique_ptr<SharingBackend> backend_ = MigBackend();
   PlacementOptions options_;
 };
 
 TEST_F(MigBackendTest, SevenNineGibPodsTakeSevenDistinct1gSlotsTheEighthNone) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   std::set<int32_t> starts;
   for (int i = 0; i < 7; ++i) {
     absl::StatusOr<PodAllocation> placed = Allocate(
@@ -136,7 +103,7 @@ TEST_F(MigBackendTest, SevenNineGibPodsTakeSevenDistinct1gSlotsTheEighthNone) {
 }
 
 TEST_F(MigBackendTest, ThreeGThenFourGShareOneIdleH100) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> first =
       Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node);
   ASSERT_OK(first);
@@ -155,7 +122,7 @@ TEST_F(MigBackendTest, ThreeGThenFourGShareOneIdleH100) {
 }
 
 TEST_F(MigBackendTest, ThreeGThenNamedFourGShareOneIdleH100) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node));
   absl::StatusOr<PodAllocation> second =
       Allocate(MigPod("b", {Named("c", "4g.40gb")}), node);
@@ -165,7 +132,7 @@ TEST_F(MigBackendTest, ThreeGThenNamedFourGShareOneIdleH100) {
 }
 
 TEST_F(MigBackendTest, ExplicitProfileIsHonouredOverTheSmallestFit) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   // A tiny memory request would get a 1g; the named 2g wins.
   ContainerRequest c = Named("c", "2g.20gb");
   c.memory_mib = 100;
@@ -179,7 +146,7 @@ TEST_F(MigBackendTest, ExplicitProfileIsHonouredOverTheSmallestFit) {
 }
 
 TEST_F(MigBackendTest, ExplicitProfileNamesAreMatchedWithoutCase) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {Named("c", "MIG 3g.40gb")}), node);
   ASSERT_OK(placed);
@@ -187,7 +154,7 @@ TEST_F(MigBackendTest, ExplicitProfileNamesAreMatchedWithoutCase) {
 }
 
 TEST_F(MigBackendTest, MediaExtensionProfileIsCappedAtOnePerGpu) {
-  NodeState node = MakeState({H100(0), H100(1)});
+  NodeState node = MakeNodeState({H100(0), H100(1)});
   absl::StatusOr<PodAllocation> first =
       Allocate(MigPod("a", {Named("c", "1g.10gb+me")}), node);
   ASSERT_OK(first);
@@ -205,7 +172,7 @@ TEST_F(MigBackendTest, MediaExtensionProfileIsCappedAtOnePerGpu) {
 }
 
 TEST_F(MigBackendTest, MediaExtensionProfileIsNeverChosenBySize) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   for (int i = 0; i < 7; ++i) {
     absl::StatusOr<PodAllocation> placed = Allocate(
         MigPod(absl::StrCat("p", i), {GpuContainer("c", 1, 1000)}), node);
@@ -215,7 +182,7 @@ TEST_F(MigBackendTest, MediaExtensionProfileIsNeverChosenBySize) {
 }
 
 TEST_F(MigBackendTest, WholeCardRequestGetsTheLargestProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 0, 0)}), node);
   ASSERT_OK(placed);
@@ -228,14 +195,14 @@ TEST_F(MigBackendTest, WholeCardRequestGetsTheLargestProfile) {
 }
 
 TEST_F(MigBackendTest, MemoryPercentIsOfTheLargestProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ContainerRequest c = GpuContainer("c", 1, 0, 0);
   c.memory_percent = 50;  // 40576 MiB of 7g's 81152: more than a 3g
   absl::StatusOr<PodAllocation> placed = Allocate(MigPod("a", {c}), node);
   ASSERT_OK(placed);
   EXPECT_EQ(OnlyGrant(*placed).mig.profile, "7g.80gb");
 
-  NodeState other = MakeState({H100(0)});
+  NodeState other = MakeNodeState({H100(0)});
   c.memory_percent = 49;  // 39764 MiB: a 3g.40gb
   placed = Allocate(MigPod("b", {c}), other);
   ASSERT_OK(placed);
@@ -243,7 +210,7 @@ TEST_F(MigBackendTest, MemoryPercentIsOfTheLargestProfile) {
 }
 
 TEST_F(MigBackendTest, MemoryAboveTheLargestProfileHasNoProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 81153)}),
                                  node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
@@ -253,7 +220,7 @@ TEST_F(MigBackendTest, MemoryAboveTheLargestProfileHasNoProfile) {
 }
 
 TEST_F(MigBackendTest, UnknownExplicitProfileHasNoProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   NodeFit fit =
       backend_->Filter(MigPod("a", {Named("c", "5g.50gb")}), node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
@@ -261,7 +228,7 @@ TEST_F(MigBackendTest, UnknownExplicitProfileHasNoProfile) {
 
 TEST_F(MigBackendTest, GpuModelWithoutProfileTableIsUnknownModel) {
   Gpu t4 = MigGpu(0, "Tesla T4", 15360);
-  NodeState node = MakeState({t4});
+  NodeState node = MakeNodeState({t4});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 1000)}),
                                  node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kMigUnknownModel);
@@ -271,7 +238,7 @@ TEST_F(MigBackendTest, GpuModelWithoutProfileTableIsUnknownModel) {
 }
 
 TEST_F(MigBackendTest, TwoGpuContainerGetsInstancesOnTwoDistinctGpus) {
-  NodeState node = MakeState({H100(0), H100(1), H100(2)});
+  NodeState node = MakeNodeState({H100(0), H100(1), H100(2)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 2, 9216)}), node);
   ASSERT_OK(placed);
@@ -289,14 +256,14 @@ TEST_F(MigBackendTest, TwoGpuContainerGetsInstancesOnTwoDistinctGpus) {
 }
 
 TEST_F(MigBackendTest, TwoGpuContainerOnOneGpuNodeDoesNotFit) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 2, 9216)}),
                                  node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kInsufficientGpus);
 }
 
 TEST_F(MigBackendTest, TwoContainersOnOneGpuGetDisjointSlots) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> placed = Allocate(
       MigPod("a", {GpuContainer("x", 1, 9216), GpuContainer("y", 1, 9216)}),
       node);
@@ -310,7 +277,7 @@ TEST_F(MigBackendTest, TwoContainersOnOneGpuGetDisjointSlots) {
 }
 
 TEST_F(MigBackendTest, LargeSiblingsOfOnePodAreLaidOutTogether) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   // 4g + 3g: the second container must take the start the first left.
   absl::StatusOr<PodAllocation> placed = Allocate(
       MigPod("a", {Named("x", "3g.40gb"), Named("y", "4g.40gb")}), node);
@@ -324,7 +291,7 @@ TEST_F(MigBackendTest, LargeSiblingsOfOnePodAreLaidOutTogether) {
 }
 
 TEST_F(MigBackendTest, InitContainerGetsItsOwnInstance) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ContainerRequest init = GpuContainer("init", 1, 9216);
   init.is_init = true;
   absl::StatusOr<PodAllocation> placed =
@@ -339,7 +306,7 @@ TEST_F(MigBackendTest, InitContainerGetsItsOwnInstance) {
 }
 
 TEST_F(MigBackendTest, A100_40GbNineGibPodGetsTheTwoSlice1g) {
-  NodeState node = MakeState({MigGpu(0, kA100_40, 40960)});
+  NodeState node = MakeNodeState({MigGpu(0, kA100_40, 40960)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);
   ASSERT_OK(placed);
@@ -352,7 +319,7 @@ TEST_F(MigBackendTest, A100_40GbNineGibPodGetsTheTwoSlice1g) {
 }
 
 TEST_F(MigBackendTest, A30TakesFour1gAndRefusesTheFifth) {
-  NodeState node = MakeState({MigGpu(0, kA30, 24576)});
+  NodeState node = MakeNodeState({MigGpu(0, kA30, 24576)});
   std::set<int32_t> starts;
   for (int i = 0; i < 4; ++i) {
     absl::StatusOr<PodAllocation> placed = Allocate(
@@ -371,7 +338,7 @@ TEST_F(MigBackendTest, A30TakesFour1gAndRefusesTheFifth) {
 }
 
 TEST_F(MigBackendTest, MixedNodeSendsEachPodToAGpuWhoseProfilesHoldIt) {
-  NodeState node = MakeState({MigGpu(0, kA30, 24576), H100(1)});
+  NodeState node = MakeNodeState({MigGpu(0, kA30, 24576), H100(1)});
   // More than A30's 4g.24gb: only the H100 holds it.
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), node);
@@ -394,7 +361,7 @@ TEST_F(MigBackendTest, FreeAdequateHardwareInstanceIsReused) {
   Gpu gpu = H100(0);
   gpu.mig_instances = {Slot("2g.20gb", 0, 2), Slot("1g.10gb", 2, 1),
                        Slot("1g.10gb", 3, 1)};
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);
   ASSERT_OK(placed);
@@ -432,7 +399,7 @@ TEST_F(MigBackendTest, FreeAdequateHardwareInstanceIsReused) {
 TEST_F(MigBackendTest, NewInstanceIsCreatedOnlyInUncoveredSlices) {
   Gpu gpu = H100(0);
   gpu.mig_instances = {Slot("1g.10gb", 6, 1)};  // too small for 30000 MiB
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), node);
   ASSERT_OK(placed);
@@ -447,7 +414,7 @@ TEST_F(MigBackendTest, NewInstanceIsCreatedOnlyInUncoveredSlices) {
 TEST_F(MigBackendTest, HardwareInstancesCountTowardsProfileCaps) {
   Gpu gpu = H100(0);
   gpu.mig_instances = {Slot("1g.10gb+me", 0, 1)};
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   // The free +me instance is reused...
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {Named("c", "1g.10gb+me")}), node);
@@ -465,7 +432,7 @@ TEST_F(MigBackendTest, IdleGpuWhoseInstancesAreInTheWayIsRepartitioned) {
   Gpu gpu = H100(0);
   for (int s = 0; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node);
   ASSERT_OK(placed);
@@ -479,7 +446,7 @@ TEST_F(MigBackendTest, InstancesARepartitionDestroyedAreNotReusedLater) {
   Gpu gpu = H100(0);
   for (int s = 0; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   ASSERT_OK(Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node));
   // The hardware is not re-reported yet, but the repartition destroyed every
   // unused instance, 1g@0..3 too: a later pod creates its own.
@@ -496,7 +463,7 @@ TEST_F(MigBackendTest, InstancesARepartitionDestroyedDoNotCountTowardsCaps) {
   gpu.mig_instances.push_back(Slot("1g.10gb+me", 0, 1));
   for (int s = 1; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   // The first container repartitions; the +me instance at 0 goes with it,
   // so the second container may create a new +me.
   absl::StatusOr<PodAllocation> placed = Allocate(
@@ -514,7 +481,7 @@ TEST_F(MigBackendTest, BusyGpuIsNeverRepartitioned) {
   Gpu gpu = H100(0);
   for (int s = 0; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> small =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);
   ASSERT_OK(small);
@@ -532,7 +499,7 @@ TEST_F(MigBackendTest, BusyGpuIsNeverRepartitioned) {
 TEST_F(MigBackendTest, RepartitionIsTheLastResortAcrossGpus) {
   Gpu in_the_way = H100(0);
   in_the_way.mig_instances = {Slot("3g.40gb", 0, 4), Slot("3g.40gb", 4, 4)};
-  NodeState node = MakeState({in_the_way, H100(1)});
+  NodeState node = MakeNodeState({in_the_way, H100(1)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 0)}), node);
   ASSERT_OK(placed);
@@ -551,8 +518,8 @@ TEST_F(MigBackendTest, AllowlistRestrictsProfilesOfListedModels) {
   Config config;
   config.device.mig_profile_allowlist = {
       MigProfileAllowlist{{"H100"}, {"3g.40gb", "7g.80gb"}}};
-  backend_ = Backend(config);
-  NodeState node = MakeState({H100(0)});
+  backend_ = MigBackend(config);
+  NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);
   ASSERT_OK(placed);
@@ -563,7 +530,7 @@ TEST_F(MigBackendTest, AllowlistRestrictsProfilesOfListedModels) {
   EXPECT_THAT(fit.message, HasSubstr("no allowed profile"));
 
   // A model the allowlist does not name keeps every profile.
-  NodeState a30 = MakeState({MigGpu(0, kA30, 24576)});
+  NodeState a30 = MakeNodeState({MigGpu(0, kA30, 24576)});
   placed = Allocate(MigPod("c", {GpuContainer("c", 1, 5000)}), a30);
   ASSERT_OK(placed);
   EXPECT_EQ(OnlyGrant(*placed).mig.profile, "1g.6gb");
@@ -573,8 +540,8 @@ TEST_F(MigBackendTest, AllowlistOfOnlyUnknownNamesAllowsNothing) {
   Config config;
   config.device.mig_profile_allowlist = {
       MigProfileAllowlist{{"H100"}, {"9g.99gb"}}};
-  backend_ = Backend(config);
-  NodeState node = MakeState({H100(0)});
+  backend_ = MigBackend(config);
+  NodeState node = MakeNodeState({H100(0)});
   EXPECT_EQ(
       backend_
           ->Filter(MigPod("a", {GpuContainer("c", 1, 1000)}), node, options_)
@@ -610,7 +577,7 @@ PodRequest OneContainerPod(const std::string& name) {
 }
 
 TEST_F(MigBackendTest, CommitFillsTheSizeFromTheCatalog) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(backend_->Commit(
       OneContainerPod("a"),
       OneGrantAllocation("a", MigGrant("GPU-mig-0", "3g.40gb", 4)), node));
@@ -620,7 +587,7 @@ TEST_F(MigBackendTest, CommitFillsTheSizeFromTheCatalog) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsAnIllegalStart) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   const DeviceLedger before = node.ledger(0);
   EXPECT_THAT(
       backend_->Commit(
@@ -637,7 +604,7 @@ TEST_F(MigBackendTest, CommitRejectsAnIllegalStart) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsASizeThatContradictsTheProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   EXPECT_THAT(
       backend_->Commit(
           OneContainerPod("a"),
@@ -648,7 +615,7 @@ TEST_F(MigBackendTest, CommitRejectsASizeThatContradictsTheProfile) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsAnUnknownProfile) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   EXPECT_THAT(
       backend_->Commit(
           OneContainerPod("a"),
@@ -659,7 +626,7 @@ TEST_F(MigBackendTest, CommitRejectsAnUnknownProfile) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsAGpuWithoutProfileTable) {
-  NodeState node = MakeState({MigGpu(0, "Tesla T4", 15360)});
+  NodeState node = MakeNodeState({MigGpu(0, "Tesla T4", 15360)});
   EXPECT_THAT(
       backend_->Commit(
           OneContainerPod("a"),
@@ -669,7 +636,7 @@ TEST_F(MigBackendTest, CommitRejectsAGpuWithoutProfileTable) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsAnOverlappingSlot) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(backend_->Commit(
       OneContainerPod("a"),
       OneGrantAllocation("a", MigGrant("GPU-mig-0", "3g.40gb", 4)), node));
@@ -694,7 +661,7 @@ TEST_F(MigBackendTest, CommitRejectsAnOverlappingSlot) {
 }
 
 TEST_F(MigBackendTest, CommitRejectsASecondMediaExtensionInstance) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   // Within one pod.
   PodAllocation twins =
       OneGrantAllocation("a", MigGrant("GPU-mig-0", "1g.10gb+me", 0));
@@ -720,7 +687,7 @@ TEST_F(MigBackendTest, CommitRejectsASecondMediaExtensionInstance) {
 }
 
 TEST_F(MigBackendTest, CommitStoresTheCanonicalProfileName) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(backend_->Commit(
       OneContainerPod("a"),
       OneGrantAllocation("a", MigGrant("GPU-mig-0", "MIG 1G.10GB+ME", 0)),
@@ -738,7 +705,7 @@ TEST_F(MigBackendTest, CommitStoresTheCanonicalProfileName) {
 
 TEST_F(MigBackendTest, CommitRejectsAnyProfileOverItsInstanceCap) {
   // A30's 2g.12gb+me has two legal starts but at most one instance.
-  NodeState node = MakeState({MigGpu(0, kA30, 24576)});
+  NodeState node = MakeNodeState({MigGpu(0, kA30, 24576)});
   ASSERT_OK(backend_->Commit(
       OneContainerPod("a"),
       OneGrantAllocation("a", MigGrant("GPU-mig-0", "2g.12gb+me", 0)), node));
@@ -756,7 +723,7 @@ TEST_F(MigBackendTest, CommitRejectsAnyProfileOverItsInstanceCap) {
 }
 
 TEST_F(MigBackendTest, CommitIsAllOrNothingAcrossGpus) {
-  NodeState node = MakeState({H100(0), H100(1)});
+  NodeState node = MakeNodeState({H100(0), H100(1)});
   ASSERT_OK(backend_->Commit(
       OneContainerPod("a"),
       OneGrantAllocation("a", MigGrant("GPU-mig-1", "7g.80gb", 0)), node));
@@ -772,7 +739,7 @@ TEST_F(MigBackendTest, CommitIsAllOrNothingAcrossGpus) {
 }
 
 TEST_F(MigBackendTest, ReleaseUndoesCommitExactly) {
-  NodeState node = MakeState({H100(0), H100(1)});
+  NodeState node = MakeNodeState({H100(0), H100(1)});
   ASSERT_OK(Allocate(MigPod("keep", {GpuContainer("c", 1, 20000)}), node));
   const DeviceLedger gpu0 = node.ledger(0);
   const DeviceLedger gpu1 = node.ledger(1);
@@ -799,7 +766,7 @@ TEST_F(MigBackendTest, ReleaseUndoesCommitExactly) {
 }
 
 TEST_F(MigBackendTest, ReleasedSlotsAreGivenOutAgain) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(Allocate(MigPod("a", {GpuContainer("c", 1, 0)}), node));
   EXPECT_EQ(
       backend_->Filter(MigPod("b", {GpuContainer("c", 1, 0)}), node, options_)
@@ -813,7 +780,7 @@ TEST_F(MigBackendTest, ReleasedSlotsAreGivenOutAgain) {
 }
 
 TEST_F(MigBackendTest, FilterNeverChangesTheNode) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   ASSERT_OK(Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node));
   const DeviceLedger before = node.ledger(0);
   NodeFit fit = backend_->Filter(MigPod("b", {GpuContainer("c", 1, 9216)}),
@@ -823,7 +790,7 @@ TEST_F(MigBackendTest, FilterNeverChangesTheNode) {
 }
 
 TEST_F(MigBackendTest, QuietFilterGivesTheSameCodeWithoutText) {
-  NodeState node = MakeState({H100(0)});
+  NodeState node = MakeNodeState({H100(0)});
   PlacementOptions quiet;
   quiet.explain = false;
   NodeFit fit =
@@ -835,7 +802,7 @@ TEST_F(MigBackendTest, QuietFilterGivesTheSameCodeWithoutText) {
 TEST_F(MigBackendTest, GpuInAnotherModeIsNotUsed) {
   Gpu hami = H100(0);
   hami.mode = SharingMode::kHamiCore;
-  NodeState node = MakeState({hami});
+  NodeState node = MakeNodeState({hami});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 9216)}),
                                  node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -844,7 +811,7 @@ TEST_F(MigBackendTest, GpuInAnotherModeIsNotUsed) {
 // ---- Edits ----
 
 TEST(MigBackendEditsTest, EmptyUntilTheRuntimeIdsExist) {
-  std::unique_ptr<SharingBackend> backend = Backend();
+  std::unique_ptr<SharingBackend> backend = MigBackend();
   ContainerAllocation container =
       testing::Container(0, false, {MigGrant("GPU-a", "1g.10gb", 6, 1)});
   EXPECT_EQ(backend->Edits(container, EditOptions{}), ContainerEdits{});
@@ -858,7 +825,7 @@ TEST(MigBackendEditsTest, EmptyUntilTheRuntimeIdsExist) {
 }
 
 TEST(MigBackendEditsTest, VisibleDevicesFromMigUuids) {
-  std::unique_ptr<SharingBackend> backend = Backend();
+  std::unique_ptr<SharingBackend> backend = MigBackend();
   ContainerAllocation container = testing::Container(
       0, false,
       {MigGrant("GPU-a", "1g.10gb", 6, 1), MigGrant("GPU-b", "3g.40gb", 4, 4)});
@@ -875,7 +842,7 @@ TEST(MigBackendEditsTest, VisibleDevicesFromMigUuids) {
 }
 
 TEST(MigBackendEditsTest, VisibleDevicesFromGpuAndInstanceIds) {
-  std::unique_ptr<SharingBackend> backend = Backend();
+  std::unique_ptr<SharingBackend> backend = MigBackend();
   ContainerAllocation container =
       testing::Container(0, false, {MigGrant("GPU-a", "1g.10gb", 6, 1)});
   container.devices[0].gpu_instance_id = 13;

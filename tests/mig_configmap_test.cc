@@ -15,27 +15,21 @@
 #include "gtest/gtest.h"
 #include "status_matchers.h"
 #include "testing/builders.h"
+#include "testing/mig_builders.h"
 
 namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::GpuContainer;
+using ::deviceshare::testing::MakeNodeState;
 using ::deviceshare::testing::MakePod;
+using ::deviceshare::testing::MigPod;
+using ::deviceshare::testing::OnlyGrant;
 using ::deviceshare::testing::StatusIs;
+using ::deviceshare::testing::VolcanoA100Groups;
 using ::testing::HasSubstr;
 
 constexpr char kA100_80[] = "NVIDIA A100-SXM4-80GB";
-
-// Volcano's default A100-80GB groups.
-std::vector<MigGeometry> VolcanoA100Groups() {
-  return {
-      MigGeometry{"group1", {{"1g.10gb", 9728, 0, 7}}},
-      MigGeometry{"group2",
-                  {{"2g.20gb", 19968, 0, 3}, {"1g.10gb", 9728, 0, 1}}},
-      MigGeometry{"group3", {{"3g.40gb", 40192, 0, 2}}},
-      MigGeometry{"group4", {{"7g.80gb", 80896, 0, 1}}},
-  };
-}
 
 Config ConfigMapConfig(std::vector<MigGeometry> groups = VolcanoA100Groups()) {
   Config config;
@@ -46,35 +40,7 @@ Config ConfigMapConfig(std::vector<MigGeometry> groups = VolcanoA100Groups()) {
 }
 
 Gpu A100(int index) {
-  Gpu gpu;
-  gpu.uuid = absl::StrCat("GPU-a100-", index);
-  gpu.index = index;
-  gpu.model = kA100_80;
-  gpu.memory_mib = 81920;
-  gpu.split_count = 10;
-  gpu.mig_capable = true;
-  gpu.mode = SharingMode::kMig;
-  return gpu;
-}
-
-NodeState MakeState(std::vector<Gpu> gpus) {
-  NodeInventory inventory;
-  inventory.name = "n1";
-  inventory.gpus = std::move(gpus);
-  return NodeState(std::move(inventory));
-}
-
-PodRequest MigPod(const std::string& name,
-                  std::vector<ContainerRequest> containers) {
-  PodRequest pod = MakePod(name, std::move(containers));
-  pod.mode = SharingMode::kMig;
-  return pod;
-}
-
-const DeviceGrant& OnlyGrant(const PodAllocation& allocation) {
-  EXPECT_EQ(allocation.containers.size(), 1u);
-  EXPECT_EQ(allocation.containers.at(0).devices.size(), 1u);
-  return allocation.containers.at(0).devices.at(0);
+  return testing::MigGpu(index, kA100_80, 81920, "GPU-a100-");
 }
 
 // The laid-out slot of `group` (Volcano's name) at `position` on A100-80GB.
@@ -117,10 +83,8 @@ void ExpectConsistentWithGeometry(const DeviceGrant& grant) {
 class MigConfigMapTest : public ::testing::Test {
  protected:
   void UseConfig(const Config& config) {
-    absl::StatusOr<std::unique_ptr<SharingBackend>> backend =
-        mig::NewMigBackend(config, mig::MigCatalog::Builtin());
-    ASSERT_OK(backend);
-    backend_ = *std::move(backend);
+    backend_ = testing::MigBackend(config);
+    ASSERT_NE(backend_, nullptr);
   }
   void SetUp() override { UseConfig(ConfigMapConfig()); }
 
@@ -140,7 +104,7 @@ class MigConfigMapTest : public ::testing::Test {
 };
 
 TEST_F(MigConfigMapTest, FirstPodOnAnIdleGpuTakesTheFirstGroupInOrder) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9000)}), node);
   ASSERT_OK(placed);
@@ -156,7 +120,7 @@ TEST_F(MigConfigMapTest, FirstPodOnAnIdleGpuTakesTheFirstGroupInOrder) {
 }
 
 TEST_F(MigConfigMapTest, ThirtyGibPodOnAnIdleGpuTakesGroup3) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), node);
   ASSERT_OK(placed);
@@ -169,7 +133,7 @@ TEST_F(MigConfigMapTest, ThirtyGibPodOnAnIdleGpuTakesGroup3) {
 }
 
 TEST_F(MigConfigMapTest, SizesPickTheFirstGroupThatHoldsThem) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 19000)}), node);
   ASSERT_OK(placed);
@@ -177,13 +141,13 @@ TEST_F(MigConfigMapTest, SizesPickTheFirstGroupThatHoldsThem) {
   EXPECT_EQ(OnlyGrant(*placed).mig.profile, "2g.20gb");
   ExpectConsistentWithGeometry(OnlyGrant(*placed));
 
-  NodeState whole = MakeState({A100(0)});
+  NodeState whole = MakeNodeState({A100(0)});
   placed = Allocate(MigPod("b", {GpuContainer("c", 1, 0)}), whole);
   ASSERT_OK(placed);
   EXPECT_EQ(OnlyGrant(*placed).mig.group, "group4");
   EXPECT_EQ(OnlyGrant(*placed).mig.profile, "7g.80gb");
 
-  NodeState too_big = MakeState({A100(0)});
+  NodeState too_big = MakeNodeState({A100(0)});
   EXPECT_FALSE(backend_
                    ->Filter(MigPod("c", {GpuContainer("c", 1, 81000)}), too_big,
                             options_)
@@ -191,7 +155,7 @@ TEST_F(MigConfigMapTest, SizesPickTheFirstGroupThatHoldsThem) {
 }
 
 TEST_F(MigConfigMapTest, ExplicitProfilePicksTheGroupThatHasIt) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   ContainerRequest c = GpuContainer("c", 1, 0);
   c.mig_profile = "2g.20gb";
   absl::StatusOr<PodAllocation> placed = Allocate(MigPod("a", {c}), node);
@@ -201,12 +165,12 @@ TEST_F(MigConfigMapTest, ExplicitProfilePicksTheGroupThatHasIt) {
 
   c.mig_profile = "4g.40gb";  // in no group
   EXPECT_FALSE(
-      backend_->Filter(MigPod("b", {c}), MakeState({A100(0)}), options_)
+      backend_->Filter(MigPod("b", {c}), MakeNodeState({A100(0)}), options_)
           .fits());
 }
 
 TEST_F(MigConfigMapTest, OnceAGroupIsInUseOnlyItIsUsed) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   ASSERT_OK(Allocate(MigPod("small", {GpuContainer("c", 1, 9000)}), node));
   NodeFit fit = backend_->Filter(MigPod("big", {GpuContainer("c", 1, 30000)}),
                                  node, options_);
@@ -232,7 +196,7 @@ TEST_F(MigConfigMapTest, OnceAGroupIsInUseOnlyItIsUsed) {
 // group1 cannot hold must not switch the busy GPU to group2 (Volcano's node
 // plugin would re-partition it under the running pod).
 TEST_F(MigConfigMapTest, GroupInUseIsKeptEvenWhenAnotherContainsItsInstances) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
   grant.mode = SharingMode::kMig;
@@ -257,7 +221,7 @@ TEST_F(MigConfigMapTest, GroupInUseIsKeptEvenWhenAnotherContainsItsInstances) {
 
 // Volcano's pickFromGroup only considers instance types already in use.
 TEST_F(MigConfigMapTest, FreeInstanceOfATypeNotYetUsedInTheGroupIsTaken) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> big =
       Allocate(MigPod("big", {GpuContainer("c", 1, 19000)}), node);
   ASSERT_OK(big);
@@ -278,7 +242,7 @@ TEST_F(MigConfigMapTest, FreeInstanceOfATypeNotYetUsedInTheGroupIsTaken) {
 // Volcano's TryAddPod/Allocate never record the usage they add, so two pods
 // of one session may get the same group-position.
 TEST_F(MigConfigMapTest, PodsPlacedOneAfterAnotherNeverShareAPosition) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   std::set<int32_t> positions;
   for (int i = 0; i < 7; ++i) {
     absl::StatusOr<PodAllocation> placed = Allocate(
@@ -296,7 +260,7 @@ TEST_F(MigConfigMapTest, PodsPlacedOneAfterAnotherNeverShareAPosition) {
 }
 
 TEST_F(MigConfigMapTest, MixedGroupFillsEveryPositionOnce) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   std::set<int32_t> positions;
   const int64_t sizes[] = {19000, 9000, 19000, 19000};
   for (int i = 0; i < 4; ++i) {
@@ -313,7 +277,7 @@ TEST_F(MigConfigMapTest, MixedGroupFillsEveryPositionOnce) {
 }
 
 TEST_F(MigConfigMapTest, ContainersOfOnePodGetDistinctPositions) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed = Allocate(
       MigPod("a", {GpuContainer("x", 1, 9000), GpuContainer("y", 1, 9000),
                    GpuContainer("z", 1, 9000)}),
@@ -330,7 +294,7 @@ TEST_F(MigConfigMapTest, ContainersOfOnePodGetDistinctPositions) {
 }
 
 TEST_F(MigConfigMapTest, VolcanoGrantWithOnlyGroupAndPositionCommits) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
   grant.mode = SharingMode::kMig;
@@ -372,7 +336,7 @@ TEST_F(MigConfigMapTest, VolcanoGrantWithOnlyGroupAndPositionCommits) {
 }
 
 TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionIsRejected) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
   grant.mode = SharingMode::kMig;
@@ -398,7 +362,7 @@ TEST_F(MigConfigMapTest, HamiUnnamedGroupsAreNamedByIndex) {
   std::vector<MigGeometry> groups = VolcanoA100Groups();
   for (MigGeometry& g : groups) g.group.clear();
   UseConfig(ConfigMapConfig(groups));
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), node);
   ASSERT_OK(placed);
@@ -409,7 +373,7 @@ TEST_F(MigConfigMapTest, HamiUnnamedGroupsAreNamedByIndex) {
 TEST_F(MigConfigMapTest, ModelWithoutGeometriesHasNoProfile) {
   Gpu h100 = A100(0);
   h100.model = "NVIDIA H100 80GB HBM3";
-  NodeState node = MakeState({h100});
+  NodeState node = MakeNodeState({h100});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 9000)}),
                                  node, options_);
   EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
@@ -418,7 +382,7 @@ TEST_F(MigConfigMapTest, ModelWithoutGeometriesHasNoProfile) {
 
 TEST_F(MigConfigMapTest, GeometryThatCannotBeLaidOutHasNoProfile) {
   UseConfig(ConfigMapConfig({MigGeometry{"bad", {{"1g.10gb", 9728, 0, 8}}}}));
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   EXPECT_EQ(FilterCode(MigPod("a", {GpuContainer("c", 1, 9000)}), node),
             ReasonCode::kMigNoProfile);
 }
@@ -431,7 +395,7 @@ TEST_F(MigConfigMapTest, HardwareInstancesOfTheGroupAreReused) {
   Gpu gpu = A100(0);
   for (int s = 0; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState node = MakeState({gpu});
+  NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9000)}), node);
   ASSERT_OK(placed);
@@ -443,21 +407,21 @@ TEST_F(MigConfigMapTest, IdleGpuIsRepartitionedBusyOneIsNot) {
   Gpu gpu = A100(0);
   for (int s = 0; s < 7; ++s)
     gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
-  NodeState idle = MakeState({gpu});
+  NodeState idle = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), idle);
   ASSERT_OK(placed);
   EXPECT_EQ(OnlyGrant(*placed).mig_action, MigAction::kRepartition);
   EXPECT_EQ(OnlyGrant(*placed).mig.group, "group3");
 
-  NodeState busy = MakeState({gpu});
+  NodeState busy = MakeNodeState({gpu});
   ASSERT_OK(Allocate(MigPod("b", {GpuContainer("c", 1, 9000)}), busy));
   EXPECT_EQ(FilterCode(MigPod("c", {GpuContainer("c", 1, 30000)}), busy),
             ReasonCode::kMigNoSlot);
 }
 
 TEST_F(MigConfigMapTest, ReleaseUndoesCommitExactly) {
-  NodeState node = MakeState({A100(0)});
+  NodeState node = MakeNodeState({A100(0)});
   ASSERT_OK(Allocate(MigPod("keep", {GpuContainer("c", 1, 19000)}), node));
   const DeviceLedger before = node.ledger(0);
   ASSERT_OK(Allocate(

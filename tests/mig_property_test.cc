@@ -30,28 +30,15 @@
 #include "gtest/gtest.h"
 #include "status_matchers.h"
 #include "testing/builders.h"
+#include "testing/mig_builders.h"
 
 namespace deviceshare {
 namespace {
 
-Gpu MigGpu(int index, const std::string& model, int64_t memory_mib) {
-  Gpu gpu;
-  gpu.uuid = absl::StrCat("GPU-p-", index);
-  gpu.index = index;
-  gpu.model = model;
-  gpu.memory_mib = memory_mib;
-  gpu.split_count = 10;
-  gpu.mig_capable = true;
-  gpu.mode = SharingMode::kMig;
-  return gpu;
-}
-
-NodeState MakeState(std::vector<Gpu> gpus) {
-  NodeInventory inventory;
-  inventory.name = "n1";
-  inventory.gpus = std::move(gpus);
-  return NodeState(std::move(inventory));
-}
+using ::deviceshare::testing::MakeNodeState;
+using ::deviceshare::testing::MigBackend;
+using ::deviceshare::testing::MigGpu;
+using ::deviceshare::testing::VolcanoA100Groups;
 
 const mig::MigModel& ModelOf(const Gpu& gpu) {
   const mig::MigModel* model = mig::MigCatalog::Builtin().Match(gpu);
@@ -164,13 +151,6 @@ struct RunStats {
   std::set<MigAction> actions;
 };
 
-std::unique_ptr<SharingBackend> Backend(const Config& config) {
-  absl::StatusOr<std::unique_ptr<SharingBackend>> backend =
-      mig::NewMigBackend(config, mig::MigCatalog::Builtin());
-  EXPECT_OK(backend);
-  return backend.ok() ? *std::move(backend) : nullptr;
-}
-
 // Allocates `pod` as the scheduler would (Filter, then Commit), checking
 // the contract on the way. Returns whether it was placed.
 bool Place(const SharingBackend& backend, const PodRequest& pod,
@@ -200,17 +180,17 @@ bool Place(const SharingBackend& backend, const PodRequest& pod,
 }
 
 TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
-  Gpu h0 = MigGpu(0, "NVIDIA H100 80GB HBM3", 81559);
-  Gpu h1 = MigGpu(1, "NVIDIA H100 80GB HBM3", 81559);
-  Gpu h2 = MigGpu(2, "NVIDIA H100 80GB HBM3", 81559);
+  Gpu h0 = MigGpu(0, "NVIDIA H100 80GB HBM3", 81559, "GPU-p-");
+  Gpu h1 = MigGpu(1, "NVIDIA H100 80GB HBM3", 81559, "GPU-p-");
+  Gpu h2 = MigGpu(2, "NVIDIA H100 80GB HBM3", 81559, "GPU-p-");
   // GPU 2 already has instances: reuse, create around them, repartition.
   h2.mig_instances = {MigSlot{"3g.40gb", 0, 4, "", -1},
                       MigSlot{"2g.20gb", 4, 2, "", -1},
                       MigSlot{"1g.10gb", 6, 1, "", -1}};
-  Gpu a30 = MigGpu(3, "NVIDIA A30", 24576);
+  Gpu a30 = MigGpu(3, "NVIDIA A30", 24576, "GPU-p-");
   a30.mig_instances = {MigSlot{"2g.12gb", 0, 2, "", -1}};
-  NodeState node = MakeState({h0, h1, h2, a30});
-  std::unique_ptr<SharingBackend> backend = Backend(Config{});
+  NodeState node = MakeNodeState({h0, h1, h2, a30});
+  std::unique_ptr<SharingBackend> backend = MigBackend(Config{});
   ASSERT_NE(backend, nullptr);
 
   const std::vector<std::string> profiles = {
@@ -303,32 +283,22 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
   }
 }
 
-std::vector<MigGeometry> VolcanoA100Groups() {
-  return {
-      MigGeometry{"group1", {{"1g.10gb", 9728, 0, 7}}},
-      MigGeometry{"group2",
-                  {{"2g.20gb", 19968, 0, 3}, {"1g.10gb", 9728, 0, 1}}},
-      MigGeometry{"group3", {{"3g.40gb", 40192, 0, 2}}},
-      MigGeometry{"group4", {{"7g.80gb", 80896, 0, 1}}},
-  };
-}
-
 TEST(MigPropertyTest, ConfigMapModeKeepsOneGroupAndDistinctPositions) {
   Config config;
   config.scheduler.mig_search = MigSearch::kConfigMap;
   config.device.known_mig_geometries = {
       KnownMigGeometries{{"A100-SXM4-80GB"}, VolcanoA100Groups()}};
-  std::unique_ptr<SharingBackend> backend = Backend(config);
+  std::unique_ptr<SharingBackend> backend = MigBackend(config);
   ASSERT_NE(backend, nullptr);
 
   std::vector<Gpu> gpus;
   for (int i = 0; i < 4; ++i) {
-    gpus.push_back(MigGpu(i, "NVIDIA A100-SXM4-80GB", 81920));
+    gpus.push_back(MigGpu(i, "NVIDIA A100-SXM4-80GB", 81920, "GPU-p-"));
   }
   for (int s = 0; s < 7; ++s) {
     gpus[3].mig_instances.push_back(MigSlot{"1g.10gb", s, 1, "", -1});
   }
-  NodeState node = MakeState(gpus);
+  NodeState node = MakeNodeState(gpus);
   const mig::MigModel& model = ModelOf(gpus[0]);
   std::map<std::string, std::vector<mig::GeometrySlot>> laid;
   for (const MigGeometry& geometry : VolcanoA100Groups()) {

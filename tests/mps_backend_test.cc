@@ -13,11 +13,13 @@
 #include "gtest/gtest.h"
 #include "status_matchers.h"
 #include "testing/builders.h"
+#include "testing/mig_builders.h"
 
 namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::GpuContainer;
+using ::deviceshare::testing::MakeNodeState;
 using ::deviceshare::testing::MakePod;
 using ::deviceshare::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -30,13 +32,6 @@ Gpu ModeGpu(int index, SharingMode mode, int split = 10) {
   gpu.mode = mode;
   gpu.mps_capable = true;
   return gpu;
-}
-
-NodeState MakeState(std::vector<Gpu> gpus) {
-  NodeInventory inventory;
-  inventory.name = "n1";
-  inventory.gpus = std::move(gpus);
-  return NodeState(std::move(inventory));
 }
 
 std::unique_ptr<SharingBackend> Mps(const DeviceConfig& config = {}) {
@@ -131,7 +126,7 @@ TEST(MpsBackendTest, ContainerWithoutGpusGetsNothingUnlessOverwriteEnv) {
 
 TEST(MpsBackendTest, AllocatedGrantsCarryTheRequestIntoTheEdits) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
   absl::StatusOr<PodAllocation> placed = backend->Allocate(
       MakePod("a", {GpuContainer("c", 1, 6000, 25)}), node, {});
   ASSERT_OK(placed);
@@ -147,7 +142,7 @@ TEST(MpsBackendTest, AllocatedGrantsCarryTheRequestIntoTheEdits) {
 
 TEST(MpsBackendTest, FortyEightClientsFitTheFortyNinthIsRefused) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
   EXPECT_EQ(node.ledger(0).slot_capacity(), kMaxMpsClients);
   for (int i = 0; i < 48; ++i) {
     ASSERT_OK(backend->Allocate(
@@ -165,7 +160,7 @@ TEST(MpsBackendTest, FortyEightClientsFitTheFortyNinthIsRefused) {
 
 TEST(MpsBackendTest, EveryContainerIsOneClient) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
   for (int i = 0; i < 23; ++i) {
     ASSERT_OK(backend->Allocate(
         MakePod(absl::StrCat("p", i),
@@ -187,7 +182,7 @@ TEST(MpsBackendTest, EveryContainerIsOneClient) {
 
 TEST(MpsBackendTest, SplitCountBelowFortyEightIsTheLimit) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps, /*split=*/10)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/10)});
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(backend->Allocate(
         MakePod(absl::StrCat("p", i), {GpuContainer("c", 1, 1000, 1)}), node,
@@ -200,7 +195,7 @@ TEST(MpsBackendTest, SplitCountBelowFortyEightIsTheLimit) {
 
 TEST(MpsBackendTest, MemoryAndCoresAreSharedLikeHamiCore) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
   ASSERT_OK(backend->Allocate(MakePod("a", {GpuContainer("c", 1, 60000, 60)}),
                               node, {}));
   EXPECT_EQ(
@@ -227,7 +222,7 @@ TEST(MpsBackendTest, ClientLimitShrinksWithTheComputeInstance) {
 }
 
 TEST(MpsBackendTest, MpsGpuNeverTakesAHamiCoreTenant) {
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
   const PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
   NodeFit fit = HamiCore()->Filter(pod, node, {});
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -247,7 +242,7 @@ TEST(MpsBackendTest, MpsGpuNeverTakesAHamiCoreTenant) {
 }
 
 TEST(MpsBackendTest, HamiCoreGpuNeverTakesAnMpsTenant) {
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kHamiCore)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kHamiCore)});
   const PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
   NodeFit fit = Mps()->Filter(pod, node, {});
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -265,7 +260,7 @@ TEST(MpsBackendTest, HamiCoreGpuNeverTakesAnMpsTenant) {
 }
 
 TEST(MpsBackendTest, PodInsistingOnAnotherModeIsRefused) {
-  NodeState node = MakeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
   PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
   pod.mode = SharingMode::kHamiCore;
   EXPECT_EQ(Mps()->Filter(pod, node, {}).code, ReasonCode::kModeMismatch);
@@ -274,7 +269,7 @@ TEST(MpsBackendTest, PodInsistingOnAnotherModeIsRefused) {
 }
 
 TEST(MpsBackendTest, MixedNodeSeparatesTheModes) {
-  NodeState node = MakeState(
+  NodeState node = MakeNodeState(
       {ModeGpu(0, SharingMode::kHamiCore), ModeGpu(1, SharingMode::kMps)});
   absl::StatusOr<PodAllocation> mps =
       Mps()->Allocate(MakePod("m", {GpuContainer("c", 1, 1000, 10)}), node, {});
