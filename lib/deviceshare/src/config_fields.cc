@@ -1,4 +1,4 @@
-#include "config_fields.h"
+#include "deviceshare/config/config_fields.h"
 
 #include <cmath>
 #include <limits>

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "config_fields.h"
+#include "deviceshare/config/config_fields.h"
 #include "deviceshare/status_macros.h"
 #include "mig_geometry_parser.h"
 

@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "config_fields.h"
+#include "deviceshare/config/config_fields.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::internal {

@@ -9,36 +9,6 @@ namespace deviceshare::mig::internal {
 
 using nlohmann::json;
 
-std::string KeyPath(absl::string_view path, absl::string_view key) {
-  if (path.empty()) return std::string(key);
-  return absl::StrCat(path, ".", key);
-}
-
-std::string IndexPath(absl::string_view path, size_t index) {
-  return absl::StrCat(path, "[", index, "]");
-}
-
-std::string DescribeValue(const json& value) {
-  if (value.is_object()) return "a mapping";
-  if (value.is_array()) return "a list";
-  return value.dump();
-}
-
-absl::Status PathError(absl::string_view path, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", message));
-}
-
-absl::Status RequireMapping(const json& value, absl::string_view path) {
-  if (value.is_object()) return absl::OkStatus();
-  return PathError(path,
-                   absl::StrCat(DescribeValue(value), " is not a mapping"));
-}
-
-absl::Status RequireList(const json& value, absl::string_view path) {
-  if (value.is_array()) return absl::OkStatus();
-  return PathError(path, absl::StrCat(DescribeValue(value), " is not a list"));
-}
-
 absl::Status CheckKnownKeys(const json& object, absl::string_view path,
                             std::initializer_list<absl::string_view> known) {
   for (auto it = object.begin(); it != object.end(); ++it) {

@@ -1,6 +1,8 @@
 // File: src/json_fields.h (internal)
 //
-// Typed reads from a JSON tree for the catalog file. Every reader takes the
+// Typed reads from a JSON tree for the catalog file: the core's, plus those
+// whose messages the catalog words its own way (unknown keys list the
+// known ones; ranges read `9 is outside 0..7`). Every reader takes the
 // full path of the value (`models[0].profiles[2].starts[1]`) and fails with
 // InvalidArgument `<path>: <what is wrong with which value>`.
 #ifndef DEVICESHARE_MIG_SRC_JSON_FIELDS_H_
@@ -13,21 +15,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "deviceshare/config/config_fields.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::mig::internal {
 
-std::string KeyPath(absl::string_view path, absl::string_view key);
-std::string IndexPath(absl::string_view path, size_t index);
-
-// `"abc"`, `12`, `true`, `null`, `a mapping`, `a list`.
-std::string DescribeValue(const nlohmann::json& value);
-
-absl::Status PathError(absl::string_view path, absl::string_view message);
-
-absl::Status RequireMapping(const nlohmann::json& value,
-                            absl::string_view path);
-absl::Status RequireList(const nlohmann::json& value, absl::string_view path);
+// The core's readers (config/config_fields.h), where the catalog file wants
+// the same message.
+using ::deviceshare::internal::DescribeValue;
+using ::deviceshare::internal::IndexPath;
+using ::deviceshare::internal::KeyPath;
+using ::deviceshare::internal::PathError;
+using ::deviceshare::internal::RequireList;
+using ::deviceshare::internal::RequireMapping;
 
 // `<path>.<key>: unknown key (known: a, b, c)` for the first stray key.
 absl::Status CheckKnownKeys(const nlohmann::json& object,

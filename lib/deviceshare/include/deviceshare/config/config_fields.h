@@ -1,11 +1,13 @@
-// File: src/config_fields.h (internal)
+// File: config/config_fields.h
 //
-// Typed reads from a JSON tree for the config parsers. Every reader takes
+// Typed reads from a JSON tree for deviceshare's own parsers (the config
+// file, and the MIG catalog file in lib/mig); namespace internal: not an
+// API for embedders. Every reader takes
 // the full key path of the value (`nvidia.knownMigGeometries[0].models`) and
 // returns an InvalidArgument error that names the path and the value, so a
 // user can find the line to fix in a config map of a hundred lines.
-#ifndef DEVICESHARE_SRC_CONFIG_FIELDS_H_
-#define DEVICESHARE_SRC_CONFIG_FIELDS_H_
+#ifndef DEVICESHARE_CONFIG_CONFIG_FIELDS_H_
+#define DEVICESHARE_CONFIG_CONFIG_FIELDS_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -69,4 +71,4 @@ absl::StatusOr<std::vector<std::string>> ReadStringList(
 
 }  // namespace deviceshare::internal
 
-#endif  // DEVICESHARE_SRC_CONFIG_FIELDS_H_
+#endif  // DEVICESHARE_CONFIG_CONFIG_FIELDS_H_
