@@ -30,16 +30,23 @@ ClusterState::ClusterState(const BackendSet* backends) : backends_(backends) {}
 absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   // Grants read back from annotations carry no mode of their own (an mps
   // share reads as hami-core; MIG ids are marked): a share takes the mode
-  // of the GPU it sits on.
-  PodAllocation allocation = record.allocation;
-  for (ContainerAllocation& container : allocation.containers) {
-    for (DeviceGrant& grant : container.devices) {
+  // of the GPU it sits on. Copied only when a mode differs: a placement
+  // the scheduler made already has them right.
+  std::optional<PodAllocation> adopted;
+  const auto& containers = record.allocation.containers;
+  for (size_t c = 0; c < containers.size(); ++c) {
+    for (size_t d = 0; d < containers[c].devices.size(); ++d) {
+      const DeviceGrant& grant = containers[c].devices[d];
+      if (grant.mode == SharingMode::kMig) continue;
       std::optional<size_t> position = node.FindGpu(grant.uuid);
-      if (grant.mode != SharingMode::kMig && position) {
-        grant.mode = node.inventory().gpus[*position].mode;
-      }
+      if (!position) continue;
+      const SharingMode gpu_mode = node.inventory().gpus[*position].mode;
+      if (gpu_mode == grant.mode) continue;
+      if (!adopted) adopted = record.allocation;
+      adopted->containers[c].devices[d].mode = gpu_mode;
     }
   }
+  const PodAllocation& allocation = adopted ? *adopted : record.allocation;
   std::vector<SharingMode> modes = ModesOf(allocation);
   if (modes.size() > 1) {
     return absl::InvalidArgumentError(
