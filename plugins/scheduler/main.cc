@@ -1,6 +1,7 @@
 // deviceshare-scheduler: the scheduler's command line.
 //
 //   deviceshare-scheduler simulate [flags]   (see --help)
+//   deviceshare-scheduler serve [flags]
 //
 // Flags are absl flags; they are written with dashes (--trace-nodes) or
 // underscores (--trace_nodes), as `--flag=value` or `--flag value`. Invalid
@@ -15,9 +16,13 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "deviceshare/extender/serve.h"
 #include "deviceshare/policy/policy_kind.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/progress_bar.h"
@@ -43,6 +48,14 @@ ABSL_FLAG(bool, reason_counts, true,
 ABSL_FLAG(int64_t, max_reason_examples, 10,
           "example node reasons per unschedulable pod");
 ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
+ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
+ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
+ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
+ABSL_FLAG(std::string, tls_key, "", "serve: PEM private key");
+ABSL_FLAG(absl::Duration, reservation_ttl, absl::Seconds(30),
+          "serve: how long a filter reservation waits for its bind");
+ABSL_FLAG(std::string, log_level, "info", "serve: log level");
+ABSL_FLAG(int64_t, max_body_bytes, 16 << 20, "serve: request body cap");
 
 namespace {
 
@@ -65,11 +78,41 @@ std::string HelpText() {
   }
   return absl::StrCat(
       R"(Usage:
+  deviceshare-scheduler serve [--kubeconfig FILE] [--address HOST:PORT]
+                              [--config FILE] [options]
   deviceshare-scheduler simulate --cluster FILE --pods FILE [options]
   deviceshare-scheduler simulate --trace-nodes CSV --trace-pods CSV [options]
   deviceshare-scheduler simulate --synthetic-nodes N --gpus-per-node G
                                  --synthetic-pods P [--seed S] [options]
 
+serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
+POST /filter, /prioritize and /bind (see examples/deploy/); GET /healthz,
+/readyz (200 after the first full list of nodes and pods) and /metrics
+(Prometheus text). State comes from list+watch of Nodes and Pods: nodes
+register with hami.io/node-nvidia-register or volcano.sh/node-vgpu-register,
+pods carry their allocation records. /filter reserves the pod on its best
+node (the reservation expires unless a bind follows); /bind writes the
+allocation record in the pod's dialect (hami.io/... or volcano.sh/...,
+with bind-phase, node and time keys), then creates the Binding, and undoes
+both on failure. Logs go to stderr, one key=value line per record.
+
+  --kubeconfig FILE     credentials (current context); default: in-cluster
+                        (service account, KUBERNETES_SERVICE_HOST/PORT)
+  --address HOST:PORT   listen address (default 0.0.0.0:8888; port 0 picks
+                        a free port, logged as "serving address=...")
+  --config FILE         deviceshare config YAML, as for simulate
+  --tls-cert FILE       serve HTTPS with this PEM certificate chain
+  --tls-key FILE        and this PEM key (both or neither)
+  --reservation-ttl D   how long a filter reservation (or an unbound
+                        allocation record) holds room without a bind
+                        (default 30s; e.g. 45s, 2m)
+  --max-body-bytes N    larger request bodies get 413 (default 16777216)
+  --log-level L         trace | debug | info (default) | warn | error | off
+
+Exit status of serve: 0 after SIGTERM/SIGINT (requests in flight finish);
+2 invalid flags or config; 1 cannot start (credentials, address).
+
+simulate:
 Replays a cluster and a workload through the deviceshare Scheduler (the
 code path the kube-scheduler extender uses): every node is registered, then
 each pod is scheduled once, in order, with no departures. Prints where every
@@ -178,7 +221,7 @@ struct FlagSpec {
   bool is_bool;
 };
 
-constexpr FlagSpec kFlags[] = {
+constexpr FlagSpec kSimulateFlags[] = {
     {"cluster", false},         {"pods", false},
     {"trace_nodes", false},     {"trace_pods", false},
     {"synthetic_nodes", false}, {"gpus_per_node", false},
@@ -189,16 +232,25 @@ constexpr FlagSpec kFlags[] = {
     {"summary_only", true},     {"reason_counts", true},
 };
 
-int Fail(absl::string_view message) {
-  std::cerr << kProgram
-            << " simulate: " << absl::StrReplaceAll(message, {{"\n", " "}})
-            << "\n";
+constexpr FlagSpec kServeFlags[] = {
+    {"kubeconfig", false}, {"address", false},
+    {"config", false},     {"tls_cert", false},
+    {"tls_key", false},    {"reservation_ttl", false},
+    {"log_level", false},  {"max_body_bytes", false},
+};
+
+int Fail(absl::string_view command, absl::string_view message) {
+  std::cerr << kProgram << " " << command << ": "
+            << absl::StrReplaceAll(message, {{"\n", " "}}) << "\n";
   return 2;
 }
+
+int Fail(absl::string_view message) { return Fail("simulate", message); }
 
 // Parses argv[2..] into the absl flags. Returns the flags given (dashed
 // names), or an error message.
 std::optional<std::string> ParseFlags(int argc, char** argv,
+                                      absl::Span<const FlagSpec> flags,
                                       std::set<std::string>& given) {
   for (int i = 2; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -215,7 +267,7 @@ std::optional<std::string> ParseFlags(int argc, char** argv,
     const std::string name = absl::StrReplaceAll(arg, {{"-", "_"}});
     const std::string dashed = absl::StrReplaceAll(arg, {{"_", "-"}});
     const FlagSpec* spec = nullptr;
-    for (const FlagSpec& f : kFlags) {
+    for (const FlagSpec& f : flags) {
       if (name == f.name) spec = &f;
     }
     if (spec == nullptr) {
@@ -257,6 +309,60 @@ bool IsHelp(absl::string_view arg) {
          arg == "--helpfull";
 }
 
+// HOST:PORT, [IPv6]:PORT or :PORT (all interfaces).
+std::optional<std::string> ParseAddress(
+    const std::string& address, deviceshare::extender::ServerOptions& server) {
+  const size_t colon = address.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::StrCat("--address: \"", address,
+                        "\" is not HOST:PORT with a port in 0..65535");
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  server.host = host.empty() ? "0.0.0.0" : host;
+  server.port = port;
+  return std::nullopt;
+}
+
+int Serve(int argc, char** argv) {
+  std::set<std::string> given;
+  if (std::optional<std::string> error =
+          ParseFlags(argc, argv, kServeFlags, given)) {
+    return Fail("serve", *error);
+  }
+  deviceshare::extender::ServeOptions options;
+  options.kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
+  options.config_path = absl::GetFlag(FLAGS_config);
+  if (auto error = ParseAddress(absl::GetFlag(FLAGS_address), options.server)) {
+    return Fail("serve", *error);
+  }
+  options.server.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.server.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  const int64_t max_body = absl::GetFlag(FLAGS_max_body_bytes);
+  if (max_body < 1024) {
+    return Fail("serve", absl::StrCat("--max-body-bytes: ", max_body,
+                                      " is below the minimum of 1024"));
+  }
+  options.server.max_body_bytes = static_cast<size_t>(max_body);
+  options.reservation_ttl = absl::GetFlag(FLAGS_reservation_ttl);
+  if (options.reservation_ttl <= absl::ZeroDuration()) {
+    return Fail("serve", "--reservation-ttl: must be positive");
+  }
+  options.log_level = absl::GetFlag(FLAGS_log_level);
+  absl::Status status = deviceshare::extender::Serve(options);
+  if (status.ok()) return 0;
+  std::cerr << kProgram << " serve: " << status.message() << "\n";
+  return status.code() == absl::StatusCode::kInvalidArgument ||
+                 status.code() == absl::StatusCode::kNotFound
+             ? 2
+             : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,15 +373,18 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  if (argc >= 2 && absl::string_view(argv[1]) == "serve")
+    return Serve(argc, argv);
   if (argc < 2 || absl::string_view(argv[1]) != "simulate") {
     std::cerr << kProgram << ": "
               << (argc < 2 ? std::string("no command")
                            : absl::StrCat("unknown command \"", argv[1], "\""))
-              << "; the command is `simulate` (see --help)\n";
+              << "; the commands are `serve` and `simulate` (see --help)\n";
     return 2;
   }
   std::set<std::string> given;
-  if (std::optional<std::string> error = ParseFlags(argc, argv, given)) {
+  if (std::optional<std::string> error =
+          ParseFlags(argc, argv, kSimulateFlags, given)) {
     return Fail(*error);
   }
   sim::SimulateOptions options;

@@ -151,6 +151,20 @@ std::map<std::string, std::string> AllocationAnnotations(
   return annotations;
 }
 
+std::map<std::string, std::optional<std::string>> RollbackAnnotations(
+    Dialect dialect) {
+  const DialectKeys& k = KeysOf(dialect);
+  std::map<std::string, std::optional<std::string>> annotations = {
+      {k.allocated, std::nullopt}, {k.to_allocate, std::nullopt},
+      {k.node, std::nullopt},      {k.time, std::nullopt},
+      {k.bind_time, std::nullopt}, {k.bind_phase, keys::kBindPhaseFailed},
+  };
+  if (dialect == Dialect::kHami) {
+    annotations[keys::kHamiMigAllocations] = std::nullopt;
+  }
+  return annotations;
+}
+
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,

@@ -344,6 +344,59 @@ absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
   return outcome;
 }
 
+absl::StatusOr<PlaceOutcome> Scheduler::Place(
+    const PodRequest& request, absl::Span<const std::string> candidates,
+    bool replace) {
+  absl::MutexLock lock(&mu_);
+  PlaceOutcome outcome;
+  if (const PodRecord* existing = state_.FindPod(request.uid)) {
+    if (!replace) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "pod %s (uid %s) is already placed on node %s", request.Key(),
+          request.uid, existing->allocation.node_name));
+    }
+    outcome.replaced = existing->allocation;
+    PodRequest old_request = existing->request;
+    state_.RemovePod(request.uid);
+    // Put back exactly what was released when nothing else fits; the
+    // ledger is as it was a moment ago, so this cannot fail to fit.
+    auto restore = [&] {
+      absl::Status status = state_.AddPod(old_request, *outcome.replaced);
+      if (!status.ok()) outcome.replaced.reset();
+    };
+    PlaceOutcome placed = PlaceLocked(request, candidates);
+    if (!placed.placed) restore();
+    outcome.placed = std::move(placed.placed);
+    outcome.rejected = std::move(placed.rejected);
+    return outcome;
+  }
+  return PlaceLocked(request, candidates);
+}
+
+PlaceOutcome Scheduler::PlaceLocked(const PodRequest& request,
+                                    absl::Span<const std::string> candidates) {
+  PlaceOutcome outcome;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    std::vector<NodeVerdict> verdict =
+        FilterLocked(request, candidates.subspan(i, 1));
+    if (verdict.front().fit.fits() &&
+        state_.AddPod(request, verdict.front().fit.allocation).ok()) {
+      outcome.placed = std::move(verdict.front());
+      outcome.rejected.clear();
+      return outcome;
+    }
+    outcome.rejected.push_back(std::move(verdict.front()));
+  }
+  return outcome;
+}
+
+std::optional<std::string> Scheduler::PodNode(absl::string_view pod_uid) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const PodRecord* record = state_.FindPod(pod_uid);
+  if (record == nullptr) return std::nullopt;
+  return record->allocation.node_name;
+}
+
 absl::Status Scheduler::Bind(const PodRequest& request,
                              const PodAllocation& allocation) {
   absl::MutexLock lock(&mu_);

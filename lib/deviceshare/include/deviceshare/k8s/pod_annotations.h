@@ -27,6 +27,13 @@ namespace deviceshare {
 std::map<std::string, std::string> AllocationAnnotations(
     const PodAllocation& allocation, Dialect dialect, absl::Time now);
 
+// The annotations that undo AllocationAnnotations() after a bind that
+// failed: every key it may write maps to nullopt (a JSON merge patch's null
+// deletes the key), except bind-phase, which becomes `failed` so that the
+// node agent of either project leaves the pod alone.
+std::map<std::string, std::optional<std::string>> RollbackAnnotations(
+    Dialect dialect);
+
 // Reads the allocation record of `request`'s pod back from its annotations
 // (either dialect; HAMi's wins if both are present). Returns nullopt when the
 // pod carries none. Entries are mapped onto the request's containers (HAMi:

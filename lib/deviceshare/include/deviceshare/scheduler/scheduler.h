@@ -81,6 +81,18 @@ struct ScheduleOutcome {
   std::map<std::string, int64_t> reason_counts;
 };
 
+// What Place() did.
+struct PlaceOutcome {
+  // The verdict of the node that took the pod (fit.allocation is what was
+  // committed); unset when no candidate fits.
+  std::optional<NodeVerdict> placed;
+  // When no candidate fits: every candidate's verdict, in the given order.
+  std::vector<NodeVerdict> rejected;
+  // The pod's placement that `replace` released (and, when nothing fit,
+  // put back), if it had one.
+  std::optional<PodAllocation> replaced;
+};
+
 class Scheduler {
  public:
   // `registry` is used only during construction.
@@ -99,6 +111,26 @@ class Scheduler {
   absl::StatusOr<ScheduleOutcome> Schedule(const PodRequest& request,
                                            const ScheduleOptions& options = {})
       ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Evaluates the pod on `candidates`, in that order, and commits it to the
+  // first that fits; check and commit happen under one exclusive lock, so
+  // two concurrent calls can never both take the last room on a GPU. This
+  // is the reservation step of a front end that decides in two phases (the
+  // extender's filter, then bind). A pod already placed is AlreadyExists,
+  // unless `replace`: then its placement is released first and put back
+  // unchanged when no candidate fits, all under the same lock.
+  absl::StatusOr<PlaceOutcome> Place(const PodRequest& request,
+                                     absl::Span<const std::string> candidates,
+                                     bool replace = false)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The node a pod is placed on, if it is.
+  std::optional<std::string> PodNode(absl::string_view pod_uid) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The node choice of Schedule() and Place() callers that rank verdicts
+  // themselves: less stranded capacity, higher score, smaller name.
+  static bool Better(const NodeVerdict& a, const NodeVerdict& b);
 
   // Records a placement decided elsewhere (a pod event, an allocation read
   // back from annotations, a bind of a filtered placement).
@@ -133,12 +165,13 @@ class Scheduler {
       const PodRequest& request, absl::Span<const std::string> node_names) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PlacementOptions OptionsFor(const PodRequest& request) const;
+  PlaceOutcome PlaceLocked(const PodRequest& request,
+                           absl::Span<const std::string> candidates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Fills the outcome's reasons and counts for a pod that fits nowhere.
   void Explain(const PodRequest& request, const PlacementOptions& placement,
                const ScheduleOptions& options, ScheduleOutcome& outcome) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // The node choice: less stranded capacity, higher score, smaller name.
-  static bool Better(const NodeVerdict& a, const NodeVerdict& b);
   // Whether `backend` may serve the pod: its mode, when the pod names one.
   static bool Serves(const PodRequest& request, const SharingBackend& backend);
   // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.

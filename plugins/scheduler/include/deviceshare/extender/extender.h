@@ -1,0 +1,158 @@
+// File: extender/extender.h
+//
+// Extender: the kube-scheduler extender's logic (filter, prioritize, bind)
+// over a Scheduler that watches keep current, with no I/O of its own
+// besides the PodWriter. The HTTP server (extender_server.h) decodes
+// requests and encodes answers around it.
+//
+// How a pod goes through it:
+//  - /filter evaluates the pod on the candidate nodes (under the
+//    Scheduler's shared lock, so filters of many pods run in parallel),
+//    then reserves it on the best node that fits: the Scheduler's Place()
+//    checks and commits in one step, so two pods can never both take the
+//    last room on a GPU. The reservation expires after `reservation_ttl`
+//    unless a bind follows.
+//  - /prioritize answers 10 for the reserved node and 0..9 for the other
+//    nodes that fit (their score), steering kube-scheduler to the
+//    reservation without hiding the alternatives.
+//  - /bind takes the reservation over (or, when kube-scheduler picked
+//    another node or the reservation expired, moves it there in one atomic
+//    step, or fails if it no longer fits), writes the allocation record in
+//    the pod's dialect (both projects' node agents read it), creates the
+//    Binding, and on any failure releases the reservation, removes the
+//    record and reports the error.
+// There is no node-wide lock: reservations are per pod, and nothing is held
+// across an API call except the pod's own reservation.
+//
+// Watches feed it Node and Pod events (OnNode*, OnPod*): nodes register
+// from their annotation in either dialect; a pod that carries an allocation
+// record is charged, a deleted or finished pod released. A restarted
+// extender rebuilds everything from the first list.
+//
+// Thread safety: every method is thread-safe.
+#ifndef DEVICESHARE_EXTENDER_EXTENDER_H_
+#define DEVICESHARE_EXTENDER_EXTENDER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "deviceshare/clock.h"
+#include "deviceshare/extender/extender_wire.h"
+#include "deviceshare/extender/metrics.h"
+#include "deviceshare/extender/pod_writer.h"
+#include "deviceshare/extender/reservation.h"
+#include "deviceshare/scheduler/scheduler.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare::extender {
+
+struct ExtenderOptions {
+  // How long a /filter reservation waits for its /bind, and how long an
+  // unbound allocation record read from a pod counts before it is dropped.
+  absl::Duration reservation_ttl = absl::Seconds(30);
+};
+
+// Counters for /metrics, read with Extender::stats().
+struct ExtenderStats {
+  // Nodes rejected by /filter and /bind, by reason code.
+  std::map<std::string, int64_t> rejections;
+  // Failed binds by stage: NoFit, PodGone, Patch, Binding, Busy, ...
+  std::map<std::string, int64_t> bind_failures;
+  int64_t reservations_in_flight = 0;  // kFiltered + kBinding
+  int64_t reservations_expired = 0;
+  int64_t binds = 0;
+  // Pods whose allocation record could not be charged (it names unknown
+  // GPUs or does not fit the ledger): counted nowhere, so worth an alert.
+  int64_t unaccounted_pods = 0;
+};
+
+class Extender {
+ public:
+  // `scheduler`, `writer` and `clock` must outlive the extender.
+  Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
+           ExtenderOptions options);
+
+  FilterResult Filter(const ExtenderArgs& args);
+  std::vector<HostPriority> Prioritize(const ExtenderArgs& args);
+  // Returns the error for ExtenderBindingResult; empty on success.
+  std::string Bind(const BindingArgs& args);
+
+  // Watch events. `*Replaced` follows a (re)list with the full set; the
+  // object of a DELETED event is the last state of the object.
+  void OnNodesReplaced(const std::vector<nlohmann::json>& nodes);
+  void OnNodeEvent(absl::string_view type, const nlohmann::json& node);
+  void OnPodsReplaced(const std::vector<nlohmann::json>& pods);
+  void OnPodEvent(absl::string_view type, const nlohmann::json& pod);
+
+  // Drops expired reservations; returns how many. Call it periodically.
+  int ExpireReservations();
+
+  ExtenderStats stats() const;
+  const Scheduler& scheduler() const { return *scheduler_; }
+  // The extender's counters (rejections by reason, bind failures by stage,
+  // binds, expired reservations) and gauges computed per scrape
+  // (reservations in flight, per-GPU allocated memory and cores); the
+  // server adds its latency histograms.
+  MetricsRegistry& metrics() { return metrics_; }
+
+ private:
+  // A pod known to carry an allocation record, from the watch.
+  struct WatchedPod {
+    std::string node;
+    bool bound = false;
+  };
+
+  void CountRejection(absl::string_view code) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  void CountBindFailure(absl::string_view stage) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  void CountUnaccounted() ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Registers the counters and the per-scrape gauges.
+  void InitMetrics();
+  std::string FailBind(const PodName& pod, absl::string_view stage,
+                       std::string message) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Drops the pod's reservation and its ledger charge unless a bind is in
+  // flight.
+  void DropUnboundLocked(const std::string& uid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyPodLocked(const nlohmann::json& pod, bool deleted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyNode(const nlohmann::json& node);
+  // Undoes a bind that got as far as `stage`.
+  std::string UndoBind(const PodName& pod, const PodRequest& request,
+                       bool patched, absl::string_view stage,
+                       std::string message);
+
+  Scheduler* const scheduler_;
+  PodWriter* const writer_;
+  const Clock* const clock_;
+  const ExtenderOptions options_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Reservation> reservations_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, WatchedPod> watched_pods_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> watched_nodes_ ABSL_GUARDED_BY(mu_);
+
+  mutable absl::Mutex stats_mu_;
+  ExtenderStats stats_ ABSL_GUARDED_BY(stats_mu_);
+
+  MetricsRegistry metrics_;
+  CounterFamily* rejections_total_ = nullptr;
+  CounterFamily* bind_failures_total_ = nullptr;
+  CounterFamily* binds_total_ = nullptr;
+  CounterFamily* expired_total_ = nullptr;
+  CounterFamily* unaccounted_total_ = nullptr;
+};
+
+}  // namespace deviceshare::extender
+
+#endif  // DEVICESHARE_EXTENDER_EXTENDER_H_

@@ -1,0 +1,73 @@
+// File: extender/extender_server.h
+//
+// ExtenderServer: the HTTP(S) face of an Extender, as kube-scheduler calls
+// it:
+//   POST /filter, /prioritize   ExtenderArgs -> ExtenderFilterResult /
+//                               HostPriorityList
+//   POST /bind                  ExtenderBindingArgs -> ExtenderBindingResult
+//   GET  /healthz               200 while the process serves
+//   GET  /readyz                200 once `ready()` holds (the first full list
+//                               of nodes and pods), else 503
+//   GET  /metrics               Prometheus text: latency histograms per
+//                               verb, rejections per reason code, bind
+//                               failures, per-GPU allocated memory and
+//                               cores, reservations in flight, watch state
+// A body over `max_body_bytes` gets 413, a body that is not the verb's JSON
+// 400 with the decoder's message (which names the field); the verbs'
+// own failures travel inside the 200 answer's Error field, as the protocol
+// wants. Requests are served by a pool of threads; Stop() stops accepting,
+// lets requests in flight finish, and returns.
+//
+// Thread safety: Start and Stop from one thread; everything else is
+// internal.
+#ifndef DEVICESHARE_EXTENDER_EXTENDER_SERVER_H_
+#define DEVICESHARE_EXTENDER_EXTENDER_SERVER_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "deviceshare/extender/extender.h"
+
+namespace deviceshare::extender {
+
+struct ServerOptions {
+  std::string host = "0.0.0.0";
+  int port = 8888;  // 0: any free port (see ExtenderServer::port())
+  // Both set: serve HTTPS with this PEM certificate chain and key.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  size_t max_body_bytes = 16 << 20;
+  int threads = 0;  // 0: max(8, 2 x hardware threads)
+};
+
+// Extra /metrics lines computed at scrape time (watch state, say).
+using MetricsAppender = std::function<void(std::string& text)>;
+
+class ExtenderServer {
+ public:
+  // Binds the listening socket (so port() is known) but serves nothing until
+  // Start(). `extender` must outlive the server.
+  static absl::StatusOr<std::unique_ptr<ExtenderServer>> Create(
+      Extender* extender, std::function<bool()> ready,
+      const ServerOptions& options, MetricsAppender extra_metrics = nullptr);
+  ~ExtenderServer();
+
+  int port() const;
+  // Serves on a background thread.
+  void Start();
+  // Graceful: stops accepting, finishes requests in flight. Idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  explicit ExtenderServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace deviceshare::extender
+
+#endif  // DEVICESHARE_EXTENDER_EXTENDER_SERVER_H_

@@ -1,0 +1,32 @@
+// File: extender/serve.h
+//
+// `deviceshare-scheduler serve`: wires the pieces together and runs until
+// SIGTERM or SIGINT. Config file -> Scheduler; kubeconfig (or in-cluster
+// credentials) -> API client; list+watch of Nodes and Pods -> Extender;
+// Extender -> HTTP(S) server. Reservations are swept every second.
+#ifndef DEVICESHARE_EXTENDER_SERVE_H_
+#define DEVICESHARE_EXTENDER_SERVE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "deviceshare/extender/extender_server.h"
+
+namespace deviceshare::extender {
+
+struct ServeOptions {
+  std::string kubeconfig;   // empty: in-cluster credentials
+  std::string config_path;  // empty: defaults
+  ServerOptions server;
+  absl::Duration reservation_ttl = absl::Seconds(30);
+  std::string log_level = "info";  // trace|debug|info|warn|error|off
+};
+
+// Runs the extender; returns when a signal asks it to stop (OK) or when it
+// cannot start (the error names the flag or file at fault).
+absl::Status Serve(const ServeOptions& options);
+
+}  // namespace deviceshare::extender
+
+#endif  // DEVICESHARE_EXTENDER_SERVE_H_

@@ -1,0 +1,392 @@
+// Extender: construction, /filter, /prioritize, expiry and stats. /bind is
+// in extender_bind.cc, the watch feed in extender_feed.cc.
+#include "deviceshare/extender/extender.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "deviceshare/k8s/pod_parser.h"
+#include "extender_log.h"
+
+namespace deviceshare::extender {
+namespace {
+
+// Codes for which preempting pods on the node would not help: kube-scheduler
+// then skips the node in its preemption pass.
+bool Unresolvable(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kNodeUnknown:
+    case ReasonCode::kNoGpus:
+    case ReasonCode::kModeMismatch:
+    case ReasonCode::kTypeMismatch:
+    case ReasonCode::kUuidMismatch:
+    case ReasonCode::kGpuUnhealthy:
+    case ReasonCode::kMigUnknownModel:
+    case ReasonCode::kMigNoProfile:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string Reason(const NodeVerdict& verdict) {
+  return verdict.fit.message.empty()
+             ? std::string(ReasonCodeName(verdict.fit.code))
+             : verdict.fit.message;
+}
+
+// "0/3 nodes fit: 2 InsufficientMemory, 1 TypeMismatch".
+std::string Summary(size_t nodes, const std::map<std::string, int>& codes) {
+  std::vector<std::string> parts;
+  for (const auto& [code, count] : codes) {
+    parts.push_back(absl::StrCat(count, " ", code));
+  }
+  return absl::StrCat("0/", nodes, " nodes fit: ", absl::StrJoin(parts, ", "));
+}
+
+// Extender priorities by rank in the node choice: the reserved node 10, the
+// others 9 down to 0, so kube-scheduler's sum leans to the reservation.
+std::map<std::string, int, std::less<>> Priorities(
+    const std::vector<const NodeVerdict*>& ranked, absl::string_view reserved) {
+  std::map<std::string, int, std::less<>> priorities;
+  const size_t others = ranked.size() > 0 ? ranked.size() - 1 : 0;
+  size_t rank = 0;
+  for (const NodeVerdict* verdict : ranked) {
+    if (verdict->node == reserved) {
+      priorities[verdict->node] = 10;
+      continue;
+    }
+    const int priority =
+        others <= 1 ? 9 : 9 - static_cast<int>(9 * rank / (others - 1));
+    priorities[verdict->node] = std::clamp(priority, 0, 9);
+    ++rank;
+  }
+  return priorities;
+}
+
+}  // namespace
+
+Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
+                   ExtenderOptions options)
+    : scheduler_(scheduler), writer_(writer), clock_(clock), options_(options) {
+  InitMetrics();
+}
+
+void Extender::InitMetrics() {
+  // The names are constants: a failure here is a programming error, caught
+  // by the tests, and leaves that one family out.
+  auto counter = [&](absl::string_view name, absl::string_view help,
+                     std::vector<std::string> labels) -> CounterFamily* {
+    auto family = metrics_.AddCounter(name, help, std::move(labels));
+    return family.ok() ? *family : nullptr;
+  };
+  rejections_total_ =
+      counter("deviceshare_extender_rejections_total",
+              "Nodes rejected for a pod by /filter or /bind, by reason code.",
+              {"reason"});
+  bind_failures_total_ =
+      counter("deviceshare_extender_bind_failures_total",
+              "Failed /bind calls, by the stage that failed.", {"stage"});
+  binds_total_ =
+      counter("deviceshare_extender_binds_total", "Pods bound by /bind.", {});
+  expired_total_ =
+      counter("deviceshare_extender_reservations_expired_total",
+              "Reservations dropped because no bind followed in time.", {});
+  unaccounted_total_ =
+      counter("deviceshare_extender_unaccounted_pods_total",
+              "Allocation records read from pods that could not be charged "
+              "(unknown GPU, no room, malformed).",
+              {});
+  metrics_.AddCollector([this](GaugeWriter& out) {
+    out.Write("deviceshare_extender_reservations_in_flight",
+              "Pods reserved by /filter or being bound by /bind.", {},
+              static_cast<double>(stats().reservations_in_flight));
+    scheduler_->Inspect([&](const ClusterState& state) {
+      for (const NodeState* node : state.nodes_by_name()) {
+        for (size_t i = 0; i < node->gpu_count(); ++i) {
+          const DeviceLedger& ledger = node->ledger(i);
+          const Gpu& gpu = node->inventory().gpus[i];
+          const GaugeWriter::Label labels[] = {
+              {"node", node->name()}, {"gpu", gpu.uuid}, {"model", gpu.model}};
+          out.Write("deviceshare_gpu_memory_allocated_mib",
+                    "GPU memory allocated to pods, MiB.", labels,
+                    static_cast<double>(ledger.used_memory_mib()));
+          out.Write("deviceshare_gpu_memory_capacity_mib",
+                    "GPU memory that may be allocated (after scaling), MiB.",
+                    labels, static_cast<double>(ledger.memory_capacity_mib()));
+          out.Write("deviceshare_gpu_cores_allocated_percent",
+                    "Share of the GPU's SMs allocated to pods, percent.",
+                    labels, static_cast<double>(ledger.used_cores()));
+          out.Write("deviceshare_gpu_tenants", "Containers sharing the GPU.",
+                    labels, static_cast<double>(ledger.used_slots()));
+        }
+      }
+    });
+  });
+}
+
+void Extender::CountRejection(absl::string_view code) {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.rejections[std::string(code)];
+  }
+  if (rejections_total_ != nullptr) {
+    const absl::string_view labels[] = {code};
+    rejections_total_->Increment(labels);
+  }
+}
+
+void Extender::CountBindFailure(absl::string_view stage) {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.bind_failures[std::string(stage)];
+  }
+  if (bind_failures_total_ != nullptr) {
+    const absl::string_view labels[] = {stage};
+    bind_failures_total_->Increment(labels);
+  }
+}
+
+void Extender::CountUnaccounted() {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.unaccounted_pods;
+  }
+  if (unaccounted_total_ != nullptr) unaccounted_total_->Increment({});
+}
+
+void Extender::DropUnboundLocked(const std::string& uid) {
+  auto it = reservations_.find(uid);
+  if (it != reservations_.end()) {
+    if (it->second.state == ReservationState::kBinding) return;
+    reservations_.erase(it);
+  }
+  watched_pods_.erase(uid);
+  scheduler_->Release(uid);
+}
+
+FilterResult Extender::Filter(const ExtenderArgs& args) {
+  FilterResult result;
+  const std::vector<std::string> names = args.NodeNamesOrFromList();
+  auto echo = [&](const std::vector<std::string>& passing) {
+    result.node_names = passing;
+    if (args.nodes) result.nodes = NodeListWith(*args.nodes, passing);
+  };
+  absl::StatusOr<PodRequest> request =
+      ParsePodRequest(args.pod, scheduler_->config().device);
+  if (!request.ok()) {
+    result.error = std::string(request.status().message());
+    CountRejection("InvalidRequest");
+    return result;
+  }
+  if (!request->HasGpuRequest()) {
+    echo(names);
+    return result;
+  }
+  const std::string& uid = request->uid;
+  const std::string pod_key = request->Key();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = reservations_.find(uid);
+    if (it != reservations_.end() &&
+        (it->second.state == ReservationState::kBinding ||
+         it->second.state == ReservationState::kBound)) {
+      result.error = absl::StrFormat("pod %s is being bound to node %s",
+                                     pod_key, it->second.node);
+      return result;
+    }
+    auto watched = watched_pods_.find(uid);
+    if (watched != watched_pods_.end() && watched->second.bound) {
+      result.error = absl::StrFormat("pod %s is already bound to node %s",
+                                     pod_key, watched->second.node);
+      return result;
+    }
+    // A re-filter starts afresh: the pod's own earlier reservation must not
+    // count against it.
+    DropUnboundLocked(uid);
+  }
+
+  std::vector<NodeVerdict> verdicts = scheduler_->Filter(*request, names);
+  std::vector<const NodeVerdict*> fits;
+  std::map<std::string, int> codes;
+  for (const NodeVerdict& verdict : verdicts) {
+    if (verdict.fit.fits()) {
+      fits.push_back(&verdict);
+      continue;
+    }
+    const absl::string_view code = ReasonCodeName(verdict.fit.code);
+    ++codes[std::string(code)];
+    CountRejection(code);
+    (Unresolvable(verdict.fit.code) ? result.failed_and_unresolvable_nodes
+                                    : result.failed_nodes)[verdict.node] =
+        Reason(verdict);
+  }
+  std::sort(fits.begin(), fits.end(),
+            [](const NodeVerdict* a, const NodeVerdict* b) {
+              return Scheduler::Better(*a, *b);
+            });
+  if (fits.empty()) {
+    const std::string summary = Summary(verdicts.size(), codes);
+    LogPod(LogLevel::kInfo, pod_key, "", absl::StrCat("filter: ", summary));
+    writer_->Event(PodName{request->namespace_name, request->name, uid},
+                   "Warning", "FilteringFailed", summary);
+    echo({});
+    return result;
+  }
+
+  std::vector<std::string> order;
+  order.reserve(fits.size());
+  for (const NodeVerdict* verdict : fits) order.push_back(verdict->node);
+  absl::MutexLock lock(&mu_);
+  // Another filter of the same pod may have reserved meanwhile.
+  DropUnboundLocked(uid);
+  absl::StatusOr<PlaceOutcome> placed =
+      scheduler_->Place(*request, order, /*replace=*/true);
+  if (!placed.ok()) {
+    result.error = std::string(placed.status().message());
+    return result;
+  }
+  // Candidates tried before the one that took the pod no longer fit: a
+  // concurrent reservation got there first.
+  absl::flat_hash_set<std::string> lost;
+  for (const NodeVerdict& verdict : placed->rejected) {
+    lost.insert(verdict.node);
+    CountRejection(ReasonCodeName(verdict.fit.code));
+    result.failed_nodes[verdict.node] = Reason(verdict);
+  }
+  std::vector<std::string> passing;
+  for (const std::string& node : order) {
+    if (!lost.contains(node)) passing.push_back(node);
+  }
+  echo(passing);
+  if (!placed->placed) {
+    LogPod(LogLevel::kInfo, pod_key, "",
+           "filter: every fitting node was taken by concurrent reservations");
+    return result;
+  }
+  Reservation& reservation = reservations_[uid];
+  reservation.state = ReservationState::kFiltered;
+  reservation.node = placed->placed->node;
+  reservation.deadline = clock_->Now() + options_.reservation_ttl;
+  reservation.request = *std::move(request);
+  reservation.allocation = placed->placed->fit.allocation;
+  std::vector<const NodeVerdict*> ranked;
+  for (const NodeVerdict* verdict : fits) {
+    if (!lost.contains(verdict->node)) ranked.push_back(verdict);
+  }
+  reservation.priorities = Priorities(ranked, reservation.node);
+  LogPod(LogLevel::kDebug, pod_key, reservation.node,
+         absl::StrFormat("filter: reserved; %d of %d nodes fit", passing.size(),
+                         names.size()));
+  return result;
+}
+
+std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
+  const std::vector<std::string> names = args.NodeNamesOrFromList();
+  std::vector<HostPriority> priorities;
+  priorities.reserve(names.size());
+  absl::StatusOr<PodRequest> request =
+      ParsePodRequest(args.pod, scheduler_->config().device);
+  if (!request.ok() || !request->HasGpuRequest()) {
+    for (const std::string& name : names) priorities.push_back({name, 0});
+    return priorities;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = reservations_.find(request->uid);
+    if (it != reservations_.end() && !it->second.priorities.empty()) {
+      for (const std::string& name : names) {
+        auto found = it->second.priorities.find(name);
+        priorities.push_back(
+            {name, found == it->second.priorities.end() ? 0 : found->second});
+      }
+      return priorities;
+    }
+  }
+  // No filter of ours came first (or its reservation expired): rank afresh.
+  std::vector<NodeVerdict> verdicts = scheduler_->Filter(*request, names);
+  std::vector<const NodeVerdict*> ranked;
+  for (const NodeVerdict& verdict : verdicts) {
+    if (verdict.fit.fits()) ranked.push_back(&verdict);
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](const NodeVerdict* a, const NodeVerdict* b) {
+              return Scheduler::Better(*a, *b);
+            });
+  const auto by_rank =
+      Priorities(ranked, ranked.empty() ? "" : ranked.front()->node);
+  for (const std::string& name : names) {
+    auto found = by_rank.find(name);
+    priorities.push_back({name, found == by_rank.end() ? 0 : found->second});
+  }
+  return priorities;
+}
+
+int Extender::ExpireReservations() {
+  const absl::Time now = clock_->Now();
+  int expired = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = reservations_.begin(); it != reservations_.end();) {
+      const Reservation& reservation = it->second;
+      const bool expires = reservation.state == ReservationState::kFiltered ||
+                           reservation.state == ReservationState::kRecorded;
+      if (!expires || reservation.deadline > now) {
+        ++it;
+        continue;
+      }
+      LogPod(LogLevel::kInfo, reservation.request.Key(), reservation.node,
+             absl::StrCat("reservation expired (",
+                          ReservationStateName(reservation.state),
+                          "): no bind followed"));
+      scheduler_->Release(it->first);
+      watched_pods_.erase(it->first);
+      reservations_.erase(it++);
+      ++expired;
+    }
+  }
+  if (expired > 0) {
+    {
+      absl::MutexLock lock(&stats_mu_);
+      stats_.reservations_expired += expired;
+    }
+    if (expired_total_ != nullptr) expired_total_->Increment({}, expired);
+  }
+  return expired;
+}
+
+ExtenderStats Extender::stats() const {
+  int64_t in_flight = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [uid, reservation] : reservations_) {
+      if (reservation.state == ReservationState::kFiltered ||
+          reservation.state == ReservationState::kBinding) {
+        ++in_flight;
+      }
+    }
+  }
+  absl::MutexLock lock(&stats_mu_);
+  ExtenderStats stats = stats_;
+  stats.reservations_in_flight = in_flight;
+  return stats;
+}
+
+absl::string_view ReservationStateName(ReservationState state) {
+  switch (state) {
+    case ReservationState::kFiltered:
+      return "filtered";
+    case ReservationState::kBinding:
+      return "binding";
+    case ReservationState::kBound:
+      return "bound";
+    case ReservationState::kRecorded:
+      return "recorded";
+  }
+  return "unknown";
+}
+
+}  // namespace deviceshare::extender

@@ -1,0 +1,229 @@
+// Extender::Bind: reserve on the chosen node, write the allocation record,
+// create the Binding; undo everything on any failure.
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/extender/extender.h"
+#include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/k8s/pod_parser.h"
+#include "extender_log.h"
+
+namespace deviceshare::extender {
+namespace {
+
+std::map<std::string, std::optional<std::string>> ToPatch(
+    const std::map<std::string, std::string>& annotations) {
+  std::map<std::string, std::optional<std::string>> patch;
+  for (const auto& [key, value] : annotations) patch[key] = value;
+  return patch;
+}
+
+std::string BoundNode(const nlohmann::json& pod) {
+  const nlohmann::json* spec =
+      pod.is_object() && pod.contains("spec") ? &pod["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object()) return "";
+  auto it = spec->find("nodeName");
+  return it != spec->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+std::string Extender::FailBind(const PodName& pod, absl::string_view stage,
+                               std::string message) {
+  CountBindFailure(stage);
+  LogPod(LogLevel::kWarn, pod.Key(), "",
+         absl::StrCat("bind failed (", stage, "): ", message));
+  return message;
+}
+
+std::string Extender::UndoBind(const PodName& pod, const PodRequest& request,
+                               bool patched, absl::string_view stage,
+                               std::string message) {
+  {
+    absl::MutexLock lock(&mu_);
+    reservations_.erase(request.uid);
+    watched_pods_.erase(request.uid);
+    scheduler_->Release(request.uid);
+  }
+  if (patched) {
+    absl::Status undone =
+        writer_->PatchAnnotations(pod, RollbackAnnotations(request.dialect));
+    if (!undone.ok()) {
+      // The record stays on an unbound pod; a later filter of the pod, or
+      // the expiry of its kRecorded reservation, releases the charge.
+      LogPod(LogLevel::kWarn, pod.Key(), "",
+             absl::StrCat("could not remove the allocation record: ",
+                          undone.message()));
+    }
+  }
+  writer_->Event(pod, "Warning", "BindingFailed", message);
+  return FailBind(pod, stage, std::move(message));
+}
+
+std::string Extender::Bind(const BindingArgs& args) {
+  PodName pod{args.pod_namespace, args.pod_name, args.pod_uid};
+  const std::string& node = args.node;
+  std::optional<PodRequest> request;
+  std::string uid = args.pod_uid;
+  if (!uid.empty()) {
+    absl::MutexLock lock(&mu_);
+    auto it = reservations_.find(uid);
+    if (it != reservations_.end()) {
+      Reservation& reservation = it->second;
+      switch (reservation.state) {
+        case ReservationState::kBinding:
+          return FailBind(pod, "Busy",
+                          absl::StrFormat("pod %s: a bind to node %s is "
+                                          "already in flight",
+                                          pod.Key(), reservation.node));
+        case ReservationState::kBound:
+          if (reservation.node == node) return "";
+          return FailBind(pod, "AlreadyBound",
+                          absl::StrFormat("pod %s is already bound to node %s",
+                                          pod.Key(), reservation.node));
+        case ReservationState::kFiltered:
+        case ReservationState::kRecorded:
+          request = reservation.request;
+          reservation.state = ReservationState::kBinding;
+          break;
+      }
+    }
+  }
+  if (!request) {
+    // No reservation: a bind without our filter, after a restart, or after
+    // the reservation expired. The pod itself says what it asks.
+    absl::StatusOr<nlohmann::json> object = writer_->GetPod(pod);
+    if (!object.ok()) {
+      return FailBind(
+          pod, "PodGone",
+          absl::StrFormat("pod %s: %s", pod.Key(), object.status().message()));
+    }
+    if (std::string bound = BoundNode(*object); !bound.empty()) {
+      if (bound == node) return "";
+      return FailBind(pod, "AlreadyBound",
+                      absl::StrFormat("pod %s is already bound to node %s",
+                                      pod.Key(), bound));
+    }
+    absl::StatusOr<PodRequest> parsed =
+        ParsePodRequest(*object, scheduler_->config().device);
+    if (!parsed.ok()) {
+      return FailBind(pod, "InvalidRequest",
+                      std::string(parsed.status().message()));
+    }
+    request = *std::move(parsed);
+    uid = request->uid;
+    absl::MutexLock lock(&mu_);
+    auto [it, inserted] = reservations_.try_emplace(uid);
+    if (!inserted && (it->second.state == ReservationState::kBinding ||
+                      it->second.state == ReservationState::kBound)) {
+      return FailBind(pod, "Busy",
+                      absl::StrFormat("pod %s: a bind to node %s is already "
+                                      "in flight",
+                                      pod.Key(), it->second.node));
+    }
+    it->second.state = ReservationState::kBinding;
+    it->second.request = *request;
+    it->second.priorities.clear();
+  }
+  if (!request->HasGpuRequest()) {
+    // kube-scheduler only calls a binder for pods with managed resources;
+    // bind such a pod anyway rather than strand it.
+    {
+      absl::MutexLock lock(&mu_);
+      reservations_.erase(uid);
+    }
+    absl::Status bound = writer_->Bind(pod, node);
+    return bound.ok() ? ""
+                      : FailBind(pod, "Binding", std::string(bound.message()));
+  }
+
+  // Take the room on `node` for certain: keep the filter's reservation if
+  // it is there, else move or make it, atomically.
+  PodAllocation allocation;
+  {
+    absl::MutexLock lock(&mu_);
+    Reservation& reservation = reservations_[uid];
+    if (reservation.node != node || scheduler_->PodNode(uid) != node) {
+      absl::StatusOr<PlaceOutcome> placed =
+          scheduler_->Place(*request, {node}, /*replace=*/true);
+      if (!placed.ok() || !placed->placed) {
+        std::string why = !placed.ok() ? std::string(placed.status().message())
+                          : placed->rejected.empty()
+                              ? std::string("no verdict")
+                              : (placed->rejected.front().fit.message.empty()
+                                     ? std::string(ReasonCodeName(
+                                           placed->rejected.front().fit.code))
+                                     : placed->rejected.front().fit.message);
+        if (placed.ok() && !placed->rejected.empty()) {
+          CountRejection(ReasonCodeName(placed->rejected.front().fit.code));
+        }
+        // kube-scheduler retries the pod from filter; its old reservation
+        // would only hold room it no longer wants.
+        reservations_.erase(uid);
+        watched_pods_.erase(uid);
+        scheduler_->Release(uid);
+        const std::string message = absl::StrFormat(
+            "pod %s does not fit node %s: %s", pod.Key(), node, why);
+        writer_->Event(pod, "Warning", "BindingFailed", message);
+        return FailBind(pod, "NoFit", message);
+      }
+      reservation.node = node;
+      reservation.allocation = placed->placed->fit.allocation;
+    }
+    reservation.state = ReservationState::kBinding;
+    reservation.deleted = false;
+    allocation = reservation.allocation;
+  }
+  pod.uid = uid;
+
+  absl::Status patched = writer_->PatchAnnotations(
+      pod, ToPatch(AllocationAnnotations(allocation, request->dialect,
+                                         clock_->Now())));
+  if (!patched.ok()) {
+    return UndoBind(pod, *request, /*patched=*/false, "Patch",
+                    absl::StrFormat("pod %s: writing the allocation record: %s",
+                                    pod.Key(), patched.message()));
+  }
+  absl::Status bound = writer_->Bind(pod, node);
+  if (!bound.ok() && bound.code() == absl::StatusCode::kAlreadyExists) {
+    // A retried bind whose first Binding went through but whose answer was
+    // lost: the pod is bound where we wanted it.
+    absl::StatusOr<nlohmann::json> object = writer_->GetPod(pod);
+    if (object.ok() && BoundNode(*object) == node) bound = absl::OkStatus();
+  }
+  if (!bound.ok()) {
+    return UndoBind(pod, *request, /*patched=*/true, "Binding",
+                    absl::StrFormat("pod %s: creating the Binding to node "
+                                    "%s: %s",
+                                    pod.Key(), node, bound.message()));
+  }
+  bool deleted = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = reservations_.find(uid);
+    if (it != reservations_.end()) {
+      deleted = it->second.deleted;
+      if (deleted) {
+        reservations_.erase(it);
+        watched_pods_.erase(uid);
+        scheduler_->Release(uid);
+      } else {
+        it->second.state = ReservationState::kBound;
+        it->second.deadline = absl::InfiniteFuture();
+        it->second.priorities.clear();
+      }
+    }
+  }
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.binds;
+  }
+  if (binds_total_ != nullptr) binds_total_->Increment({});
+  LogPod(LogLevel::kDebug, pod.Key(), node,
+         deleted ? "bound, but the pod was deleted meanwhile" : "bound");
+  return "";
+}
+
+}  // namespace deviceshare::extender

@@ -1,0 +1,306 @@
+// Extender's watch feed: Node and Pod events into the Scheduler.
+#include <string>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/extender/extender.h"
+#include "deviceshare/k8s/node_parser.h"
+#include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/k8s/pod_parser.h"
+#include "extender_log.h"
+
+namespace deviceshare::extender {
+namespace {
+
+// Reads a string field by path; empty when absent or not a string.
+std::string Text(const nlohmann::json& object,
+                 std::initializer_list<const char*> path) {
+  const nlohmann::json* at = &object;
+  for (const char* key : path) {
+    if (!at->is_object()) return "";
+    auto it = at->find(key);
+    if (it == at->end()) return "";
+    at = &*it;
+  }
+  return at->is_string() ? at->get<std::string>() : "";
+}
+
+std::map<std::string, std::string> Annotations(const nlohmann::json& object) {
+  std::map<std::string, std::string> annotations;
+  if (!object.is_object()) return annotations;
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return annotations;
+  auto it = metadata->find("annotations");
+  if (it == metadata->end() || !it->is_object()) return annotations;
+  for (const auto& [key, value] : it->items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
+}
+
+std::string PodUid(const nlohmann::json& pod) {
+  std::string uid = Text(pod, {"metadata", "uid"});
+  if (!uid.empty()) return uid;
+  std::string ns = Text(pod, {"metadata", "namespace"});
+  return absl::StrCat(ns.empty() ? "default" : ns, "/",
+                      Text(pod, {"metadata", "name"}));
+}
+
+std::string PodKey(const nlohmann::json& pod) {
+  std::string ns = Text(pod, {"metadata", "namespace"});
+  return absl::StrCat(ns.empty() ? "default" : ns, "/",
+                      Text(pod, {"metadata", "name"}));
+}
+
+// When the record was written (vgpu-time, unix seconds), if it says.
+std::optional<absl::Time> DecisionTime(
+    const std::map<std::string, std::string>& annotations) {
+  for (const char* key : {keys::kHamiTime, keys::kVolcanoTime}) {
+    auto it = annotations.find(key);
+    int64_t seconds = 0;
+    if (it != annotations.end() && absl::SimpleAtoi(it->second, &seconds) &&
+        seconds > 0) {
+      return absl::FromUnixSeconds(seconds);
+    }
+  }
+  return std::nullopt;
+}
+
+// The node a record is for: the binding, else the record's node key.
+std::string RecordNode(const nlohmann::json& pod,
+                       const std::map<std::string, std::string>& annotations) {
+  std::string node = Text(pod, {"spec", "nodeName"});
+  if (!node.empty()) return node;
+  for (const char* key : {keys::kHamiNode, keys::kVolcanoNode}) {
+    auto it = annotations.find(key);
+    if (it != annotations.end() && !it->second.empty()) return it->second;
+  }
+  return "";
+}
+
+}  // namespace
+
+void Extender::ApplyNode(const nlohmann::json& node) {
+  const std::string name = Text(node, {"metadata", "name"});
+  if (name.empty()) return;
+  absl::StatusOr<NodeInventory> inventory = ParseNodeInventory(node);
+  if (!inventory.ok()) {
+    if (inventory.status().code() != absl::StatusCode::kNotFound) {
+      LogNode(LogLevel::kWarn, name,
+              absl::StrCat("node registration ignored: ",
+                           inventory.status().message()));
+    }
+    // No (valid) registration: the node offers no shareable GPU now. Its
+    // pods stay recorded off the ledger until it registers again.
+    bool known = false;
+    {
+      absl::MutexLock lock(&mu_);
+      known = watched_nodes_.erase(name) > 0;
+    }
+    if (known) scheduler_->RemoveNode(name);
+    return;
+  }
+  // Node status heartbeats re-send unchanged registrations many times a
+  // minute; only a changed inventory rebuilds the node's ledgers.
+  bool unchanged = false;
+  scheduler_->Inspect([&](const ClusterState& state) {
+    const NodeState* current = state.FindNode(name);
+    unchanged = current != nullptr && current->inventory() == *inventory;
+  });
+  {
+    absl::MutexLock lock(&mu_);
+    watched_nodes_.insert(name);
+  }
+  if (unchanged) return;
+  absl::StatusOr<std::vector<std::string>> evicted =
+      scheduler_->UpsertNode(*std::move(inventory));
+  if (!evicted.ok()) {
+    LogNode(LogLevel::kWarn, name,
+            absl::StrCat("node registration rejected: ",
+                         evicted.status().message()));
+    return;
+  }
+  for (const std::string& pod : *evicted) {
+    LogPod(LogLevel::kWarn, pod, name,
+           "no longer fits the node's new inventory; kept off the ledger");
+  }
+  LogNode(LogLevel::kDebug, name, "node registered");
+}
+
+void Extender::OnNodeEvent(absl::string_view type, const nlohmann::json& node) {
+  if (type == "DELETED") {
+    const std::string name = Text(node, {"metadata", "name"});
+    {
+      absl::MutexLock lock(&mu_);
+      watched_nodes_.erase(name);
+    }
+    scheduler_->RemoveNode(name);
+    LogNode(LogLevel::kInfo, name, "node deleted");
+    return;
+  }
+  ApplyNode(node);
+}
+
+void Extender::OnNodesReplaced(const std::vector<nlohmann::json>& nodes) {
+  absl::flat_hash_set<std::string> listed;
+  for (const nlohmann::json& node : nodes) {
+    listed.insert(Text(node, {"metadata", "name"}));
+  }
+  std::vector<std::string> gone;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& name : watched_nodes_) {
+      if (!listed.contains(name)) gone.push_back(name);
+    }
+    for (const std::string& name : gone) watched_nodes_.erase(name);
+  }
+  for (const std::string& name : gone) scheduler_->RemoveNode(name);
+  for (const nlohmann::json& node : nodes) ApplyNode(node);
+}
+
+void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
+  const std::string uid = PodUid(pod);
+  const std::string phase = Text(pod, {"status", "phase"});
+  auto reservation = reservations_.find(uid);
+  if (deleted || phase == "Succeeded" || phase == "Failed") {
+    if (reservation != reservations_.end() &&
+        reservation->second.state == ReservationState::kBinding) {
+      reservation->second.deleted = true;
+      return;
+    }
+    if (reservation != reservations_.end() || watched_pods_.contains(uid)) {
+      LogPod(LogLevel::kDebug, PodKey(pod), "",
+             deleted ? "pod deleted: released" : "pod finished: released");
+    }
+    if (reservation != reservations_.end()) reservations_.erase(reservation);
+    watched_pods_.erase(uid);
+    scheduler_->Release(uid);
+    return;
+  }
+  const std::map<std::string, std::string> annotations = Annotations(pod);
+  // Pods that carry no record and have no reservation are not ours to track
+  // (most pods of a cluster ask for no GPU): skip parsing them.
+  const bool has_record = annotations.count(keys::kHamiAllocated) ||
+                          annotations.count(keys::kHamiToAllocate) ||
+                          annotations.count(keys::kVolcanoAllocation) ||
+                          annotations.count(keys::kVolcanoToAllocate) ||
+                          annotations.count(keys::kHamiMigAllocations);
+  if (!has_record) {
+    // Our own reservation may simply not be written yet.
+    if (reservation != reservations_.end()) return;
+    if (watched_pods_.erase(uid) > 0) {
+      LogPod(LogLevel::kInfo, PodKey(pod), "",
+             "allocation record removed: released");
+      scheduler_->Release(uid);
+    }
+    return;
+  }
+  absl::StatusOr<PodRequest> request =
+      ParsePodRequest(pod, scheduler_->config().device);
+  const std::string node = RecordNode(pod, annotations);
+  if (!request.ok()) {
+    LogPod(LogLevel::kWarn, PodKey(pod), node,
+           absl::StrCat("allocation record not charged: ",
+                        request.status().message()));
+    CountUnaccounted();
+    return;
+  }
+  absl::StatusOr<std::optional<PodAllocation>> allocation =
+      AllocationFromAnnotations(*request, annotations, node);
+  if (!allocation.ok() || !allocation->has_value()) {
+    LogPod(LogLevel::kWarn, request->Key(), node,
+           absl::StrCat(
+               "allocation record not charged: ",
+               allocation.ok() ? "empty" : allocation.status().message()));
+    CountUnaccounted();
+    return;
+  }
+  const bool bound = !Text(pod, {"spec", "nodeName"}).empty();
+  if (reservation != reservations_.end()) {
+    Reservation& ours = reservation->second;
+    switch (ours.state) {
+      case ReservationState::kBinding:
+        // The watch beat the Binding's answer; the bind finishes the job.
+        watched_pods_[uid] = WatchedPod{node, bound};
+        return;
+      case ReservationState::kBound:
+      case ReservationState::kRecorded:
+        if (bound && ours.node == node) {
+          reservations_.erase(reservation);  // confirmed
+          watched_pods_[uid] = WatchedPod{node, true};
+          return;
+        }
+        if (!bound) return;
+        break;  // bound elsewhere: the API server is the truth
+      case ReservationState::kFiltered:
+        // Unbound record of an earlier run beside a fresh filter
+        // reservation: the reservation wins; bind rewrites the record.
+        if (!bound) return;
+        break;
+    }
+    reservations_.erase(reservation);
+  }
+  const std::optional<std::string> current = scheduler_->PodNode(uid);
+  if (!current || *current != node) {
+    if (current) scheduler_->Release(uid);
+    absl::Status charged = scheduler_->Bind(*request, **allocation);
+    if (!charged.ok()) {
+      LogPod(
+          LogLevel::kError, request->Key(), node,
+          absl::StrCat("allocation record not charged: ", charged.message()));
+      watched_pods_.erase(uid);
+      CountUnaccounted();
+      return;
+    }
+  }
+  watched_pods_[uid] = WatchedPod{node, bound};
+  if (!bound) {
+    // A record without a Binding: an earlier run's bind that may never have
+    // finished. It holds its room for one TTL from when it was written.
+    Reservation& recorded = reservations_[uid];
+    recorded.state = ReservationState::kRecorded;
+    recorded.node = node;
+    recorded.deadline = DecisionTime(annotations).value_or(clock_->Now()) +
+                        options_.reservation_ttl;
+    recorded.request = *std::move(request);
+    recorded.allocation = **std::move(allocation);
+  }
+}
+
+void Extender::OnPodEvent(absl::string_view type, const nlohmann::json& pod) {
+  absl::MutexLock lock(&mu_);
+  ApplyPodLocked(pod, type == "DELETED");
+}
+
+void Extender::OnPodsReplaced(const std::vector<nlohmann::json>& pods) {
+  absl::flat_hash_set<std::string> listed;
+  for (const nlohmann::json& pod : pods) listed.insert(PodUid(pod));
+  absl::MutexLock lock(&mu_);
+  // What vanished between the last watch event and this list was deleted.
+  std::vector<std::string> gone;
+  for (const auto& [uid, watched] : watched_pods_) {
+    if (!listed.contains(uid)) gone.push_back(uid);
+  }
+  for (const auto& [uid, reservation] : reservations_) {
+    if (!listed.contains(uid) &&
+        reservation.state != ReservationState::kBinding &&
+        reservation.state != ReservationState::kFiltered) {
+      gone.push_back(uid);
+    }
+  }
+  for (const std::string& uid : gone) {
+    auto it = reservations_.find(uid);
+    if (it != reservations_.end()) {
+      if (it->second.state == ReservationState::kBinding) continue;
+      reservations_.erase(it);
+    }
+    watched_pods_.erase(uid);
+    scheduler_->Release(uid);
+  }
+  for (const nlohmann::json& pod : pods) ApplyPodLocked(pod, false);
+}
+
+}  // namespace deviceshare::extender

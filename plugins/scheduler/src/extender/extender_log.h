@@ -1,0 +1,22 @@
+// Structured log lines of the extender: every line about a pod carries
+// `pod=<namespace/name>` and `node=<name or ->`, so one grep follows a pod.
+#ifndef DEVICESHARE_EXTENDER_EXTENDER_LOG_H_
+#define DEVICESHARE_EXTENDER_EXTENDER_LOG_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace deviceshare::extender {
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+// `message` first, then the pod and node fields.
+void LogPod(LogLevel level, absl::string_view pod, absl::string_view node,
+            absl::string_view message);
+// Lines about a node only, or about the process (node "-").
+void LogNode(LogLevel level, absl::string_view node, absl::string_view message);
+
+}  // namespace deviceshare::extender
+
+#endif  // DEVICESHARE_EXTENDER_EXTENDER_LOG_H_

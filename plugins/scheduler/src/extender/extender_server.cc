@@ -1,0 +1,202 @@
+#include "deviceshare/extender/extender_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/extender/extender_wire.h"
+#include "extender_log.h"
+#include "extender_metrics.h"
+#include "httplib.h"
+
+namespace deviceshare::extender {
+
+class ExtenderServer::Impl {
+ public:
+  Impl(Extender* extender, std::function<bool()> ready, ServerOptions options,
+       MetricsAppender extra)
+      : extender_(extender),
+        ready_(std::move(ready)),
+        options_(std::move(options)),
+        metrics_(extender, std::move(extra)) {}
+
+  ~Impl() { Stop(); }
+
+  absl::Status Init() {
+    if (options_.tls_cert_file.empty() != options_.tls_key_file.empty()) {
+      return absl::InvalidArgumentError(
+          "--tls-cert and --tls-key: give both or neither");
+    }
+    if (!options_.tls_cert_file.empty()) {
+      auto server = std::make_unique<httplib::SSLServer>(
+          options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
+      if (!server->is_valid()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--tls-cert ", options_.tls_cert_file, " / --tls-key ",
+            options_.tls_key_file, ": not a usable PEM certificate and key"));
+      }
+      server_ = std::move(server);
+    } else {
+      server_ = std::make_unique<httplib::Server>();
+    }
+    const int threads =
+        options_.threads > 0
+            ? options_.threads
+            : std::max(
+                  8, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+    server_->new_task_queue = [threads] {
+      return new httplib::ThreadPool(threads);
+    };
+    server_->set_payload_max_length(options_.max_body_bytes);
+    // Answers are written in pieces; without this, Nagle and delayed ACKs
+    // add tens of milliseconds to a round trip.
+    server_->set_tcp_nodelay(true);
+    // kube-scheduler keeps its connections; let it.
+    server_->set_keep_alive_max_count(100000);
+    server_->set_keep_alive_timeout(60);
+    server_->set_read_timeout(30, 0);
+    server_->set_write_timeout(30, 0);
+    Route();
+    if (options_.port == 0) {
+      port_ = server_->bind_to_any_port(options_.host);
+    } else if (server_->bind_to_port(options_.host, options_.port)) {
+      port_ = options_.port;
+    }
+    if (port_ <= 0) {
+      return absl::UnavailableError(
+          absl::StrCat("--address ", options_.host, ":", options_.port,
+                       ": cannot listen (in use, or not a local address)"));
+    }
+    return absl::OkStatus();
+  }
+
+  int port() const { return port_; }
+
+  void Start() {
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+  }
+
+  void Stop() {
+    if (server_ == nullptr || stopped_) return;
+    stopped_ = true;
+    server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void Route() {
+    server_->Post("/filter", [this](const httplib::Request& request,
+                                    httplib::Response& response) {
+      const auto start = Clock::now();
+      absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
+      if (!Decoded(args.status(), "filter", response, start)) return;
+      FilterResult result;
+      if (!ready_()) {
+        result.error = NotReady();
+      } else {
+        result = extender_->Filter(*args);
+      }
+      response.set_content(EncodeFilterResult(result, args->nodes.has_value()),
+                           "application/json");
+      metrics_.Observe("filter", response.status, Clock::now() - start);
+    });
+    server_->Post("/prioritize", [this](const httplib::Request& request,
+                                        httplib::Response& response) {
+      const auto start = Clock::now();
+      absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
+      if (!Decoded(args.status(), "prioritize", response, start)) return;
+      response.set_content(EncodePriorityList(extender_->Prioritize(*args)),
+                           "application/json");
+      metrics_.Observe("prioritize", response.status, Clock::now() - start);
+    });
+    server_->Post("/bind", [this](const httplib::Request& request,
+                                  httplib::Response& response) {
+      const auto start = Clock::now();
+      absl::StatusOr<BindingArgs> args = DecodeBindingArgs(request.body);
+      if (!Decoded(args.status(), "bind", response, start)) return;
+      // Without the first full list the ledgers miss pods: refuse rather
+      // than overcommit.
+      const std::string error = ready_() ? extender_->Bind(*args) : NotReady();
+      response.set_content(EncodeBindingResult(error), "application/json");
+      metrics_.Observe("bind", response.status, Clock::now() - start);
+    });
+    server_->Get("/healthz",
+                 [](const httplib::Request&, httplib::Response& response) {
+                   response.set_content("ok\n", "text/plain");
+                 });
+    server_->Get("/readyz",
+                 [this](const httplib::Request&, httplib::Response& response) {
+                   if (ready_()) {
+                     response.set_content("ok\n", "text/plain");
+                   } else {
+                     response.status = 503;
+                     response.set_content(NotReady() + "\n", "text/plain");
+                   }
+                 });
+    server_->Get("/metrics", [this](const httplib::Request&,
+                                    httplib::Response& response) {
+      response.set_content(metrics_.Render(),
+                           "text/plain; version=0.0.4; charset=utf-8");
+    });
+    server_->set_exception_handler([](const httplib::Request& request,
+                                      httplib::Response& response,
+                                      std::exception_ptr) {
+      // Nothing here should throw; if something does, answer and log
+      // instead of dropping the connection.
+      LogNode(LogLevel::kError, "",
+              absl::StrCat("internal error serving ", request.path));
+      response.status = 500;
+      response.set_content("internal error\n", "text/plain");
+    });
+  }
+
+  static std::string NotReady() {
+    return "deviceshare-scheduler is not ready: waiting for the first list "
+           "of nodes and pods";
+  }
+
+  // False (and a 400 answer) when the body did not decode.
+  bool Decoded(const absl::Status& status, absl::string_view verb,
+               httplib::Response& response, Clock::time_point start) {
+    if (status.ok()) return true;
+    response.status = 400;
+    response.set_content(absl::StrCat(status.message(), "\n"), "text/plain");
+    LogNode(LogLevel::kWarn, "",
+            absl::StrCat(verb, ": bad request: ", status.message()));
+    metrics_.Observe(verb, 400, Clock::now() - start);
+    return false;
+  }
+
+  Extender* const extender_;
+  const std::function<bool()> ready_;
+  const ServerOptions options_;
+  ExtenderMetrics metrics_;
+  std::unique_ptr<httplib::Server> server_;
+  int port_ = -1;
+  std::thread thread_;
+  bool stopped_ = false;
+};
+
+ExtenderServer::ExtenderServer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+ExtenderServer::~ExtenderServer() = default;
+
+absl::StatusOr<std::unique_ptr<ExtenderServer>> ExtenderServer::Create(
+    Extender* extender, std::function<bool()> ready,
+    const ServerOptions& options, MetricsAppender extra_metrics) {
+  auto impl = std::make_unique<Impl>(extender, std::move(ready), options,
+                                     std::move(extra_metrics));
+  absl::Status status = impl->Init();
+  if (!status.ok()) return status;
+  return std::unique_ptr<ExtenderServer>(new ExtenderServer(std::move(impl)));
+}
+
+int ExtenderServer::port() const { return impl_->port(); }
+void ExtenderServer::Start() { impl_->Start(); }
+void ExtenderServer::Stop() { impl_->Stop(); }
+
+}  // namespace deviceshare::extender

@@ -1,0 +1,147 @@
+#include "deviceshare/extender/serve.h"
+
+#include <csignal>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "deviceshare/backend/backend_registry.h"
+#include "deviceshare/builtin_backends.h"
+#include "deviceshare/config/config_parser.h"
+#include "deviceshare/extender/extender.h"
+#include "deviceshare/kube/api_client.h"
+#include "deviceshare/kube/kube_config.h"
+#include "deviceshare/kube/reflector.h"
+#include "deviceshare/simulate/input_file.h"
+#include "deviceshare/status_macros.h"
+#include "extender_log.h"
+#include "spdlog/spdlog.h"
+
+namespace deviceshare::extender {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+absl::Status SetLogLevel(const std::string& level) {
+  spdlog::level::level_enum parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: \"", level,
+                     "\" is not one of trace, debug, info, warn, error, off"));
+  }
+  spdlog::set_level(parsed);
+  // One line per record, UTC, level, then the message's key=value fields.
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v",
+                      spdlog::pattern_time_type::utc);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Config> LoadConfig(const std::string& path) {
+  if (path.empty()) return Config{};
+  DS_ASSIGN_OR_RETURN(std::string text,
+                      simulate::ReadInputFile("--config", path));
+  absl::StatusOr<Config> config = ParseConfigYaml(text);
+  if (!config.ok()) return simulate::InFile(path, config.status());
+  return config;
+}
+
+}  // namespace
+
+absl::Status Serve(const ServeOptions& options) {
+  DS_RETURN_IF_ERROR(SetLogLevel(options.log_level));
+  DS_ASSIGN_OR_RETURN(Config config, LoadConfig(options.config_path));
+  for (const std::string& notice : config.notices) {
+    LogNode(LogLevel::kInfo, "", absl::StrCat("config: ", notice));
+  }
+  BackendRegistry registry;
+  DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                      Scheduler::Create(config, registry));
+
+  absl::StatusOr<kube::KubeConfig> kube_config =
+      options.kubeconfig.empty() ? kube::InClusterConfig()
+                                 : kube::LoadKubeconfig(options.kubeconfig);
+  if (!kube_config.ok()) {
+    return absl::Status(
+        kube_config.status().code(),
+        absl::StrCat(options.kubeconfig.empty() ? "in-cluster credentials"
+                                                : "--kubeconfig",
+                     ": ", kube_config.status().message()));
+  }
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
+                      kube::ApiClient::Create(*kube_config));
+  std::unique_ptr<PodWriter> writer =
+      MakeApiPodWriter(client.get(), &RealClock(), "deviceshare-scheduler");
+  ExtenderOptions extender_options;
+  extender_options.reservation_ttl = options.reservation_ttl;
+  Extender extender(scheduler.get(), writer.get(), &RealClock(),
+                    extender_options);
+
+  kube::Reflector nodes(
+      client.get(), "/api/v1/nodes",
+      kube::ReflectorHandler{
+          [&](std::vector<nlohmann::json> items) {
+            extender.OnNodesReplaced(items);
+            LogNode(LogLevel::kInfo, "",
+                    absl::StrCat("nodes listed: ", items.size()));
+          },
+          [&](absl::string_view type, const nlohmann::json& object) {
+            extender.OnNodeEvent(type, object);
+          }},
+      kube::ReflectorOptions{});
+  kube::Reflector pods(
+      client.get(), "/api/v1/pods",
+      kube::ReflectorHandler{
+          [&](std::vector<nlohmann::json> items) {
+            extender.OnPodsReplaced(items);
+            LogNode(LogLevel::kInfo, "",
+                    absl::StrCat("pods listed: ", items.size()));
+          },
+          [&](absl::string_view type, const nlohmann::json& object) {
+            extender.OnPodEvent(type, object);
+          }},
+      kube::ReflectorOptions{});
+  auto ready = [&] { return nodes.synced() && pods.synced(); };
+  MetricsAppender watch_metrics = [&](std::string& text) {
+    absl::StrAppend(&text,
+                    "# HELP deviceshare_watch_synced Whether the first list "
+                    "of the resource is done.\n"
+                    "# TYPE deviceshare_watch_synced gauge\n",
+                    "deviceshare_watch_synced{resource=\"nodes\"} ",
+                    nodes.synced() ? 1 : 0, "\n",
+                    "deviceshare_watch_synced{resource=\"pods\"} ",
+                    pods.synced() ? 1 : 0, "\n");
+  };
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<ExtenderServer> server,
+      ExtenderServer::Create(&extender, ready, options.server, watch_metrics));
+
+  g_stop.store(false);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  nodes.Start();
+  pods.Start();
+  server->Start();
+  LogNode(
+      LogLevel::kInfo, "",
+      absl::StrCat("serving address=", options.server.host, ":", server->port(),
+                   options.server.tls_cert_file.empty() ? " http" : " https"));
+  absl::Time next_sweep = absl::Now();
+  while (!g_stop.load()) {
+    absl::SleepFor(absl::Milliseconds(50));
+    if (absl::Now() >= next_sweep) {
+      extender.ExpireReservations();
+      next_sweep = absl::Now() + absl::Seconds(1);
+    }
+  }
+  LogNode(LogLevel::kInfo, "", "shutting down");
+  server->Stop();
+  pods.Stop();
+  nodes.Stop();
+  return absl::OkStatus();
+}
+
+}  // namespace deviceshare::extender

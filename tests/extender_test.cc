@@ -1,0 +1,391 @@
+// The extender's logic (filter, prioritize, bind, watch feed) over an
+// in-memory PodWriter; the HTTP layer is tested in extender_e2e_test.cc.
+#include "deviceshare/extender/extender.h"
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/backend/backend_registry.h"
+#include "deviceshare/builtin_backends.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "testing/fake_pod_writer.h"
+#include "testing/fakes.h"
+#include "testing/kube_objects.h"
+
+namespace deviceshare::extender {
+namespace {
+
+using ::deviceshare::testing::FakeClock;
+using ::deviceshare::testing::FakePodWriter;
+using ::deviceshare::testing::HamiNodeObject;
+using ::deviceshare::testing::HamiPodObject;
+using ::deviceshare::testing::NodeSpec;
+using ::deviceshare::testing::PodSpec;
+using ::deviceshare::testing::VolcanoPodObject;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+std::unique_ptr<Scheduler> NewScheduler() {
+  BackendRegistry registry;
+  EXPECT_TRUE(RegisterBuiltinBackends(registry).ok());
+  auto scheduler =
+      Scheduler::Create(deviceshare::testing::MakeConfig(), registry);
+  EXPECT_TRUE(scheduler.ok()) << scheduler.status();
+  return *std::move(scheduler);
+}
+
+ExtenderArgs Args(const nlohmann::json& pod, std::vector<std::string> nodes) {
+  ExtenderArgs args;
+  args.pod = pod;
+  args.node_names = std::move(nodes);
+  return args;
+}
+
+BindingArgs Binding(const nlohmann::json& pod, const std::string& node) {
+  return BindingArgs{pod["metadata"]["name"], pod["metadata"]["namespace"],
+                     pod["metadata"]["uid"], node};
+}
+
+// Memory taken on every GPU of `node`, by position.
+std::vector<int64_t> UsedMemory(const Scheduler& scheduler,
+                                const std::string& node) {
+  std::vector<int64_t> used;
+  scheduler.Inspect([&](const ClusterState& state) {
+    const NodeState* found = state.FindNode(node);
+    if (found == nullptr) return;
+    for (size_t i = 0; i < found->gpu_count(); ++i) {
+      used.push_back(found->ledger(i).used_memory_mib());
+    }
+  });
+  return used;
+}
+
+int64_t TotalUsed(const Scheduler& scheduler, const std::string& node) {
+  int64_t total = 0;
+  for (int64_t mib : UsedMemory(scheduler, node)) total += mib;
+  return total;
+}
+
+class ExtenderTest : public ::testing::Test {
+ protected:
+  ExtenderTest()
+      : scheduler_(NewScheduler()),
+        extender_(scheduler_.get(), &writer_, &clock_, ExtenderOptions{}) {}
+
+  void AddNodes(std::vector<NodeSpec> specs) {
+    std::vector<nlohmann::json> nodes;
+    for (const NodeSpec& spec : specs) nodes.push_back(HamiNodeObject(spec));
+    extender_.OnNodesReplaced(nodes);
+  }
+
+  nlohmann::json AddPod(nlohmann::json pod) {
+    writer_.AddPod(pod);
+    return pod;
+  }
+
+  FakeClock clock_;
+  FakePodWriter writer_;
+  std::unique_ptr<Scheduler> scheduler_;
+  Extender extender_;
+};
+
+TEST_F(ExtenderTest, FilterReservesTheBestNodeAndPrioritizeSteersToIt) {
+  AddNodes({{.name = "a", .gpus = 2}, {.name = "b", .gpus = 2}});
+  // Binpack: a node already in use beats an idle one.
+  nlohmann::json first =
+      AddPod(HamiPodObject({.name = "first", .memory_mib = 8000}));
+  ASSERT_EQ(extender_.Bind(Binding(first, "b")), "");
+
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 8000}));
+  FilterResult result = extender_.Filter(Args(pod, {"a", "b", "ghost"}));
+  EXPECT_EQ(result.error, "");
+  EXPECT_THAT(result.node_names, UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(result.failed_and_unresolvable_nodes,
+              ElementsAre(::testing::Pair("ghost", HasSubstr("NodeUnknown"))));
+  EXPECT_EQ(TotalUsed(*scheduler_, "b"), 16000);  // reserved on b
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
+
+  std::vector<HostPriority> priorities =
+      extender_.Prioritize(Args(pod, {"a", "b"}));
+  ASSERT_EQ(priorities.size(), 2u);
+  EXPECT_EQ(priorities[1].host, "b");
+  EXPECT_EQ(priorities[1].score, 10);
+  EXPECT_LT(priorities[0].score, 10);
+  EXPECT_GE(priorities[0].score, 0);
+  EXPECT_EQ(extender_.stats().reservations_in_flight, 1);
+}
+
+TEST_F(ExtenderTest, RefilterDoesNotCountThePodAgainstItself) {
+  AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+}
+
+TEST_F(ExtenderTest, BindWritesTheHamiRecordThenTheBinding) {
+  AddNodes({{.name = "a", .gpus = 2}});
+  nlohmann::json pod =
+      AddPod(HamiPodObject({.name = "p", .memory_mib = 3000, .cores = 50}));
+  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+
+  nlohmann::json stored = *writer_.Pod("default/p");
+  const nlohmann::json& annotations = stored["metadata"]["annotations"];
+  const std::string record =
+      annotations[keys::kHamiAllocated].get<std::string>();
+  EXPECT_THAT(record, ::testing::MatchesRegex("GPU-a-[01],NVIDIA,3000,50:;"));
+  EXPECT_EQ(annotations[keys::kHamiToAllocate], record);
+  EXPECT_EQ(annotations[keys::kHamiNode], "a");
+  EXPECT_EQ(annotations[keys::kHamiBindPhase], "allocating");
+  EXPECT_EQ(annotations[keys::kHamiTime],
+            absl::StrCat(absl::ToUnixSeconds(clock_.Now())));
+  EXPECT_EQ(annotations[keys::kHamiBindTime], annotations[keys::kHamiTime]);
+  EXPECT_EQ(stored["spec"]["nodeName"], "a");
+  EXPECT_EQ(extender_.stats().binds, 1);
+  EXPECT_EQ(extender_.stats().reservations_in_flight, 0);
+  // Binding the same pod again where it is is not an error.
+  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+}
+
+TEST_F(ExtenderTest, VolcanoPodsGetVolcanoRecords) {
+  AddNodes({{.name = "a", .gpus = 2}});
+  nlohmann::json pod =
+      AddPod(VolcanoPodObject({.name = "v", .memory_mib = 2000, .cores = 20}));
+  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");  // bind without filter
+  const nlohmann::json annotations =
+      (*writer_.Pod("default/v"))["metadata"]["annotations"];
+  EXPECT_THAT(annotations[keys::kVolcanoAllocation].get<std::string>(),
+              ::testing::MatchesRegex("GPU-a-[01],NVIDIA,2000,20:"));
+  EXPECT_EQ(annotations[keys::kVolcanoToAllocate],
+            annotations[keys::kVolcanoAllocation]);
+  EXPECT_EQ(annotations[keys::kVolcanoNode], "a");
+  EXPECT_EQ(annotations[keys::kVolcanoBindPhase], "allocating");
+  EXPECT_FALSE(annotations.contains(keys::kHamiAllocated));
+}
+
+TEST_F(ExtenderTest, FailedBindingRollsBackRecordAndReservation) {
+  AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  writer_.FailNextBinds(1);
+  std::string error = extender_.Bind(Binding(pod, "a"));
+  EXPECT_THAT(error, HasSubstr("injected binding failure"));
+
+  const nlohmann::json annotations =
+      (*writer_.Pod("default/p"))["metadata"]["annotations"];
+  EXPECT_FALSE(annotations.contains(keys::kHamiAllocated));
+  EXPECT_FALSE(annotations.contains(keys::kHamiToAllocate));
+  EXPECT_FALSE(annotations.contains(keys::kHamiNode));
+  EXPECT_EQ(annotations[keys::kHamiBindPhase], "failed");
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
+  EXPECT_EQ(extender_.stats().bind_failures.at("Binding"), 1);
+  ASSERT_FALSE(writer_.Events().empty());
+  EXPECT_EQ(writer_.Events().back().reason, "BindingFailed");
+
+  // The room is free again: a retry binds.
+  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+}
+
+TEST_F(ExtenderTest, FailedPatchReleasesWithoutBinding) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  writer_.FailNextPatches(1);
+  EXPECT_THAT(extender_.Bind(Binding(pod, "a")), HasSubstr("injected patch"));
+  EXPECT_THAT(writer_.BindingsByPod(), IsEmpty());
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
+}
+
+TEST_F(ExtenderTest, BindElsewhereMovesTheReservationOrFails) {
+  AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000},
+            {.name = "b", .gpus = 1, .memory_mib = 10000}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 6000}));
+  FilterResult result = extender_.Filter(Args(pod, {"a", "b"}));
+  ASSERT_EQ(result.node_names.size(), 2u);
+  const std::string reserved = TotalUsed(*scheduler_, "a") > 0 ? "a" : "b";
+  const std::string other = reserved == "a" ? "b" : "a";
+  ASSERT_EQ(extender_.Bind(Binding(pod, other)), "");
+  EXPECT_EQ(TotalUsed(*scheduler_, reserved), 0);
+  EXPECT_EQ(TotalUsed(*scheduler_, other), 6000);
+
+  // A bind to a node with no room fails with the reason and frees nothing
+  // it should keep.
+  nlohmann::json big =
+      AddPod(HamiPodObject({.name = "big", .memory_mib = 6000}));
+  std::string error = extender_.Bind(Binding(big, other));
+  EXPECT_THAT(error, HasSubstr("InsufficientMemory"));
+  EXPECT_EQ(TotalUsed(*scheduler_, other), 6000);
+  EXPECT_EQ(extender_.stats().bind_failures.at("NoFit"), 1);
+}
+
+TEST_F(ExtenderTest, NothingFitsGivesReasonsAndAnEvent) {
+  AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
+  nlohmann::json pod =
+      AddPod(HamiPodObject({.name = "p", .memory_mib = 20000}));
+  FilterResult result = extender_.Filter(Args(pod, {"a"}));
+  EXPECT_THAT(result.node_names, IsEmpty());
+  EXPECT_THAT(result.failed_nodes.at("a"), HasSubstr("InsufficientMemory"));
+  ASSERT_EQ(writer_.Events().size(), 1u);
+  EXPECT_EQ(writer_.Events()[0].reason, "FilteringFailed");
+  EXPECT_THAT(writer_.Events()[0].message,
+              HasSubstr("0/1 nodes fit: 1 InsufficientMemory"));
+  EXPECT_EQ(extender_.stats().rejections.at("InsufficientMemory"), 1);
+}
+
+TEST_F(ExtenderTest, PodsWithoutGpusPassEveryNode) {
+  AddNodes({{.name = "a"}});
+  nlohmann::json pod = HamiPodObject({.name = "cpu"});
+  pod["spec"]["containers"][0]["resources"] = nlohmann::json::object();
+  EXPECT_THAT(extender_.Filter(Args(pod, {"a", "x"})).node_names,
+              ElementsAre("a", "x"));
+}
+
+TEST_F(ExtenderTest, BadPodIsAnErrorNamingTheField) {
+  AddNodes({{.name = "a"}});
+  nlohmann::json pod = HamiPodObject({.name = "bad", .memory_mib = 100});
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"] =
+      "-3";
+  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).error,
+              HasSubstr("nvidia.com/gpumem"));
+}
+
+TEST_F(ExtenderTest, UnboundReservationsExpire) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_EQ(extender_.ExpireReservations(), 0);
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_EQ(extender_.ExpireReservations(), 1);
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
+  EXPECT_EQ(extender_.stats().reservations_expired, 1);
+  // A late bind still works: it places the pod afresh.
+  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+}
+
+TEST_F(ExtenderTest, BoundPodsNeverExpire) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  clock_.Advance(absl::Hours(1));
+  EXPECT_EQ(extender_.ExpireReservations(), 0);
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+}
+
+TEST_F(ExtenderTest, StaleWatchEventsDoNotReleaseABoundPod) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  // The pod as it was before the patch: no record, no node.
+  extender_.OnPodEvent("MODIFIED", pod);
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+  // Then as it is now; then deleted.
+  extender_.OnPodEvent("MODIFIED", *writer_.Pod("default/p"));
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+  extender_.OnPodEvent("DELETED", *writer_.Pod("default/p"));
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
+}
+
+TEST_F(ExtenderTest, ARestartRebuildsTheLedgersFromPodRecords) {
+  AddNodes({{.name = "a", .gpus = 2}, {.name = "b", .gpus = 2}});
+  std::vector<nlohmann::json> pods;
+  for (int i = 0; i < 6; ++i) {
+    nlohmann::json pod = AddPod(HamiPodObject(
+        {.name = absl::StrCat("p", i), .memory_mib = 7000 + i, .cores = 10}));
+    ASSERT_EQ(extender_.Filter(Args(pod, {"a", "b"})).error, "");
+    ASSERT_EQ(extender_.Bind(Binding(pod, i % 2 ? "a" : "b")), "");
+    pods.push_back(*writer_.Pod(absl::StrCat("default/p", i)));
+  }
+  // One pod finished, one was never bound (an earlier run died mid-bind).
+  pods[0]["status"]["phase"] = "Succeeded";
+  pods[1]["spec"].erase("nodeName");
+
+  std::unique_ptr<Scheduler> restarted = NewScheduler();
+  Extender fresh(restarted.get(), &writer_, &clock_, ExtenderOptions{});
+  fresh.OnPodsReplaced(pods);  // pods before nodes: kept until they register
+  fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 2}),
+                         HamiNodeObject({.name = "b", .gpus = 2})});
+  EXPECT_EQ(TotalUsed(*restarted, "a"), TotalUsed(*scheduler_, "a"));
+  EXPECT_EQ(TotalUsed(*restarted, "b"), TotalUsed(*scheduler_, "b") - 7000);
+  // The unbound record holds its room for one TTL, then goes.
+  clock_.Advance(absl::Seconds(31));
+  EXPECT_EQ(fresh.ExpireReservations(), 1);
+  EXPECT_EQ(TotalUsed(*restarted, "a"), TotalUsed(*scheduler_, "a") - 7001);
+}
+
+TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
+  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  extender_.OnNodeEvent("MODIFIED", HamiNodeObject({.name = "a", .gpus = 1}));
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+  extender_.OnNodeEvent("DELETED", HamiNodeObject({.name = "a", .gpus = 1}));
+  EXPECT_THAT(UsedMemory(*scheduler_, "a"), IsEmpty());
+  // The pod comes back onto the ledger when the node registers again.
+  extender_.OnNodeEvent("ADDED", HamiNodeObject({.name = "a", .gpus = 1}));
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
+}
+
+// Acceptance: 200 pods each asking a tenth of a GPU, filtered and bound in
+// parallel against one 8-GPU node. Every pod that binds fits, no GPU goes
+// over, and the rest get a reason.
+TEST_F(ExtenderTest, ConcurrentFiltersAndBindsNeverOvercommit) {
+  AddNodes({{.name = "n", .gpus = 8, .memory_mib = 81920, .split = 10}});
+  constexpr int kPods = 200;
+  std::vector<nlohmann::json> pods;
+  for (int i = 0; i < kPods; ++i) {
+    pods.push_back(AddPod(HamiPodObject(
+        {.name = absl::StrCat("p", i), .memory_mib = 8192, .cores = 10})));
+  }
+  std::atomic<int> bound{0};
+  std::atomic<int> refused{0};
+  std::atomic<int> unexplained{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kPods; i += 8) {
+        FilterResult result = extender_.Filter(Args(pods[i], {"n"}));
+        if (result.node_names.empty()) {
+          ++refused;
+          if (result.failed_nodes.empty() ||
+              result.failed_nodes.begin()->second.empty()) {
+            ++unexplained;
+          }
+          continue;
+        }
+        std::string error = extender_.Bind(Binding(pods[i], "n"));
+        if (error.empty()) {
+          ++bound;
+        } else {
+          ++refused;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(bound.load(), 80);
+  EXPECT_EQ(refused.load(), 120);
+  EXPECT_EQ(unexplained.load(), 0);
+  EXPECT_EQ(writer_.BindingsByPod().size(), 80u);
+  for (int64_t used : UsedMemory(*scheduler_, "n")) EXPECT_LE(used, 81920);
+  scheduler_->Inspect([](const ClusterState& state) {
+    EXPECT_TRUE(state.CheckInvariants().ok()) << state.CheckInvariants();
+    const NodeState* node = state.FindNode("n");
+    for (size_t i = 0; i < node->gpu_count(); ++i) {
+      EXPECT_LE(node->ledger(i).used_slots(), 10);
+      EXPECT_LE(node->ledger(i).used_cores(), 100);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace deviceshare::extender

@@ -1,0 +1,108 @@
+// libFuzzer target: arbitrary bytes as the body of an extender call.
+//
+// Decoding must never crash, throw or trip a sanitizer, whatever the bytes;
+// what decodes is pushed on through everything the extender does with a
+// request (the pod and node parsers, the allocation record reader) and
+// through the encoders, whose output must parse back to the same names.
+// A broken invariant traps, so libFuzzer saves the input.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "deviceshare/config/device_config.h"
+#include "deviceshare/extender/extender_wire.h"
+#include "deviceshare/k8s/node_parser.h"
+#include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/k8s/pod_parser.h"
+#include "nlohmann/json.hpp"
+
+namespace {
+
+using ::nlohmann::json;
+namespace ext = ::deviceshare::extender;
+
+void Check(bool invariant) {
+  if (!invariant) __builtin_trap();
+}
+
+// The encoders' text must be JSON that nlohmann reads back (it throws, so
+// libFuzzer reports, if it is not).
+json Reparse(const std::string& text) { return json::parse(text); }
+
+void FuzzBinding(absl::string_view body) {
+  auto args = ext::DecodeBindingArgs(body);
+  if (!args.ok()) return;
+  Check(!args->pod_name.empty() && !args->pod_namespace.empty() &&
+        !args->node.empty());
+  // Decoded strings are valid UTF-8, so they must survive the encoder.
+  Check(Reparse(ext::EncodeBindingResult(args->pod_uid))["Error"] ==
+        args->pod_uid);
+}
+
+std::map<std::string, std::string> StringAnnotations(const json& pod) {
+  std::map<std::string, std::string> annotations;
+  auto metadata = pod.find("metadata");
+  if (metadata == pod.end() || !metadata->is_object()) return annotations;
+  auto found = metadata->find("annotations");
+  if (found == metadata->end() || !found->is_object()) return annotations;
+  for (const auto& [key, value] : found->items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
+}
+
+void FuzzExtenderArgs(absl::string_view body) {
+  auto args = ext::DecodeExtenderArgs(body);
+  if (!args.ok()) return;
+  const std::vector<std::string> names = args->NodeNamesOrFromList();
+  Check(names.size() <= ext::kMaxNodes);
+
+  ext::FilterResult result;
+  result.node_names = names;
+  std::vector<ext::HostPriority> priorities;
+  for (const std::string& name : names) {
+    result.failed_nodes[name] = name;
+    priorities.push_back({name, static_cast<int64_t>(name.size())});
+  }
+  if (args->nodes.has_value()) {
+    result.nodes = ext::NodeListWith(*args->nodes, names);
+  }
+  const json filter =
+      Reparse(ext::EncodeFilterResult(result, args->nodes.has_value()));
+  Check(filter["NodeNames"] == json(names));
+  Check(filter["FailedNodes"].size() == result.failed_nodes.size());
+  const json priority_list = Reparse(ext::EncodePriorityList(priorities));
+  Check(priority_list.size() == priorities.size());
+  for (size_t i = 0; i < priorities.size(); ++i) {
+    Check(priority_list[i]["Host"] == priorities[i].host);
+  }
+
+  auto request = deviceshare::ParsePodRequest(args->pod,
+                                              deviceshare::DeviceConfig{});
+  if (request.ok()) {
+    auto allocation = deviceshare::AllocationFromAnnotations(
+        *request, StringAnnotations(args->pod), "n");
+    (void)allocation;
+  }
+  if (args->nodes.has_value()) {
+    auto items = args->nodes->find("items");
+    if (items != args->nodes->end() && items->is_array()) {
+      for (const json& node : *items) {
+        auto inventory = deviceshare::ParseNodeInventory(node);
+        (void)inventory;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const absl::string_view body(reinterpret_cast<const char*>(data), size);
+  FuzzBinding(body);
+  FuzzExtenderArgs(body);
+  return 0;
+}

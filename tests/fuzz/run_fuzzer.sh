@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds tests/fuzz with clang++ (libFuzzer + ASan + UBSan) in its own build
+# tree and fuzzes the extender's request decoders for a bounded time, on a
+# copy of the seed corpus.
+#
+#   run_fuzzer.sh <source-dir> <build-dir> <seconds>
+#
+# DEVICESHARE_FUZZ_SECONDS overrides <seconds>. Exits 77 (ctest: skipped)
+# when clang++ or its libFuzzer runtime (libclang-rt-14-dev) is missing; a
+# crash leaves its input under <build-dir>/artifacts/ and fails.
+set -euo pipefail
+
+if (($# != 3)); then
+  echo "usage: $0 <source-dir> <build-dir> <seconds>" >&2
+  exit 2
+fi
+src=$(cd "$1" && pwd)
+build=$2
+seconds=${DEVICESHARE_FUZZ_SECONDS:-$3}
+fuzz_dir=$src/tests/fuzz
+
+cxx=${DEVICESHARE_FUZZ_CXX:-clang++}
+if ! command -v "$cxx" >/dev/null 2>&1; then
+  echo "SKIP: $cxx not found (install clang)"
+  exit 77
+fi
+mkdir -p "$build"
+probe=$build/probe
+if ! printf 'extern "C" int LLVMFuzzerTestOneInput(const char*, long) { return 0; }\n' |
+  "$cxx" -x c++ -fsanitize=fuzzer,address,undefined - -o "$probe" 2>"$probe.log"; then
+  echo "SKIP: $cxx cannot link -fsanitize=fuzzer (install libclang-rt-14-dev):"
+  cat "$probe.log"
+  exit 77
+fi
+
+generator=()
+if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+start=$SECONDS
+cmake -S "$fuzz_dir" -B "$build" "${generator[@]}" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE= >/dev/null
+cmake --build "$build"
+echo "fuzz: clang build took $((SECONDS - start)) s"
+
+# libFuzzer adds what it finds to the first directory: keep the sources'
+# corpus clean.
+corpus=$build/corpus
+rm -rf "$corpus"
+mkdir -p "$corpus" "$build/artifacts"
+cp "$fuzz_dir"/corpus/* "$corpus"/
+
+# LeakSanitizer needs ptrace, which containers often deny; leaks are not
+# what this target hunts.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+exec "$build/extender_decoders_fuzzer" "$corpus" \
+  -dict="$fuzz_dir/extender.dict" \
+  -max_total_time="$seconds" -max_len=16384 -timeout=30 -rss_limit_mb=2048 \
+  -print_final_stats=1 -artifact_prefix="$build/artifacts/"

@@ -1,0 +1,591 @@
+#include "testing/fake_api_server.h"
+
+#include <httplib.h>
+
+#include <exception>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace deviceshare::testing {
+namespace {
+
+using nlohmann::json;
+
+// Most writes are short; a watch that shows nothing new for this long is
+// re-polled, which is also how often it notices its client left.
+constexpr absl::Duration kWatchPoll = absl::Milliseconds(250);
+constexpr int kDefaultWatchSeconds = 1800;
+
+const char* ReasonFor(int code) {
+  switch (code) {
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Expired";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return code >= 500 ? "InternalError" : "";
+  }
+}
+
+void SendStatus(httplib::Response& res, int code, const std::string& message) {
+  res.status = code;
+  json status = {{"kind", "Status"},
+                 {"apiVersion", "v1"},
+                 {"metadata", json::object()},
+                 {"status", code < 300 ? "Success" : "Failure"},
+                 {"code", code}};
+  if (!message.empty()) status["message"] = message;
+  if (code >= 300) status["reason"] = ReasonFor(code);
+  res.set_content(status.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
+}
+
+void SendJson(httplib::Response& res, int code, const json& body) {
+  res.status = code;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
+}
+
+int HttpCodeOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    default:
+      return 500;
+  }
+}
+
+const char* Plural(ApiResource resource) {
+  return resource == ApiResource::kPods ? "pods" : "nodes";
+}
+
+std::string StringAt(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const json& MetadataOf(const json& object) {
+  static const json kEmpty = json::object();
+  if (!object.is_object()) return kEmpty;
+  auto it = object.find("metadata");
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+// Runs `handler`, turning an escaped exception (a malformed body read with
+// a throwing accessor) into a 500 rather than a dropped connection.
+httplib::Server::Handler Guarded(
+    std::function<void(const httplib::Request&, httplib::Response&)>
+        handler) {
+  return [handler = std::move(handler)](const httplib::Request& req,
+                                        httplib::Response& res) {
+    try {
+      handler(req, res);
+    } catch (const std::exception& e) {
+      SendStatus(res, 500, absl::StrCat("fake API server: ", e.what()));
+    }
+  };
+}
+
+}  // namespace
+
+FakeApiServer::FakeApiServer(FakeApiServerOptions options)
+    : options_(std::move(options)),
+      store_(options_.watch, options_.max_history),
+      server_(std::make_unique<httplib::Server>()) {
+  const int threads = std::max(options_.threads, 4);
+  server_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(threads);
+  };
+  server_->set_keep_alive_max_count(100000);
+  server_->set_tcp_nodelay(true);  // no Nagle delay on small answers
+  // An idle keep-alive connection holds a server thread; a short timeout
+  // frees it (and shutdown) soon after a client goes quiet.
+  server_->set_keep_alive_timeout(2);
+  Route();
+  port_ = server_->bind_to_any_port("127.0.0.1");
+  if (port_ <= 0) {
+    ADD_FAILURE() << "FakeApiServer: cannot bind 127.0.0.1";
+    return;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // stop() before the accept loop runs would be lost and the join would
+  // hang.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!server_->is_running() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
+FakeApiServer::~FakeApiServer() {
+  store_.Shutdown();
+  if (thread_.joinable()) {
+    server_->stop();
+    thread_.join();
+  }
+}
+
+std::string FakeApiServer::url() const {
+  return absl::StrCat("http://127.0.0.1:", port_);
+}
+
+kube::KubeConfig FakeApiServer::kube_config() const {
+  kube::KubeConfig config;
+  config.server = url();
+  config.bearer_token = options_.token.empty() ? "fake-token" : options_.token;
+  return config;
+}
+
+std::string FakeApiServer::WriteKubeconfig(const std::string& dir) const {
+  const std::string path = absl::StrCat(dir, "/kubeconfig-", port_, ".yaml");
+  std::ofstream out(path);
+  out << "apiVersion: v1\n"
+      << "kind: Config\n"
+      << "clusters:\n"
+      << "- name: fake\n"
+      << "  cluster:\n"
+      << "    server: " << url() << "\n"
+      << "users:\n"
+      << "- name: fake\n"
+      << "  user:\n"
+      << "    token: " << kube_config().bearer_token << "\n"
+      << "contexts:\n"
+      << "- name: fake\n"
+      << "  context:\n"
+      << "    cluster: fake\n"
+      << "    user: fake\n"
+      << "    namespace: default\n"
+      << "current-context: fake\n";
+  out.close();
+  if (!out) ADD_FAILURE() << "FakeApiServer: cannot write " << path;
+  return path;
+}
+
+void FakeApiServer::Route() {
+  httplib::Server& s = *server_;
+  s.set_pre_routing_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.token.empty() ||
+            req.get_header_value("Authorization") ==
+                absl::StrCat("Bearer ", options_.token)) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        {
+          absl::MutexLock lock(&mu_);
+          ++counts_.unauthorized;
+        }
+        SendStatus(res, 401, "Unauthorized");
+        return httplib::Server::HandlerResponse::Handled;
+      });
+  s.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        SendStatus(res, res.status,
+                   absl::StrCat("fake API server: no route for ", req.method,
+                                " ", req.path));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+
+  s.Get("/api/v1/pods", Guarded([this](const auto& req, auto& res) {
+          HandleCollection(ApiResource::kPods, "", req, res);
+        }));
+  s.Get("/api/v1/nodes", Guarded([this](const auto& req, auto& res) {
+          HandleCollection(ApiResource::kNodes, "", req, res);
+        }));
+  s.Get(R"(/api/v1/namespaces/([^/]+)/pods)",
+        Guarded([this](const auto& req, auto& res) {
+          HandleCollection(ApiResource::kPods, req.matches[1], req, res);
+        }));
+  s.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
+        Guarded([this](const auto& req, auto& res) {
+          HandleGet(ApiResource::kPods, req.matches[1], req.matches[2], res);
+        }));
+  s.Get(R"(/api/v1/nodes/([^/]+))",
+        Guarded([this](const auto& req, auto& res) {
+          HandleGet(ApiResource::kNodes, "", req.matches[1], res);
+        }));
+  s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)(/status)?)",
+          Guarded([this](const auto& req, auto& res) {
+            HandlePatch(ApiResource::kPods, req.matches[1], req.matches[2],
+                        req, res);
+          }));
+  s.Patch(R"(/api/v1/nodes/([^/]+)(/status)?)",
+          Guarded([this](const auto& req, auto& res) {
+            HandlePatch(ApiResource::kNodes, "", req.matches[1], req, res);
+          }));
+  s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
+         Guarded([this](const auto& req, auto& res) {
+           HandleBinding(req.matches[1], req.matches[2], req, res);
+         }));
+  s.Post(R"(/api/v1/namespaces/([^/]+)/events)",
+         Guarded([this](const auto& req, auto& res) {
+           HandleEvent(req.matches[1], req, res);
+         }));
+}
+
+void FakeApiServer::HandleCollection(ApiResource resource,
+                                     const std::string& ns,
+                                     const httplib::Request& req,
+                                     httplib::Response& res) {
+  absl::StatusOr<ObjectFilter> filter =
+      ObjectFilter::Parse(ns, req.get_param_value("fieldSelector"),
+                          req.get_param_value("labelSelector"));
+  if (!filter.ok()) {
+    SendStatus(res, 400, std::string(filter.status().message()));
+    return;
+  }
+  const std::string watch = req.get_param_value("watch");
+  if (watch != "true" && watch != "1") {
+    {
+      absl::MutexLock lock(&mu_);
+      ++counts_.lists;
+    }
+    auto [rv, items] = store_.List(resource, *filter);
+    std::string body = absl::StrCat(
+        "{\"kind\":\"", resource == ApiResource::kPods ? "PodList" : "NodeList",
+        "\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"", rv,
+        "\"},\"items\":[");
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) body += ",";
+      body += items[i]->dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    body += "]}";
+    res.set_content(body, "application/json");
+    return;
+  }
+
+  {
+    absl::MutexLock lock(&mu_);
+    ++counts_.watches;
+  }
+  int timeout_seconds = 0;
+  if (!absl::SimpleAtoi(req.get_param_value("timeoutSeconds"),
+                        &timeout_seconds) ||
+      timeout_seconds <= 0) {
+    timeout_seconds = kDefaultWatchSeconds;
+  }
+  const std::string rv = req.get_param_value("resourceVersion");
+  absl::StatusOr<std::shared_ptr<WatchCursor>> cursor = store_.StartWatch(
+      resource, *std::move(filter), rv,
+      req.get_param_value("allowWatchBookmarks") == "true",
+      absl::Seconds(timeout_seconds));
+  if (!cursor.ok()) {
+    SendStatus(res, 400, std::string(cursor.status().message()));
+    return;
+  }
+  bool http_410 = false;
+  {
+    absl::MutexLock lock(&mu_);
+    http_410 = expired_as_http_410_ && (*cursor)->expired;
+  }
+  if (http_410) {
+    store_.EndWatch();
+    SendStatus(res, 410, absl::StrCat("too old resource version: ", rv));
+    return;
+  }
+  res.set_chunked_content_provider(
+      "application/json",
+      [this, cursor = *std::move(cursor)](size_t /*offset*/,
+                                          httplib::DataSink& sink) {
+        FakeApiStore::Batch batch = store_.NextBatch(*cursor, kWatchPoll);
+        if (!batch.data.empty() &&
+            !sink.write(batch.data.data(), batch.data.size())) {
+          return false;
+        }
+        if (batch.end) sink.done();
+        return true;
+      },
+      [this](bool /*success*/) { store_.EndWatch(); });
+}
+
+void FakeApiServer::HandleGet(ApiResource resource, const std::string& ns,
+                              const std::string& name,
+                              httplib::Response& res) {
+  {
+    absl::MutexLock lock(&mu_);
+    ++counts_.gets;
+  }
+  std::optional<json> object = store_.Get(resource, ns, name);
+  if (!object.has_value()) {
+    SendStatus(res, 404,
+               absl::StrCat(Plural(resource), " \"", name, "\" not found"));
+    return;
+  }
+  SendJson(res, 200, *object);
+}
+
+int FakeApiServer::TakeFault(int& remaining, int http_status) {
+  if (remaining <= 0) return 0;
+  --remaining;
+  return http_status;
+}
+
+void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
+                                const std::string& name,
+                                const httplib::Request& req,
+                                httplib::Response& res) {
+  int fault = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    ++counts_.patches;
+    if (resource == ApiResource::kPods) {
+      fault = TakeFault(failing_patches_, patch_failure_status_);
+    }
+  }
+  if (fault != 0) {
+    SendStatus(res, fault, "injected failure");
+    return;
+  }
+  if (!absl::StartsWith(req.get_header_value("Content-Type"),
+                        "application/merge-patch+json")) {
+    SendStatus(res, 415,
+               absl::StrCat("the fake supports only merge patches, not \"",
+                            req.get_header_value("Content-Type"), "\""));
+    return;
+  }
+  json patch = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!patch.is_object()) {
+    SendStatus(res, 400, "the patch is not a JSON object");
+    return;
+  }
+  const std::string precondition =
+      StringAt(MetadataOf(patch), "resourceVersion");
+  absl::StatusOr<json> patched = store_.Update(
+      resource, ns, name, [&](json& object) -> absl::Status {
+        if (!precondition.empty() &&
+            StringAt(MetadataOf(object), "resourceVersion") != precondition) {
+          return absl::AbortedError(absl::StrCat(
+              "Operation cannot be fulfilled on ", Plural(resource), " \"",
+              name,
+              "\": the object has been modified; please apply your changes "
+              "to the latest version and try again"));
+        }
+        object.merge_patch(patch);
+        return absl::OkStatus();
+      });
+  if (!patched.ok()) {
+    SendStatus(res, HttpCodeOf(patched.status()),
+               std::string(patched.status().message()));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    patches_.push_back({req.path, std::move(patch)});
+  }
+  SendJson(res, 200, *patched);
+}
+
+void FakeApiServer::HandleBinding(const std::string& ns,
+                                  const std::string& name,
+                                  const httplib::Request& req,
+                                  httplib::Response& res) {
+  int fault = 0;
+  absl::Duration delay;
+  {
+    absl::MutexLock lock(&mu_);
+    ++counts_.bindings;
+    fault = TakeFault(failing_bindings_, binding_failure_status_);
+    delay = binding_delay_;
+  }
+  if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+  if (fault != 0) {
+    SendStatus(res, fault, "injected failure");
+    return;
+  }
+  json binding = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  const json& target =
+      binding.is_object() && binding.contains("target") ? binding["target"]
+                                                        : json();
+  const std::string node = StringAt(target, "name");
+  if (node.empty()) {
+    SendStatus(res, 400, "Binding: target.name: Required value");
+    return;
+  }
+  const std::string uid = StringAt(MetadataOf(binding), "uid");
+  absl::StatusOr<json> bound = store_.Update(
+      ApiResource::kPods, ns, name, [&](json& pod) -> absl::Status {
+        const std::string pod_uid = StringAt(MetadataOf(pod), "uid");
+        if (!uid.empty() && uid != pod_uid) {
+          return absl::AbortedError(absl::StrCat(
+              "Operation cannot be fulfilled on pods/binding \"", name,
+              "\": Precondition failed: UID in precondition: ", uid,
+              ", UID in object meta: ", pod_uid));
+        }
+        const std::string current =
+            pod.contains("spec") ? StringAt(pod["spec"], "nodeName") : "";
+        if (!current.empty()) {
+          return absl::AlreadyExistsError(absl::StrCat(
+              "Operation cannot be fulfilled on pods/binding \"", name,
+              "\": pod ", name, " is already assigned to node \"", current,
+              "\""));
+        }
+        if (!pod["spec"].is_object()) pod["spec"] = json::object();
+        pod["spec"]["nodeName"] = node;
+        if (!pod["status"].is_object()) pod["status"] = json::object();
+        json& conditions = pod["status"]["conditions"];
+        if (!conditions.is_array()) conditions = json::array();
+        conditions.push_back({{"type", "PodScheduled"}, {"status", "True"}});
+        return absl::OkStatus();
+      });
+  if (!bound.ok()) {
+    SendStatus(res, HttpCodeOf(bound.status()),
+               std::string(bound.status().message()));
+    return;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    bindings_.push_back(std::move(binding));
+  }
+  SendStatus(res, 201, "");
+}
+
+void FakeApiServer::HandleEvent(const std::string& ns,
+                                const httplib::Request& req,
+                                httplib::Response& res) {
+  json event = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!event.is_object()) {
+    SendStatus(res, 400, "the event is not a JSON object");
+    return;
+  }
+  if (!event["metadata"].is_object()) event["metadata"] = json::object();
+  json& metadata = event["metadata"];
+  {
+    absl::MutexLock lock(&mu_);
+    ++counts_.events;
+    if (StringAt(metadata, "name").empty()) {
+      metadata["name"] =
+          absl::StrCat(StringAt(metadata, "generateName"), next_event_++);
+    }
+    metadata["namespace"] = ns;
+    events_.push_back(event);
+  }
+  SendJson(res, 201, event);
+}
+
+json FakeApiServer::UpsertNode(json node) {
+  absl::StatusOr<json> stored = store_.Upsert(ApiResource::kNodes, node);
+  if (!stored.ok()) {
+    ADD_FAILURE() << "UpsertNode: " << stored.status();
+    return json();
+  }
+  return *std::move(stored);
+}
+
+bool FakeApiServer::DeleteNode(const std::string& name) {
+  return store_.Delete(ApiResource::kNodes, "", name).has_value();
+}
+
+std::optional<json> FakeApiServer::GetNode(const std::string& name) const {
+  return store_.Get(ApiResource::kNodes, "", name);
+}
+
+json FakeApiServer::UpsertPod(json pod) {
+  absl::StatusOr<json> stored = store_.Upsert(ApiResource::kPods, pod);
+  if (!stored.ok()) {
+    ADD_FAILURE() << "UpsertPod: " << stored.status();
+    return json();
+  }
+  return *std::move(stored);
+}
+
+bool FakeApiServer::DeletePod(const std::string& ns, const std::string& name) {
+  return store_.Delete(ApiResource::kPods, ns, name).has_value();
+}
+
+std::optional<json> FakeApiServer::GetPod(const std::string& ns,
+                                          const std::string& name) const {
+  return store_.Get(ApiResource::kPods, ns, name);
+}
+
+bool FakeApiServer::UpdatePod(const std::string& ns, const std::string& name,
+                              const std::function<void(json& pod)>& mutate) {
+  return store_
+      .Update(ApiResource::kPods, ns, name,
+              [&](json& pod) {
+                mutate(pod);
+                return absl::OkStatus();
+              })
+      .ok();
+}
+
+bool FakeApiServer::SetPodPhase(const std::string& ns, const std::string& name,
+                                const std::string& phase) {
+  return UpdatePod(ns, name, [&](json& pod) {
+    if (!pod["status"].is_object()) pod["status"] = json::object();
+    pod["status"]["phase"] = phase;
+  });
+}
+
+int64_t FakeApiServer::resource_version() const {
+  return store_.resource_version();
+}
+
+std::vector<json> FakeApiServer::Bindings() const {
+  absl::MutexLock lock(&mu_);
+  return bindings_;
+}
+
+std::vector<json> FakeApiServer::Events() const {
+  absl::MutexLock lock(&mu_);
+  return events_;
+}
+
+std::vector<RecordedPatch> FakeApiServer::Patches() const {
+  absl::MutexLock lock(&mu_);
+  return patches_;
+}
+
+RequestCounts FakeApiServer::request_counts() const {
+  absl::MutexLock lock(&mu_);
+  return counts_;
+}
+
+void FakeApiServer::FailNextBindings(int count, int http_status) {
+  absl::MutexLock lock(&mu_);
+  failing_bindings_ = count;
+  binding_failure_status_ = http_status;
+}
+
+void FakeApiServer::FailNextPodPatches(int count, int http_status) {
+  absl::MutexLock lock(&mu_);
+  failing_patches_ = count;
+  patch_failure_status_ = http_status;
+}
+
+void FakeApiServer::SetBindingDelay(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  binding_delay_ = delay;
+}
+
+void FakeApiServer::AnswerExpiredWatchesWithHttp410(bool on) {
+  absl::MutexLock lock(&mu_);
+  expired_as_http_410_ = on;
+}
+
+}  // namespace deviceshare::testing

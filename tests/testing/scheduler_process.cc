@@ -1,0 +1,90 @@
+#include "testing/scheduler_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "testing/wait_for.h"
+
+namespace deviceshare::testing {
+
+SchedulerProcess::SchedulerProcess(std::string binary,
+                                   std::vector<std::string> args)
+    : binary_(std::move(binary)), args_(std::move(args)) {}
+
+SchedulerProcess::~SchedulerProcess() {
+  if (pid_ > 0) Kill(SIGKILL);
+  if (reader_.joinable()) reader_.join();
+}
+
+absl::Status SchedulerProcess::Start(absl::Duration timeout) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return absl::InternalError("pipe failed");
+  std::vector<std::string> argv_storage = {binary_, "serve"};
+  argv_storage.insert(argv_storage.end(), args_.begin(), args_.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_ = fork();
+  if (pid_ < 0) return absl::InternalError("fork failed");
+  if (pid_ == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  const int read_fd = pipe_fds[0];
+  reader_ = std::thread([this, read_fd] { Drain(read_fd); });
+  const std::regex serving("serving address=[^ ]*:([0-9]+)");
+  const bool started = WaitFor(
+      [&] {
+        std::smatch match;
+        const std::string log = Log();
+        if (std::regex_search(log, match, serving)) {
+          port_ = std::stoi(match[1]);
+          return true;
+        }
+        return false;
+      },
+      timeout);
+  if (!started) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "deviceshare-scheduler serve did not start; log:\n", Log()));
+  }
+  return absl::OkStatus();
+}
+
+void SchedulerProcess::Drain(int fd) {
+  char buffer[4096];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n <= 0) break;
+    absl::MutexLock lock(&mu_);
+    log_.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+}
+
+int SchedulerProcess::Kill(int signal) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, signal);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  if (reader_.joinable()) reader_.join();
+  return status;
+}
+
+std::string SchedulerProcess::Log() const {
+  absl::MutexLock lock(&mu_);
+  return log_;
+}
+
+}  // namespace deviceshare::testing
