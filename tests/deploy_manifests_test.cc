@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/k8s/yaml_json.h"
@@ -146,9 +147,17 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
   EXPECT_EQ(extender["httpTimeout"], "30s");
 
   std::vector<std::string> managed;
+  std::vector<std::string> mig_profiles;
   for (const json& resource : extender["managedResources"]) {
-    managed.push_back(resource["name"].get<std::string>());
-    EXPECT_EQ(resource["ignoredByScheduler"], true) << resource["name"];
+    const std::string name = resource["name"].get<std::string>();
+    EXPECT_EQ(resource["ignoredByScheduler"], true) << name;
+    if (absl::StartsWith(name, keys::kMigResourcePrefix)) {
+      EXPECT_THAT(name, ::testing::MatchesRegex("nvidia\\.com/mig-[1-7]g\\."
+                                                "[0-9]+gb"));
+      mig_profiles.push_back(name);
+    } else {
+      managed.push_back(name);
+    }
   }
   EXPECT_THAT(
       managed,
@@ -157,6 +166,11 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
            keys::kHamiGpuCores, keys::kHamiPriority, keys::kVolcanoGpuNumber,
            keys::kVolcanoGpuMemory, keys::kVolcanoGpuMemoryPercentage,
            keys::kVolcanoGpuCores}));
+  // The MIG profiles of the catalog's GPUs (A100, H100, H200, A30, ...).
+  EXPECT_THAT(mig_profiles,
+              ::testing::IsSupersetOf(
+                  {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb",
+                   "nvidia.com/mig-1g.5gb", "nvidia.com/mig-7g.141gb"}));
 }
 
 TEST_F(DeployManifestsTest, DeviceshareConfigLoadsAndMatchesTheExample) {

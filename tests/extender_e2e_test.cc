@@ -55,7 +55,7 @@ class ExtenderE2eTest : public ::testing::Test {
     scheduler_ = std::make_unique<SchedulerProcess>(
         DEVICESHARE_SCHEDULER_BIN,
         std::vector<std::string>{"--kubeconfig", kubeconfig_, "--address",
-                                 "127.0.0.1:0", "--reservation-ttl", "5s"});
+                                 "127.0.0.1:0"});
     ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
     client_ =
         std::make_unique<httplib::Client>("127.0.0.1", scheduler_->port());
@@ -309,13 +309,19 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
                                         {"Node", "n"}})
                             .dump(),
                         "application/json");
-        if (bind && nlohmann::json::parse(bind->body)["Error"] == "") ++bound;
+        if (!bind) continue;
+        const std::string error = nlohmann::json::parse(bind->body)["Error"];
+        if (error.empty()) {
+          ++bound;
+        } else if (error.find("does not fit") != std::string::npos) {
+          ++explained;  // the room went to another pod meanwhile
+        }
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(bound.load(), 80);
-  EXPECT_EQ(explained.load(), 120);
+  EXPECT_EQ(explained.load(), 120);  // every other pod got a reason
   EXPECT_EQ(api_.Bindings().size(), 80u);
   // What the API server holds: per GPU at most 10 tenants, 81920 MiB and
   // 100% of the cores.

@@ -9,6 +9,7 @@
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/extender/serve.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -76,7 +77,10 @@ class ExtenderTest : public ::testing::Test {
  protected:
   ExtenderTest()
       : scheduler_(NewScheduler()),
-        extender_(scheduler_.get(), &writer_, &clock_, ExtenderOptions{}) {}
+        extender_(scheduler_.get(), &writer_, &clock_, ExtenderOptions{}) {
+    // The concurrency test logs a line per refused pod at info.
+    EXPECT_TRUE(SetLogLevel("warn").ok());
+  }
 
   void AddNodes(std::vector<NodeSpec> specs) {
     std::vector<nlohmann::json> nodes;

@@ -221,6 +221,72 @@ TEST(DecodeExtenderArgsTest, DepthLimitIgnoresBracketsInStrings) {
   EXPECT_EQ((*args->node_names)[0], "\"" + brackets);
 }
 
+// kube-scheduler's plain bodies take a fast scanner, anything else the
+// general reader; every spelling of the same content decodes alike.
+TEST(DecodeExtenderArgsTest, SpellingsOfOneBodyDecodeAlike) {
+  const std::string pod = kPod;
+  const std::vector<std::string> bodies = {
+      absl::StrCat(R"({"Pod":)", pod, ",\"NodeNames\":[\"a\",\"\u00e9\"]}"),
+      absl::StrCat(R"({"Pod":)", pod, R"(,"NodeNames":["a","\u00e9"]})"),
+      absl::StrCat(" \t\r\n{ \"pod\" :\n", pod,
+                   " ,\t\"nodenames\" : [ \"a\" ,\"\u00e9\" ] } \n"),
+      absl::StrCat(R"({"P\u006fd":)", pod, R"(,"NodeNames":["a","\u00e9"]})"),
+      absl::StrCat(R"({"NodeNames":["\u0061","\u00e9"],"Nodes":null,"Pod":)",
+                   pod, "}"),
+      absl::StrCat(R"({"Pod":)", pod,
+                   R"(,"NodeNames":["a","\u00e9"],"Unknown":[{}]})"),
+  };
+  auto first = DecodeExtenderArgs(bodies[0]);
+  ASSERT_OK(first);
+  EXPECT_THAT(*first->node_names, ElementsAre("a", "\u00e9"));
+  for (const std::string& body : bodies) {
+    auto args = DecodeExtenderArgs(body);
+    ASSERT_OK(args) << body;
+    EXPECT_EQ(args->pod, first->pod) << body;
+    EXPECT_EQ(args->node_names, first->node_names) << body;
+    EXPECT_FALSE(args->nodes.has_value()) << body;
+  }
+}
+
+TEST(DecodeExtenderArgsTest, DepthLimitCountsTheWholeBody) {
+  const auto body_with = [](int brackets) {
+    return absl::StrCat(R"({"Pod":{"metadata":{"name":"p"},"x":)",
+                        std::string(brackets, '['), std::string(brackets, ']'),
+                        R"(},"NodeNames":[]})");
+  };
+  EXPECT_OK(DecodeExtenderArgs(body_with(kMaxJsonDepth - 2)));
+  EXPECT_THAT(DecodeExtenderArgs(body_with(kMaxJsonDepth - 1)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "ExtenderArgs: body nests deeper than 256 levels"));
+}
+
+TEST(DecodeExtenderArgsTest, AlmostPlainBodiesAreStillChecked) {
+  const std::string pod = absl::StrCat(R"({"Pod":)", kPod, ",");
+  const std::vector<BadBody> bad_bodies = {
+      {pod + R"("NodeNames":["a",]})", "ExtenderArgs: body is not valid JSON"},
+      {pod + R"("NodeNames":["a"],})", "ExtenderArgs: body is not valid JSON"},
+      {pod + R"("NodeNames":nul})", "ExtenderArgs: body is not valid JSON"},
+      {pod + "\"NodeNames\":[\"a\tb\"]}",
+       "ExtenderArgs: body is not valid JSON"},
+      {pod + "\"NodeNames\":[\"\xC3\x28\"]}",
+       "ExtenderArgs: body is not valid JSON"},
+      {R"({"Pod":tru,"NodeNames":[]})", "ExtenderArgs: body is not valid JSON"},
+      {R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[]} x)",
+       "ExtenderArgs: body is not valid JSON"},
+      {R"({"Pod":{"metadata":{"name":"p"}}"NodeNames":[]})",
+       "ExtenderArgs: body is not valid JSON"},
+      {R"({"Pod":5,"NodeNames":[]})", "ExtenderArgs.Pod: 5 is not an object"},
+      {pod + R"("NodeNames":[true]})",
+       "ExtenderArgs.NodeNames[0]: true is not a string"},
+  };
+  for (const BadBody& bad : bad_bodies) {
+    EXPECT_THAT(DecodeExtenderArgs(bad.body),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         ::testing::StartsWith(bad.message)))
+        << bad.body;
+  }
+}
+
 TEST(DecodeBindingArgsTest, GoNamesAndOtherCasings) {
   auto args = DecodeBindingArgs(
       R"({"PodName":"p","PodNamespace":"ns","PodUID":"u-1","Node":"n"})");

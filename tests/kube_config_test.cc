@@ -79,10 +79,9 @@ TEST_F(KubeConfigTest, TokenAndNamespaceFromCurrentContext) {
 }
 
 TEST_F(KubeConfigTest, ClientCertificateAndCaFromData) {
-  const std::string user =
-      absl::StrCat("    client-certificate-data: ",
-                   absl::Base64Escape(kCertPem), "\n    client-key-data: ",
-                   absl::Base64Escape(kKeyPem), "\n");
+  const std::string user = absl::StrCat(
+      "    client-certificate-data: ", absl::Base64Escape(kCertPem),
+      "\n    client-key-data: ", absl::Base64Escape(kKeyPem), "\n");
   const std::string cluster = absl::StrCat(
       "    certificate-authority-data: ", absl::Base64Escape(kCertPem), "\n");
   absl::StatusOr<KubeConfig> config =
@@ -162,16 +161,15 @@ TEST_F(KubeConfigTest, UnknownContextNamesTheOnesThereAre) {
 }
 
 TEST_F(KubeConfigTest, BadBase64NamesTheField) {
-  const std::string path =
-      WriteConfig("    client-certificate-data: '%%%not base64'\n"
-                  "    client-key-data: aGk=\n");
-  EXPECT_THAT(
-      LoadKubeconfig(path),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr(absl::StrCat(
-                   "kubeconfig ", path,
-                   ": users[0].user.client-certificate-data: not valid "
-                   "base64"))));
+  const std::string path = WriteConfig(
+      "    client-certificate-data: '%%%not base64'\n"
+      "    client-key-data: aGk=\n");
+  EXPECT_THAT(LoadKubeconfig(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr(absl::StrCat(
+                           "kubeconfig ", path,
+                           ": users[0].user.client-certificate-data: not valid "
+                           "base64"))));
 }
 
 TEST_F(KubeConfigTest, ExecPluginIsUnimplementedNamingTheUser) {
@@ -186,20 +184,19 @@ TEST_F(KubeConfigTest, ExecPluginIsUnimplementedNamingTheUser) {
 }
 
 TEST_F(KubeConfigTest, CertificateWithoutKeyIsAnError) {
-  EXPECT_THAT(LoadKubeconfig(WriteConfig(absl::StrCat(
-                  "    client-certificate-data: ",
-                  absl::Base64Escape(kCertPem), "\n"))),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("client-key")));
+  EXPECT_THAT(
+      LoadKubeconfig(WriteConfig(absl::StrCat(
+          "    client-certificate-data: ", absl::Base64Escape(kCertPem),
+          "\n"))),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("client-key")));
 }
 
 TEST_F(KubeConfigTest, MissingReferencedFileNamesFieldAndPath) {
-  EXPECT_THAT(
-      LoadKubeconfig(WriteConfig("    client-certificate: nope.crt\n"
-                                 "    client-key: nope.key\n")),
-      StatusIs(absl::StatusCode::kNotFound,
-               AllOf(HasSubstr("users[0].user.client-certificate"),
-                     HasSubstr(absl::StrCat(dir_, "/nope.crt")))));
+  EXPECT_THAT(LoadKubeconfig(WriteConfig("    client-certificate: nope.crt\n"
+                                         "    client-key: nope.key\n")),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("users[0].user.client-certificate"),
+                             HasSubstr(absl::StrCat(dir_, "/nope.crt")))));
 }
 
 TEST_F(KubeConfigTest, ServerMustBeAnHttpUrl) {
@@ -215,18 +212,18 @@ contexts: [{name: a, context: {cluster: c}}]
 }
 
 TEST_F(KubeConfigTest, MissingFileIsNotFound) {
-  EXPECT_THAT(LoadKubeconfig(dir_ + "/absent"),
-              StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr(dir_ + "/absent")));
+  EXPECT_THAT(
+      LoadKubeconfig(dir_ + "/absent"),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr(dir_ + "/absent")));
 }
 
 TEST_F(KubeConfigTest, MalformedYamlIsInvalidArgument) {
-  EXPECT_THAT(LoadKubeconfig(Write("config", "clusters: [unclosed\n")),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("kubeconfig")));
-  EXPECT_THAT(LoadKubeconfig(Write("config", "- just\n- a list\n")),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("not a mapping")));
+  EXPECT_THAT(
+      LoadKubeconfig(Write("config", "clusters: [unclosed\n")),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("kubeconfig")));
+  EXPECT_THAT(
+      LoadKubeconfig(Write("config", "- just\n- a list\n")),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a mapping")));
 }
 
 class InClusterConfigTest : public KubeConfigTest {
@@ -280,13 +277,12 @@ TEST_F(InClusterConfigTest, OutsideAPodIsFailedPrecondition) {
 
 TEST_F(InClusterConfigTest, BadPortAndMissingTokenAreErrors) {
   env_["KUBERNETES_SERVICE_PORT"] = "https";
-  EXPECT_THAT(InClusterConfig(Source()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("\"https\"")));
+  EXPECT_THAT(
+      InClusterConfig(Source()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"https\"")));
   env_["KUBERNETES_SERVICE_PORT"] = "443";
-  EXPECT_THAT(InClusterConfig(Source()),
-              StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr(dir_ + "/token")));
+  EXPECT_THAT(InClusterConfig(Source()), StatusIs(absl::StatusCode::kNotFound,
+                                                  HasSubstr(dir_ + "/token")));
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 // The fake API server's own behaviour, which other suites (and the
 // scheduler's end-to-end tests) rely on.
-#include "testing/fake_api_server.h"
-
 #include <httplib.h>
 
 #include <memory>
@@ -15,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
+#include "testing/fake_api_server.h"
 #include "testing/wait_for.h"
 
 namespace deviceshare::testing {
@@ -26,9 +25,9 @@ using ::deviceshare::kube::NodesPath;
 using ::deviceshare::kube::PodBindingPath;
 using ::deviceshare::kube::PodsPath;
 using ::deviceshare::kube::WithQuery;
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 json Pod(const std::string& ns, const std::string& name,
          const json& labels = json::object()) {
@@ -92,32 +91,29 @@ TEST_F(FakeApiServerTest, ListsFilterByNamespaceFieldAndLabel) {
   server_.UpsertPod(Pod("a", "p1", {{"app", "x"}}));
   server_.UpsertPod(Pod("a", "p2", {{"app", "y"}}));
   server_.UpsertPod(Pod("b", "p3", {{"app", "x"}}));
-  EXPECT_THAT(ItemNames(*client_->Get(PodsPath("a"))),
-              ElementsAre("p1", "p2"));
-  EXPECT_THAT(
-      ItemNames(*client_->Get(WithQuery(PodsPath(), {{"labelSelector",
-                                                      "app=x"}}))),
-      ElementsAre("p1", "p3"));
+  EXPECT_THAT(ItemNames(*client_->Get(PodsPath("a"))), ElementsAre("p1", "p2"));
+  EXPECT_THAT(ItemNames(*client_->Get(
+                  WithQuery(PodsPath(), {{"labelSelector", "app=x"}}))),
+              ElementsAre("p1", "p3"));
   EXPECT_THAT(ItemNames(*client_->Get(WithQuery(
                   PodsPath(), {{"fieldSelector", "metadata.namespace!=a"}}))),
               ElementsAre("p3"));
-  EXPECT_EQ(HttpStatusOf(client_
-                             ->Get(WithQuery(PodsPath(),
-                                             {{"labelSelector",
-                                               "app in (x)"}}))
-                             .status()),
-            400);
+  EXPECT_EQ(
+      HttpStatusOf(
+          client_->Get(WithQuery(PodsPath(), {{"labelSelector", "app in (x)"}}))
+              .status()),
+      400);
 }
 
 TEST_F(FakeApiServerTest, BindingFaultsThenSuccessThenConflict) {
   const json pod = server_.UpsertPod(Pod("default", "p"));
   server_.FailNextBindings(2, 503);
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(HttpStatusOf(client_
-                               ->Post(PodBindingPath("default", "p"),
-                                      Binding("p", "n1"))
-                               .status()),
-              503);
+    EXPECT_EQ(
+        HttpStatusOf(
+            client_->Post(PodBindingPath("default", "p"), Binding("p", "n1"))
+                .status()),
+        503);
   }
   EXPECT_EQ(HttpStatusOf(client_
                              ->Post(PodBindingPath("default", "p"),
@@ -126,11 +122,11 @@ TEST_F(FakeApiServerTest, BindingFaultsThenSuccessThenConflict) {
             409);
   EXPECT_OK(client_->Post(PodBindingPath("default", "p"),
                           Binding("p", "n1", pod["metadata"]["uid"])));
-  EXPECT_EQ(HttpStatusOf(client_
-                             ->Post(PodBindingPath("default", "p"),
-                                    Binding("p", "n1"))
-                             .status()),
-            409);
+  EXPECT_EQ(
+      HttpStatusOf(
+          client_->Post(PodBindingPath("default", "p"), Binding("p", "n1"))
+              .status()),
+      409);
   EXPECT_EQ(server_.Bindings().size(), 1u);
   EXPECT_EQ(server_.request_counts().bindings, 5);
   const json bound = *server_.GetPod("default", "p");
@@ -146,9 +142,8 @@ TEST_F(FakeApiServerTest, BindingFaultsThenSuccessThenConflict) {
 TEST_F(FakeApiServerTest, OnlyMergePatchesAreAccepted) {
   server_.UpsertPod(Pod("default", "p"));
   httplib::Client raw("127.0.0.1", server_.port());
-  httplib::Result result =
-      raw.Patch("/api/v1/namespaces/default/pods/p", "[]",
-                "application/json-patch+json");
+  httplib::Result result = raw.Patch("/api/v1/namespaces/default/pods/p", "[]",
+                                     "application/json-patch+json");
   ASSERT_TRUE(result);
   EXPECT_EQ(result->status, 415);
   result = raw.Get("/api/v1/configmaps");
@@ -161,14 +156,12 @@ TEST_F(FakeApiServerTest, WatchFromZeroStartsWithEveryObjectAdded) {
   server_.UpsertPod(Pod("default", "a"));
   server_.UpsertPod(Pod("default", "b"));
   std::vector<std::string> seen;
-  EXPECT_OK(client_->Watch(WithQuery(PodsPath(), {{"watch", "true"}}),
-                           [&](const json& event) {
-                             seen.push_back(event["type"].get<std::string>() +
-                                            " " +
-                                            event["object"]["metadata"]["name"]
-                                                .get<std::string>());
-                             return seen.size() < 2;
-                           }));
+  EXPECT_OK(client_->Watch(
+      WithQuery(PodsPath(), {{"watch", "true"}}), [&](const json& event) {
+        seen.push_back(event["type"].get<std::string>() + " " +
+                       event["object"]["metadata"]["name"].get<std::string>());
+        return seen.size() < 2;
+      }));
   EXPECT_THAT(seen, ElementsAre("ADDED a", "ADDED b"));
 }
 
@@ -195,8 +188,7 @@ TEST_F(FakeApiServerTest, WatchEndsAfterTimeoutSeconds) {
 
 TEST(FakeApiServerShutdownTest, DestructorEndsOpenWatches) {
   auto server = std::make_unique<FakeApiServer>();
-  std::unique_ptr<ApiClient> client =
-      *ApiClient::Create(server->kube_config());
+  std::unique_ptr<ApiClient> client = *ApiClient::Create(server->kube_config());
   absl::Notification returned;
   std::thread watcher([&] {
     client

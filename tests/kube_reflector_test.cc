@@ -1,5 +1,3 @@
-#include "deviceshare/kube/reflector.h"
-
 #include <fstream>
 #include <map>
 #include <memory>
@@ -12,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "deviceshare/kube/object_paths.h"
+#include "deviceshare/kube/reflector.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "status_matchers.h"
@@ -24,10 +23,10 @@ namespace {
 
 using ::deviceshare::testing::FakeApiServer;
 using ::deviceshare::testing::WaitFor;
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
-using nlohmann::json;
 
 json Pod(const std::string& name, const std::string& node = "") {
   json pod = {{"metadata", {{"name", name}, {"namespace", "default"}}},
@@ -140,8 +139,7 @@ TEST_F(ReflectorTest, LaterChangesArriveAsEventsInOrder) {
   server_.SetPodPhase("default", "a", "Running");
   server_.DeletePod("default", "a");
   ASSERT_TRUE(WaitFor([this] { return view_.log().size() == 3; }));
-  EXPECT_THAT(view_.log(),
-              ElementsAre("ADDED b", "MODIFIED a", "DELETED a"));
+  EXPECT_THAT(view_.log(), ElementsAre("ADDED b", "MODIFIED a", "DELETED a"));
   EXPECT_THAT(view_.names(), ElementsAre("b"));
   EXPECT_TRUE(WaitFor([this] { return CaughtUp(); }));
   EXPECT_EQ(reflector_->stats().events, 3);
@@ -211,7 +209,8 @@ TEST_F(ReflectorTest, ClosedStreamResumesFromTheLastResourceVersion) {
 TEST_F(ReflectorTest, SelectorQueryTurnsTransitionsIntoAddsAndDeletes) {
   server_.UpsertPod(Pod("on-n1", "n1"));
   server_.UpsertPod(Pod("pending"));
-  StartReflector(WithQuery(PodsPath(), {{"fieldSelector", "spec.nodeName=n1"}}));
+  StartReflector(
+      WithQuery(PodsPath(), {{"fieldSelector", "spec.nodeName=n1"}}));
   EXPECT_THAT(view_.names(), ElementsAre("on-n1"));
   server_.UpdatePod("default", "pending",
                     [](json& pod) { pod["spec"]["nodeName"] = "n1"; });
@@ -254,8 +253,7 @@ TEST(ReflectorRetryTest, FailedListsBackOffAndRetryUntilTheyWork) {
   std::unique_ptr<ApiClient> client =
       *ApiClient::Create(config, client_options);
   View view;
-  Reflector reflector(client.get(), PodsPath(), view.Handler(),
-                      FastOptions());
+  Reflector reflector(client.get(), PodsPath(), view.Handler(), FastOptions());
   reflector.Start();
   ASSERT_TRUE(WaitFor([&] { return reflector.stats().errors >= 2; }));
   EXPECT_FALSE(reflector.synced());

@@ -24,9 +24,9 @@ namespace {
 using ::deviceshare::testing::FakeApiServer;
 using ::deviceshare::testing::StatusIs;
 using ::deviceshare::testing::WaitFor;
+using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using nlohmann::json;
 
 // Serves GET /watch with the given chunks, one per write, then ends the
 // stream; or, with `hold`, keeps it open and silent until destroyed.
@@ -129,8 +129,8 @@ TEST(ApiClientWatchTest, StopEndsASilentStream) {
         "/watch", [](const json&) { return true; }, &stop);
     returned.Notify();
   });
-  ASSERT_TRUE(server.started().WaitForNotificationWithTimeout(
-      absl::Seconds(10)));
+  ASSERT_TRUE(
+      server.started().WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_FALSE(returned.HasBeenNotified());
   stop = true;
   // The stream would stay open for as long as the server lives; the watch
@@ -167,8 +167,7 @@ TEST(ApiClientWatchTest, FakeServerStreamsChangesAfterTheResourceVersion) {
   FakeApiServer server;
   server.UpsertNode({{"metadata", {{"name", "old"}}}});
   const std::string rv = std::to_string(server.resource_version());
-  std::unique_ptr<ApiClient> client =
-      *ApiClient::Create(server.kube_config());
+  std::unique_ptr<ApiClient> client = *ApiClient::Create(server.kube_config());
   std::vector<std::string> seen;
   std::thread changer([&] {
     ASSERT_TRUE(WaitFor([&] { return server.open_watches() == 1; }));
@@ -193,8 +192,7 @@ TEST(ApiClientWatchTest, TooOldResourceVersionIsGoneWhenTheServerSays410) {
   server.UpsertNode({{"metadata", {{"name", "n2"}}}});
   server.CompactHistory();
   server.AnswerExpiredWatchesWithHttp410(true);
-  std::unique_ptr<ApiClient> client =
-      *ApiClient::Create(server.kube_config());
+  std::unique_ptr<ApiClient> client = *ApiClient::Create(server.kube_config());
   absl::Status status = client->Watch(
       WithQuery(NodesPath(), {{"watch", "1"}, {"resourceVersion", "1"}}),
       [](const json&) { return true; });

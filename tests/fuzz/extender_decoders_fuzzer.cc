@@ -4,10 +4,13 @@
 // what decodes is pushed on through everything the extender does with a
 // request (the pod and node parsers, the allocation record reader) and
 // through the encoders, whose output must parse back to the same names.
-// A broken invariant traps, so libFuzzer saves the input.
+// The fast scanner for kube-scheduler's plain bodies must agree with the
+// general reader wherever it answers. A broken invariant traps, so
+// libFuzzer saves the input.
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "deviceshare/k8s/node_parser.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
+#include "extender_args_fields.h"  // plugins/scheduler/src/extender_wire
 #include "nlohmann/json.hpp"
 
 namespace {
@@ -40,6 +44,17 @@ void FuzzBinding(absl::string_view body) {
   // Decoded strings are valid UTF-8, so they must survive the encoder.
   Check(Reparse(ext::EncodeBindingResult(args->pod_uid))["Error"] ==
         args->pod_uid);
+}
+
+void FuzzPlainScanner(absl::string_view body) {
+  std::optional<ext::ExtenderArgs> plain =
+      ext::internal::ScanPlainExtenderArgs(body);
+  if (!plain.has_value()) return;
+  auto general = ext::internal::ReadExtenderArgsFields(body);
+  Check(general.ok());
+  Check(plain->pod == general->pod);
+  Check(plain->node_names == general->node_names);
+  Check(plain->nodes == general->nodes);
 }
 
 std::map<std::string, std::string> StringAnnotations(const json& pod) {
@@ -80,8 +95,8 @@ void FuzzExtenderArgs(absl::string_view body) {
     Check(priority_list[i]["Host"] == priorities[i].host);
   }
 
-  auto request = deviceshare::ParsePodRequest(args->pod,
-                                              deviceshare::DeviceConfig{});
+  auto request =
+      deviceshare::ParsePodRequest(args->pod, deviceshare::DeviceConfig{});
   if (request.ok()) {
     auto allocation = deviceshare::AllocationFromAnnotations(
         *request, StringAnnotations(args->pod), "n");
@@ -103,6 +118,7 @@ void FuzzExtenderArgs(absl::string_view body) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view body(reinterpret_cast<const char*>(data), size);
   FuzzBinding(body);
+  FuzzPlainScanner(body);
   FuzzExtenderArgs(body);
   return 0;
 }

@@ -48,9 +48,8 @@ rm -rf "$corpus"
 mkdir -p "$corpus" "$build/artifacts"
 cp "$fuzz_dir"/corpus/* "$corpus"/
 
-# LeakSanitizer needs ptrace, which containers often deny; leaks are not
-# what this target hunts.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+# LeakSanitizer is on; where ptrace is denied (some containers) it cannot
+# run: set ASAN_OPTIONS=detect_leaks=0 there.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 exec "$build/extender_decoders_fuzzer" "$corpus" \
   -dict="$fuzz_dir/extender.dict" \

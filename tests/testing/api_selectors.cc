@@ -61,8 +61,8 @@ absl::StatusOr<ObjectFilter> ObjectFilter::Parse(
     absl::string_view label_selector) {
   ObjectFilter filter;
   filter.namespace_name_ = std::move(namespace_name);
-  for (absl::string_view raw : absl::StrSplit(
-           field_selector, ',', absl::SkipWhitespace())) {
+  for (absl::string_view raw :
+       absl::StrSplit(field_selector, ',', absl::SkipWhitespace())) {
     absl::string_view term = absl::StripAsciiWhitespace(raw);
     absl::string_view key, value;
     bool not_equals = false;
@@ -74,8 +74,8 @@ absl::StatusOr<ObjectFilter> ObjectFilter::Parse(
                 not_equals ? Term::Op::kNotEquals : Term::Op::kEquals};
     filter.fields_.push_back(std::move(parsed));
   }
-  for (absl::string_view raw : absl::StrSplit(
-           label_selector, ',', absl::SkipWhitespace())) {
+  for (absl::string_view raw :
+       absl::StrSplit(label_selector, ',', absl::SkipWhitespace())) {
     absl::string_view term = absl::StripAsciiWhitespace(raw);
     if (absl::StrContains(term, " in ") || absl::StrContains(term, " notin ") ||
         absl::StrContains(term, '(')) {

@@ -1,6 +1,7 @@
 #include "testing/fake_api_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <exception>
 #include <fstream>
@@ -98,11 +99,17 @@ const json& MetadataOf(const json& object) {
   return it != object.end() && it->is_object() ? *it : kEmpty;
 }
 
+// httplib listens with a backlog of 5: a burst of clients connecting at once
+// overflows it and each extra one waits a second for its SYN to be resent.
+class WideBacklogServer : public httplib::Server {
+ public:
+  void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
 // Runs `handler`, turning an escaped exception (a malformed body read with
 // a throwing accessor) into a 500 rather than a dropped connection.
 httplib::Server::Handler Guarded(
-    std::function<void(const httplib::Request&, httplib::Response&)>
-        handler) {
+    std::function<void(const httplib::Request&, httplib::Response&)> handler) {
   return [handler = std::move(handler)](const httplib::Request& req,
                                         httplib::Response& res) {
     try {
@@ -118,12 +125,15 @@ httplib::Server::Handler Guarded(
 FakeApiServer::FakeApiServer(FakeApiServerOptions options)
     : options_(std::move(options)),
       store_(options_.watch, options_.max_history),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(std::make_unique<WideBacklogServer>()) {
   const int threads = std::max(options_.threads, 4);
   server_->new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
   };
   server_->set_keep_alive_max_count(100000);
+  // Responses go out as several writes; without this, Nagle's algorithm
+  // and the client's delayed ACK add 40 ms to many of them.
+  server_->set_tcp_nodelay(true);
   server_->set_tcp_nodelay(true);  // no Nagle delay on small answers
   // An idle keep-alive connection holds a server thread; a short timeout
   // frees it (and shutdown) soon after a client goes quiet.
@@ -134,6 +144,7 @@ FakeApiServer::FakeApiServer(FakeApiServerOptions options)
     ADD_FAILURE() << "FakeApiServer: cannot bind 127.0.0.1";
     return;
   }
+  static_cast<WideBacklogServer*>(server_.get())->WidenBacklog();
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // stop() before the accept loop runs would be lost and the join would
   // hang.
@@ -189,23 +200,23 @@ std::string FakeApiServer::WriteKubeconfig(const std::string& dir) const {
 
 void FakeApiServer::Route() {
   httplib::Server& s = *server_;
-  s.set_pre_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.token.empty() ||
-            req.get_header_value("Authorization") ==
-                absl::StrCat("Bearer ", options_.token)) {
-          return httplib::Server::HandlerResponse::Unhandled;
-        }
-        {
-          absl::MutexLock lock(&mu_);
-          ++counts_.unauthorized;
-        }
-        SendStatus(res, 401, "Unauthorized");
-        return httplib::Server::HandlerResponse::Handled;
-      });
+  s.set_pre_routing_handler([this](const httplib::Request& req,
+                                   httplib::Response& res) {
+    if (options_.token.empty() || req.get_header_value("Authorization") ==
+                                      absl::StrCat("Bearer ", options_.token)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      ++counts_.unauthorized;
+    }
+    SendStatus(res, 401, "Unauthorized");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.set_error_handler(httplib::Server::HandlerWithResponse(
       [](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (!res.body.empty())
+          return httplib::Server::HandlerResponse::Unhandled;
         SendStatus(res, res.status,
                    absl::StrCat("fake API server: no route for ", req.method,
                                 " ", req.path));
@@ -226,14 +237,13 @@ void FakeApiServer::Route() {
         Guarded([this](const auto& req, auto& res) {
           HandleGet(ApiResource::kPods, req.matches[1], req.matches[2], res);
         }));
-  s.Get(R"(/api/v1/nodes/([^/]+))",
-        Guarded([this](const auto& req, auto& res) {
+  s.Get(R"(/api/v1/nodes/([^/]+))", Guarded([this](const auto& req, auto& res) {
           HandleGet(ApiResource::kNodes, "", req.matches[1], res);
         }));
   s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)(/status)?)",
           Guarded([this](const auto& req, auto& res) {
-            HandlePatch(ApiResource::kPods, req.matches[1], req.matches[2],
-                        req, res);
+            HandlePatch(ApiResource::kPods, req.matches[1], req.matches[2], req,
+                        res);
           }));
   s.Patch(R"(/api/v1/nodes/([^/]+)(/status)?)",
           Guarded([this](const auto& req, auto& res) {
@@ -291,10 +301,10 @@ void FakeApiServer::HandleCollection(ApiResource resource,
     timeout_seconds = kDefaultWatchSeconds;
   }
   const std::string rv = req.get_param_value("resourceVersion");
-  absl::StatusOr<std::shared_ptr<WatchCursor>> cursor = store_.StartWatch(
-      resource, *std::move(filter), rv,
-      req.get_param_value("allowWatchBookmarks") == "true",
-      absl::Seconds(timeout_seconds));
+  absl::StatusOr<std::shared_ptr<WatchCursor>> cursor =
+      store_.StartWatch(resource, *std::move(filter), rv,
+                        req.get_param_value("allowWatchBookmarks") == "true",
+                        absl::Seconds(timeout_seconds));
   if (!cursor.ok()) {
     SendStatus(res, 400, std::string(cursor.status().message()));
     return;
@@ -325,8 +335,7 @@ void FakeApiServer::HandleCollection(ApiResource resource,
 }
 
 void FakeApiServer::HandleGet(ApiResource resource, const std::string& ns,
-                              const std::string& name,
-                              httplib::Response& res) {
+                              const std::string& name, httplib::Response& res) {
   {
     absl::MutexLock lock(&mu_);
     ++counts_.gets;
@@ -376,8 +385,8 @@ void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
   }
   const std::string precondition =
       StringAt(MetadataOf(patch), "resourceVersion");
-  absl::StatusOr<json> patched = store_.Update(
-      resource, ns, name, [&](json& object) -> absl::Status {
+  absl::StatusOr<json> patched =
+      store_.Update(resource, ns, name, [&](json& object) -> absl::Status {
         if (!precondition.empty() &&
             StringAt(MetadataOf(object), "resourceVersion") != precondition) {
           return absl::AbortedError(absl::StrCat(
@@ -419,9 +428,9 @@ void FakeApiServer::HandleBinding(const std::string& ns,
     return;
   }
   json binding = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  const json& target =
-      binding.is_object() && binding.contains("target") ? binding["target"]
-                                                        : json();
+  const json& target = binding.is_object() && binding.contains("target")
+                           ? binding["target"]
+                           : json();
   const std::string node = StringAt(target, "name");
   if (node.empty()) {
     SendStatus(res, 400, "Binding: target.name: Required value");
@@ -440,10 +449,10 @@ void FakeApiServer::HandleBinding(const std::string& ns,
         const std::string current =
             pod.contains("spec") ? StringAt(pod["spec"], "nodeName") : "";
         if (!current.empty()) {
-          return absl::AlreadyExistsError(absl::StrCat(
-              "Operation cannot be fulfilled on pods/binding \"", name,
-              "\": pod ", name, " is already assigned to node \"", current,
-              "\""));
+          return absl::AlreadyExistsError(
+              absl::StrCat("Operation cannot be fulfilled on pods/binding \"",
+                           name, "\": pod ", name,
+                           " is already assigned to node \"", current, "\""));
         }
         if (!pod["spec"].is_object()) pod["spec"] = json::object();
         pod["spec"]["nodeName"] = node;

@@ -117,7 +117,7 @@ class FakeApiServer {
   // What clients did, in arrival order.
   std::vector<nlohmann::json> Bindings() const;  // successful ones
   std::vector<nlohmann::json> Events() const;
-  std::vector<RecordedPatch> Patches() const;    // successful ones
+  std::vector<RecordedPatch> Patches() const;  // successful ones
   RequestCounts request_counts() const;
 
   // Faults.

@@ -22,9 +22,9 @@ const char* KindOf(ApiResource resource) {
 }
 
 std::string EventLine(absl::string_view type, const json& object) {
-  return absl::StrCat("{\"type\":\"", type, "\",\"object\":",
-                      object.dump(-1, ' ', false, json::error_handler_t::replace),
-                      "}\n");
+  return absl::StrCat(
+      "{\"type\":\"", type, "\",\"object\":",
+      object.dump(-1, ' ', false, json::error_handler_t::replace), "}\n");
 }
 
 }  // namespace
@@ -92,8 +92,8 @@ absl::StatusOr<json> FakeApiStore::Upsert(ApiResource resource, json object) {
   }
   if (!metadata.contains("creationTimestamp")) {
     metadata["creationTimestamp"] =
-        previous != nullptr && (*previous)["metadata"].contains(
-                                   "creationTimestamp")
+        previous != nullptr &&
+                (*previous)["metadata"].contains("creationTimestamp")
             ? (*previous)["metadata"]["creationTimestamp"]
             : json(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
                                     absl::UTCTimeZone()));
@@ -122,9 +122,9 @@ absl::StatusOr<json> FakeApiStore::Update(
   Objects& objects = ObjectsOf(resource);
   auto it = objects.find({ns, name});
   if (it == objects.end()) {
-    return absl::NotFoundError(absl::StrCat(
-        resource == ApiResource::kPods ? "pods" : "nodes", " \"", name,
-        "\" not found"));
+    return absl::NotFoundError(
+        absl::StrCat(resource == ApiResource::kPods ? "pods" : "nodes", " \"",
+                     name, "\" not found"));
   }
   ObjectPtr previous = it->second;
   json object = *previous;
@@ -227,14 +227,13 @@ FakeApiStore::Batch FakeApiStore::NextBatch(WatchCursor& cursor,
   Batch batch;
   if (cursor.expired) {
     cursor.expired = false;
-    batch.data = EventLine(
-        "ERROR", {{"kind", "Status"},
-                  {"apiVersion", "v1"},
-                  {"metadata", json::object()},
-                  {"status", "Failure"},
-                  {"reason", "Expired"},
-                  {"code", 410},
-                  {"message", "too old resource version"}});
+    batch.data = EventLine("ERROR", {{"kind", "Status"},
+                                     {"apiVersion", "v1"},
+                                     {"metadata", json::object()},
+                                     {"status", "Failure"},
+                                     {"reason", "Expired"},
+                                     {"code", 410},
+                                     {"message", "too old resource version"}});
     batch.end = true;
     return batch;
   }
@@ -281,11 +280,10 @@ FakeApiStore::Batch FakeApiStore::NextBatch(WatchCursor& cursor,
           [](int64_t rv, const Change& change) { return rv < change.rv; });
       for (auto it = first; it != history_.end(); ++it) {
         if (it->resource != cursor.resource) continue;
-        const bool now_matches =
-            std::strcmp(it->type, "DELETED") != 0 &&
-            cursor.filter.Matches(*it->object);
-        const bool matched = it->previous != nullptr &&
-                             cursor.filter.Matches(*it->previous);
+        const bool now_matches = std::strcmp(it->type, "DELETED") != 0 &&
+                                 cursor.filter.Matches(*it->object);
+        const bool matched =
+            it->previous != nullptr && cursor.filter.Matches(*it->previous);
         if (now_matches && matched) {
           pending.push_back({"MODIFIED", it->object});
         } else if (now_matches) {
@@ -307,10 +305,10 @@ FakeApiStore::Batch FakeApiStore::NextBatch(WatchCursor& cursor,
   }
   for (const Pending& p : pending) batch.data += EventLine(p.type, *p.object);
   if (!bookmark_rv.empty()) {
-    batch.data += EventLine(
-        "BOOKMARK", {{"kind", KindOf(cursor.resource)},
-                     {"apiVersion", "v1"},
-                     {"metadata", {{"resourceVersion", bookmark_rv}}}});
+    batch.data += EventLine("BOOKMARK",
+                            {{"kind", KindOf(cursor.resource)},
+                             {"apiVersion", "v1"},
+                             {"metadata", {{"resourceVersion", bookmark_rv}}}});
   }
   const absl::Time now = absl::Now();
   if (batch.data.empty() && !batch.end &&

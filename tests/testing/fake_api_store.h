@@ -83,8 +83,7 @@ class FakeApiStore {
   absl::StatusOr<nlohmann::json> Update(
       ApiResource resource, const std::string& ns, const std::string& name,
       const std::function<absl::Status(nlohmann::json&)>& mutate);
-  std::optional<nlohmann::json> Get(ApiResource resource,
-                                    const std::string& ns,
+  std::optional<nlohmann::json> Get(ApiResource resource, const std::string& ns,
                                     const std::string& name) const;
 
   // The current RV and the objects `filter` matches, ordered by key.

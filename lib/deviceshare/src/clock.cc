@@ -1,5 +1,7 @@
 #include "deviceshare/clock.h"
 
+#include "absl/time/clock.h"
+
 namespace deviceshare {
 namespace {
 

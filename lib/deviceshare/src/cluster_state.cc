@@ -113,6 +113,7 @@ void ClusterState::Reindex(const NodeState& node) {
   std::vector<IndexedNode>& bucket = group.buckets[key];
   bucket.insert(FindByName(bucket, node.name()), IndexedNode{&node, headroom});
   index_position_[&node] = {&group, key};
+  versions_[&node] = ++last_version_;
 }
 
 void ClusterState::Unindex(const NodeState& node) {
@@ -128,6 +129,7 @@ void ClusterState::Unindex(const NodeState& node) {
     if (bucket->second.empty()) buckets.erase(bucket);
   }
   index_position_.erase(at);
+  versions_.erase(&node);
 }
 
 std::vector<std::string> ClusterState::Replay(NodeState& node) {
@@ -162,6 +164,7 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
     nodes_by_name_.insert(at, node.get());
   }
   Reindex(*node);
+  node_index_[name] = node.get();
   nodes_[name] = std::move(node);
   return displaced;
 }
@@ -176,6 +179,7 @@ void ClusterState::RemoveNode(absl::string_view name) {
   if (pods != pods_by_node_.end()) {
     for (const std::string& uid : pods->second) pods_.at(uid).on_ledger = false;
   }
+  node_index_.erase(name);
   nodes_.erase(it);
 }
 
@@ -239,13 +243,19 @@ absl::StatusOr<std::vector<std::string>> ClusterState::RebuildNode(
       fresh.get();
   Unindex(*it->second);
   Reindex(*fresh);
+  node_index_[it->first] = fresh.get();
   it->second = std::move(fresh);
   return displaced;
 }
 
 const NodeState* ClusterState::FindNode(absl::string_view name) const {
-  auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : it->second.get();
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : it->second;
+}
+
+uint64_t ClusterState::NodeVersion(const NodeState& node) const {
+  auto it = versions_.find(&node);
+  return it == versions_.end() ? 0 : it->second;
 }
 
 const PodRecord* ClusterState::FindPod(absl::string_view pod_uid) const {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/policy/policy_kind.h"
 #include "deviceshare/policy/stranded_capacity.h"
 #include "deviceshare/status_macros.h"
 
@@ -23,6 +25,27 @@ template <typename... Args>
 std::string MaybeFormat(bool explain, const absl::FormatSpec<Args...>& format,
                         const Args&... args) {
   return explain ? absl::StrFormat(format, args...) : std::string();
+}
+
+// Everything of a request that a verdict depends on; identity (uid, name,
+// namespace, dialect) is left out, so a workload's replicas share it.
+std::string ShapeKey(const PodRequest& request) {
+  std::string key;
+  for (const ContainerRequest& c : request.containers) {
+    absl::StrAppend(&key, c.is_init ? "i" : "a", c.gpu_count, ",", c.memory_mib,
+                    ",", c.memory_percent, ",", c.cores, ",", c.mig_profile,
+                    ";");
+  }
+  absl::StrAppend(
+      &key, "|", request.mode ? SharingModeName(*request.mode) : "", "|",
+      absl::StrJoin(request.use_models, ","), "|",
+      absl::StrJoin(request.avoid_models, ","), "|",
+      absl::StrJoin(request.use_uuids, ","), "|",
+      absl::StrJoin(request.avoid_uuids, ","), "|", request.numa_bind, "|",
+      request.node_policy ? PolicyKindName(*request.node_policy) : "", "|",
+      request.gpu_policy ? PolicyKindName(*request.gpu_policy) : "", "|",
+      request.cpu_milli, "|", request.memory_mib);
+  return key;
 }
 
 }  // namespace
@@ -131,8 +154,10 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
 }
 
 std::vector<NodeVerdict> Scheduler::FilterLocked(
-    const PodRequest& request, absl::Span<const std::string> node_names) const {
+    const PodRequest& request, absl::Span<const std::string> node_names,
+    bool explain) const {
   PlacementOptions options = OptionsFor(request);
+  options.explain = explain;
   std::vector<NodeVerdict> verdicts;
   if (node_names.empty()) {
     verdicts.reserve(state_.nodes().size());
@@ -159,9 +184,49 @@ std::vector<NodeVerdict> Scheduler::FilterLocked(
 }
 
 std::vector<NodeVerdict> Scheduler::Filter(
-    const PodRequest& request, absl::Span<const std::string> node_names) const {
+    const PodRequest& request, absl::Span<const std::string> node_names,
+    bool explain) const {
   absl::ReaderMutexLock lock(&mu_);
-  return FilterLocked(request, node_names);
+  return FilterLocked(request, node_names, explain);
+}
+
+std::vector<NodeVerdict> Scheduler::Screen(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  const std::string key = ShapeKey(request);
+  PlacementOptions options = OptionsFor(request);
+  options.explain = false;
+  absl::ReaderMutexLock lock(&mu_);
+  absl::MutexLock cache_lock(&screen_mu_);
+  if (screen_cache_.size() >= kMaxScreenShapes &&
+      !screen_cache_.contains(key)) {
+    screen_cache_.clear();
+  }
+  auto& entries = screen_cache_[key];
+  std::vector<NodeVerdict> verdicts;
+  verdicts.reserve(node_names.size());
+  for (const std::string& name : node_names) {
+    NodeVerdict verdict;
+    verdict.node = name;
+    const NodeState* node = state_.FindNode(name);
+    if (node == nullptr) {
+      verdict.fit.code = ReasonCode::kNodeUnknown;
+      verdicts.push_back(std::move(verdict));
+      continue;
+    }
+    const uint64_t version = state_.NodeVersion(*node);
+    ScreenEntry& entry = entries[node];
+    if (entry.version != version) {
+      NodeVerdict fresh = Evaluate(request, *node, options);
+      entry = ScreenEntry{version, fresh.fit.code, fresh.score,
+                          fresh.stranded_percent, fresh.mode};
+    }
+    verdict.fit.code = entry.code;
+    verdict.score = entry.score;
+    verdict.stranded_percent = entry.stranded_percent;
+    verdict.mode = entry.mode;
+    verdicts.push_back(std::move(verdict));
+  }
+  return verdicts;
 }
 
 bool Scheduler::Better(const NodeVerdict& a, const NodeVerdict& b) {

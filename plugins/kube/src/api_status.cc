@@ -42,9 +42,9 @@ absl::StatusCode CodeFor(int http_status) {
 // The API's own explanation: Status.message from a JSON body, else the start
 // of the body.
 std::string Explanation(absl::string_view body) {
-  nlohmann::json parsed = nlohmann::json::parse(body.begin(), body.end(),
-                                                nullptr,
-                                                /*allow_exceptions=*/false);
+  nlohmann::json parsed =
+      nlohmann::json::parse(body.begin(), body.end(), nullptr,
+                            /*allow_exceptions=*/false);
   if (parsed.is_object()) {
     auto message = parsed.find("message");
     if (message != parsed.end() && message->is_string()) {
@@ -61,8 +61,7 @@ std::string Explanation(absl::string_view body) {
 
 absl::Status ApiError(absl::string_view method, absl::string_view path,
                       int http_status, absl::string_view body) {
-  std::string message =
-      absl::StrCat(method, " ", path, ": HTTP ", http_status);
+  std::string message = absl::StrCat(method, " ", path, ": HTTP ", http_status);
   const std::string explanation = Explanation(body);
   if (!explanation.empty()) absl::StrAppend(&message, ": ", explanation);
   absl::Status status(CodeFor(http_status), message);

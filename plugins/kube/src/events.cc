@@ -24,8 +24,7 @@ std::string CutMessage(absl::string_view message) {
 }  // namespace
 
 nlohmann::json MakePodEvent(const PodRef& pod, absl::string_view type,
-                            absl::string_view reason,
-                            absl::string_view message,
+                            absl::string_view reason, absl::string_view message,
                             absl::string_view component, absl::Time now) {
   const std::string timestamp =
       absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());

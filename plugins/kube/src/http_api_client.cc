@@ -28,16 +28,17 @@ std::string Dump(const json& value) {
 }
 
 absl::Status TransportError(const char* method, const std::string& path,
-                            httplib::Error error,
-                            httplib::ClientImpl& client) {
-  std::string message = absl::StrCat(method, " ", path, ": ",
-                                     httplib::to_string(error));
+                            httplib::Error error, httplib::ClientImpl& client) {
+  std::string message =
+      absl::StrCat(method, " ", path, ": ", httplib::to_string(error));
   if (error == httplib::Error::SSLServerVerification) {
     if (auto* ssl = dynamic_cast<httplib::SSLClient*>(&client)) {
       const long verify = ssl->get_openssl_verify_result();
       if (verify != X509_V_OK) {
-        absl::StrAppend(&message, " (",
+        absl::StrAppend(&message, ": server certificate not trusted (",
                         X509_verify_cert_error_string(verify), ")");
+      } else {
+        absl::StrAppend(&message, ": server certificate is not for this host");
       }
     }
   }
@@ -166,8 +167,8 @@ absl::Status HttpApiClient::Watch(const std::string& path,
                                        /*allow_exceptions=*/false);
               if (event.is_discarded()) {
                 stream_error = absl::DataLossError(absl::StrCat(
-                    "GET ", path, ": watch event is not JSON: ",
-                    line.substr(0, 200)));
+                    "GET ", path,
+                    ": watch event is not JSON: ", line.substr(0, 200)));
                 return false;
               }
               if (!on_event(event)) {
@@ -194,9 +195,8 @@ absl::Status HttpApiClient::Watch(const std::string& path,
 absl::StatusOr<std::unique_ptr<ApiClient>> ApiClient::Create(
     const KubeConfig& config, ApiClientOptions options) {
   if (options.max_connections < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_connections: ", options.max_connections,
-                     " is not at least 1"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_connections: ", options.max_connections, " is not at least 1"));
   }
   DS_ASSIGN_OR_RETURN(internal::ServerUrl url,
                       internal::ParseServerUrl(config.server));

@@ -36,9 +36,9 @@ absl::StatusOr<std::string> ReadServiceAccountFile(
   absl::StatusOr<std::string> text = internal::ReadFileText(
       absl::StrCat(source.service_account_dir, "/", name));
   if (!text.ok()) {
-    return absl::Status(text.status().code(),
-                        absl::StrCat("in-cluster config: ",
-                                     text.status().message()));
+    return absl::Status(
+        text.status().code(),
+        absl::StrCat("in-cluster config: ", text.status().message()));
   }
   return text;
 }

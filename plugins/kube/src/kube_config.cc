@@ -108,9 +108,9 @@ absl::StatusOr<std::string> ReadPemField(const json* body,
   absl::StatusOr<std::string> text =
       internal::ReadFileText(internal::ResolvePath(base_dir, file));
   if (!text.ok()) {
-    return absl::Status(text.status().code(),
-                        absl::StrCat(KeyPath(path, key), ": ",
-                                     text.status().message()));
+    return absl::Status(
+        text.status().code(),
+        absl::StrCat(KeyPath(path, key), ": ", text.status().message()));
   }
   return text;
 }
@@ -168,9 +168,9 @@ absl::Status ReadUser(const json& doc, const std::string& name,
   if (!token_file.empty()) {
     config.token_file = internal::ResolvePath(base_dir, token_file);
   }
-  DS_ASSIGN_OR_RETURN(config.client_cert_pem,
-                      ReadPemField(user.body, user.path, "client-certificate",
-                                   base_dir));
+  DS_ASSIGN_OR_RETURN(
+      config.client_cert_pem,
+      ReadPemField(user.body, user.path, "client-certificate", base_dir));
   DS_ASSIGN_OR_RETURN(
       config.client_key_pem,
       ReadPemField(user.body, user.path, "client-key", base_dir));
@@ -233,9 +233,9 @@ absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path,
     return ParseKubeconfig(doc, context, internal::DirName(path));
   }();
   if (!config.ok()) {
-    return absl::Status(config.status().code(),
-                        absl::StrCat("kubeconfig ", path, ": ",
-                                     config.status().message()));
+    return absl::Status(
+        config.status().code(),
+        absl::StrCat("kubeconfig ", path, ": ", config.status().message()));
   }
   return config;
 }

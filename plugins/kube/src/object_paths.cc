@@ -51,8 +51,7 @@ std::string NodeStatusPath(absl::string_view name) {
 }
 
 std::string EventsPath(absl::string_view ns) {
-  return absl::StrCat("/api/v1/namespaces/", EscapeUrlComponent(ns),
-                      "/events");
+  return absl::StrCat("/api/v1/namespaces/", EscapeUrlComponent(ns), "/events");
 }
 
 std::string WithQuery(

@@ -31,8 +31,7 @@ std::string StringAt(const json& object, const char* key) {
 std::string ResourceVersionOf(const json& object) {
   if (!object.is_object()) return "";
   auto metadata = object.find("metadata");
-  return metadata == object.end() ? ""
-                                  : StringAt(*metadata, "resourceVersion");
+  return metadata == object.end() ? "" : StringAt(*metadata, "resourceVersion");
 }
 
 }  // namespace
@@ -152,7 +151,8 @@ absl::Status Reflector::List() {
     }
     items = std::move(*items_it).get<std::vector<json>>();
   }
-  absl::string_view kind = StringAt(*list, "kind");
+  const std::string list_kind = StringAt(*list, "kind");
+  absl::string_view kind = list_kind;
   const std::string api_version = StringAt(*list, "apiVersion");
   std::string item_kind;
   if (absl::ConsumeSuffix(&kind, "List")) item_kind = std::string(kind);
@@ -170,18 +170,18 @@ absl::Status Reflector::List() {
     ++stats_.lists;
   }
   if (handler_.replace) handler_.replace(std::move(items));
-  synced_.Notify();
+  if (!synced_.HasBeenNotified()) synced_.Notify();
   return absl::OkStatus();
 }
 
 Reflector::WatchEnd Reflector::WatchOnce() {
-  const std::string path = WithQuery(
-      collection_path_,
-      {{"watch", "true"},
-       {"resourceVersion", resource_version()},
-       {"allowWatchBookmarks", "true"},
-       {"timeoutSeconds",
-        absl::StrCat(absl::ToInt64Seconds(options_.watch_timeout))}});
+  const std::string path =
+      WithQuery(collection_path_,
+                {{"watch", "true"},
+                 {"resourceVersion", resource_version()},
+                 {"allowWatchBookmarks", "true"},
+                 {"timeoutSeconds",
+                  absl::StrCat(absl::ToInt64Seconds(options_.watch_timeout))}});
   {
     absl::MutexLock lock(&mu_);
     ++stats_.watches;

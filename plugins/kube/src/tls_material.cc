@@ -49,19 +49,19 @@ absl::StatusOr<std::vector<X509Ptr>> ParseCertificates(absl::string_view pem,
   ClearErrorsOnExit clear_errors;
   const size_t expected = CountOccurrences(pem, "-----BEGIN CERTIFICATE-----");
   if (expected == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": no PEM certificate (-----BEGIN CERTIFICATE-----)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": no PEM certificate (-----BEGIN CERTIFICATE-----)"));
   }
   BioPtr bio = MemoryBio(pem);
   std::vector<X509Ptr> certs;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, NoPassword,
-                                        nullptr)) {
+  while (X509* cert =
+             PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr)) {
     certs.emplace_back(cert);
   }
   if (certs.size() != expected) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": certificate ", certs.size() + 1, " of ",
-                     expected, " does not parse"));
+        absl::StrCat(what, ": certificate ", certs.size() + 1, " of ", expected,
+                     " does not parse"));
   }
   return certs;
 }
@@ -73,8 +73,8 @@ absl::StatusOr<EvpPkeyPtr> ParsePrivateKey(absl::string_view pem,
   EvpPkeyPtr key(
       PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr));
   if (key == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": not an unencrypted PEM private key"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not an unencrypted PEM private key"));
   }
   return key;
 }

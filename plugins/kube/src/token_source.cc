@@ -22,8 +22,7 @@ absl::Status TokenSource::Load() {
 
 std::string TokenSource::Token() {
   absl::MutexLock lock(&mu_);
-  if (!token_file_.empty() &&
-      clock_->Now() - last_read_ >= refresh_interval_) {
+  if (!token_file_.empty() && clock_->Now() - last_read_ >= refresh_interval_) {
     // Errors are dropped on purpose: see the header.
     ReadLocked().IgnoreError();
   }

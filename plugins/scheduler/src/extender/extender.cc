@@ -49,9 +49,10 @@ std::string Summary(size_t nodes, const std::map<std::string, int>& codes) {
 
 // Extender priorities by rank in the node choice: the reserved node 10, the
 // others 9 down to 0, so kube-scheduler's sum leans to the reservation.
-std::map<std::string, int, std::less<>> Priorities(
+absl::flat_hash_map<std::string, int> Priorities(
     const std::vector<const NodeVerdict*>& ranked, absl::string_view reserved) {
-  std::map<std::string, int, std::less<>> priorities;
+  absl::flat_hash_map<std::string, int> priorities;
+  priorities.reserve(ranked.size());
   const size_t others = ranked.size() > 0 ? ranked.size() - 1 : 0;
   size_t rank = 0;
   for (const NodeVerdict* verdict : ranked) {
@@ -170,7 +171,12 @@ void Extender::DropUnboundLocked(const std::string& uid) {
 
 FilterResult Extender::Filter(const ExtenderArgs& args) {
   FilterResult result;
-  const std::vector<std::string> names = args.NodeNamesOrFromList();
+  // kube-scheduler sends NodeNames (nodeCacheCapable); a copy is made only
+  // for the NodeList form.
+  std::vector<std::string> from_list;
+  if (!args.node_names) from_list = args.NodeNamesOrFromList();
+  const std::vector<std::string>& names =
+      args.node_names ? *args.node_names : from_list;
   auto echo = [&](const std::vector<std::string>& passing) {
     result.node_names = passing;
     if (args.nodes) result.nodes = NodeListWith(*args.nodes, passing);
@@ -209,13 +215,31 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     DropUnboundLocked(uid);
   }
 
-  std::vector<NodeVerdict> verdicts = scheduler_->Filter(*request, names);
+  // Fits need no text; the rejected nodes (usually few) are evaluated again
+  // to say why.
+  std::vector<NodeVerdict> verdicts = scheduler_->Screen(*request, names);
+  std::vector<std::string> rejected_names;
+  for (const NodeVerdict& verdict : verdicts) {
+    if (!verdict.fit.fits()) rejected_names.push_back(verdict.node);
+  }
+  std::vector<NodeVerdict> explained;
+  if (!rejected_names.empty()) {
+    explained = scheduler_->Filter(*request, rejected_names);
+  }
   std::vector<const NodeVerdict*> fits;
   std::map<std::string, int> codes;
-  for (const NodeVerdict& verdict : verdicts) {
+  size_t next_explained = 0;
+  for (NodeVerdict& verdict : verdicts) {
     if (verdict.fit.fits()) {
       fits.push_back(&verdict);
       continue;
+    }
+    // The state may have moved between the two passes; the second pass's
+    // verdict is what the node gets, and a node that fits by then is simply
+    // reported unfit this time.
+    if (next_explained < explained.size()) {
+      NodeVerdict& reason = explained[next_explained++];
+      if (!reason.fit.fits()) verdict.fit = std::move(reason.fit);
     }
     const absl::string_view code = ReasonCodeName(verdict.fit.code);
     ++codes[std::string(code)];
@@ -285,7 +309,10 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
 }
 
 std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
-  const std::vector<std::string> names = args.NodeNamesOrFromList();
+  std::vector<std::string> from_list;
+  if (!args.node_names) from_list = args.NodeNamesOrFromList();
+  const std::vector<std::string>& names =
+      args.node_names ? *args.node_names : from_list;
   std::vector<HostPriority> priorities;
   priorities.reserve(names.size());
   absl::StatusOr<PodRequest> request =
@@ -307,7 +334,7 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
     }
   }
   // No filter of ours came first (or its reservation expired): rank afresh.
-  std::vector<NodeVerdict> verdicts = scheduler_->Filter(*request, names);
+  std::vector<NodeVerdict> verdicts = scheduler_->Screen(*request, names);
   std::vector<const NodeVerdict*> ranked;
   for (const NodeVerdict& verdict : verdicts) {
     if (verdict.fit.fits()) ranked.push_back(&verdict);

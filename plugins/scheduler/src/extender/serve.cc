@@ -25,6 +25,8 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop.store(true); }
 
+}  // namespace
+
 absl::Status SetLogLevel(const std::string& level) {
   spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
@@ -38,6 +40,8 @@ absl::Status SetLogLevel(const std::string& level) {
                       spdlog::pattern_time_type::utc);
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::StatusOr<Config> LoadConfig(const std::string& path) {
   if (path.empty()) return Config{};
@@ -80,40 +84,58 @@ absl::Status Serve(const ServeOptions& options) {
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
                     extender_options);
 
-  kube::Reflector nodes(
-      client.get(), "/api/v1/nodes",
-      kube::ReflectorHandler{
-          [&](std::vector<nlohmann::json> items) {
-            extender.OnNodesReplaced(items);
-            LogNode(LogLevel::kInfo, "",
-                    absl::StrCat("nodes listed: ", items.size()));
-          },
-          [&](absl::string_view type, const nlohmann::json& object) {
-            extender.OnNodeEvent(type, object);
-          }},
-      kube::ReflectorOptions{});
-  kube::Reflector pods(
-      client.get(), "/api/v1/pods",
-      kube::ReflectorHandler{
-          [&](std::vector<nlohmann::json> items) {
-            extender.OnPodsReplaced(items);
-            LogNode(LogLevel::kInfo, "",
-                    absl::StrCat("pods listed: ", items.size()));
-          },
-          [&](absl::string_view type, const nlohmann::json& object) {
-            extender.OnPodEvent(type, object);
-          }},
-      kube::ReflectorOptions{});
+  // One reflector per collection, feeding the extender's handlers.
+  auto watch = [&](const char* path, const char* what, auto replace,
+                   auto event) {
+    return std::make_unique<kube::Reflector>(
+        client.get(), path,
+        kube::ReflectorHandler{
+            [&extender, replace, what](std::vector<nlohmann::json> items) {
+              (extender.*replace)(items);
+              LogNode(LogLevel::kInfo, "",
+                      absl::StrCat(what, " listed: ", items.size()));
+            },
+            [&extender, event](absl::string_view type,
+                               const nlohmann::json& object) {
+              (extender.*event)(type, object);
+            }},
+        kube::ReflectorOptions{});
+  };
+  std::unique_ptr<kube::Reflector> nodes_watch =
+      watch("/api/v1/nodes", "nodes", &Extender::OnNodesReplaced,
+            &Extender::OnNodeEvent);
+  std::unique_ptr<kube::Reflector> pods_watch = watch(
+      "/api/v1/pods", "pods", &Extender::OnPodsReplaced, &Extender::OnPodEvent);
+  kube::Reflector& nodes = *nodes_watch;
+  kube::Reflector& pods = *pods_watch;
   auto ready = [&] { return nodes.synced() && pods.synced(); };
   MetricsAppender watch_metrics = [&](std::string& text) {
+    const std::pair<const char*, const kube::Reflector*> watches[] = {
+        {"nodes", &nodes}, {"pods", &pods}};
     absl::StrAppend(&text,
                     "# HELP deviceshare_watch_synced Whether the first list "
-                    "of the resource is done.\n"
-                    "# TYPE deviceshare_watch_synced gauge\n",
-                    "deviceshare_watch_synced{resource=\"nodes\"} ",
-                    nodes.synced() ? 1 : 0, "\n",
-                    "deviceshare_watch_synced{resource=\"pods\"} ",
-                    pods.synced() ? 1 : 0, "\n");
+                    "of the collection is done.\n"
+                    "# TYPE deviceshare_watch_synced gauge\n");
+    for (const auto& [name, reflector] : watches) {
+      absl::StrAppend(&text, "deviceshare_watch_synced{resource=\"", name,
+                      "\"} ", reflector->synced() ? 1 : 0, "\n");
+    }
+    absl::StrAppend(&text,
+                    "# HELP deviceshare_watch_relists_total Lists after the "
+                    "first (the watch's resourceVersion expired).\n"
+                    "# TYPE deviceshare_watch_relists_total counter\n");
+    for (const auto& [name, reflector] : watches) {
+      absl::StrAppend(&text, "deviceshare_watch_relists_total{resource=\"",
+                      name, "\"} ", reflector->stats().relists, "\n");
+    }
+    absl::StrAppend(&text,
+                    "# HELP deviceshare_watch_errors_total Failed lists or "
+                    "watches (each retried with backoff).\n"
+                    "# TYPE deviceshare_watch_errors_total counter\n");
+    for (const auto& [name, reflector] : watches) {
+      absl::StrAppend(&text, "deviceshare_watch_errors_total{resource=\"", name,
+                      "\"} ", reflector->stats().errors, "\n");
+    }
   };
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<ExtenderServer> server,

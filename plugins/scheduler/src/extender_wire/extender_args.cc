@@ -1,4 +1,6 @@
-// DecodeExtenderArgs and the NodeList helpers of extender_wire.h.
+// DecodeExtenderArgs, its general field reader (extender_args_fields.h)
+// and the NodeList helpers of extender_wire.h.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "deviceshare/extender/extender_wire.h"
 #include "deviceshare/status_macros.h"
+#include "extender_args_fields.h"
 #include "go_object.h"
 #include "json_text.h"
 
@@ -103,27 +106,45 @@ const Json* Items(const Json& node_list) {
 
 }  // namespace
 
-absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(absl::string_view body) {
+namespace internal {
+
+absl::StatusOr<ExtenderArgs> ReadExtenderArgsFields(absl::string_view body) {
   DS_ASSIGN_OR_RETURN(GoObject object, GoObject::Parse(body, "ExtenderArgs"));
   ExtenderArgs args;
-  Json* pod = object.Field("Pod", GoFieldKind::kPointer);
-  if (pod == nullptr) {
-    return absl::InvalidArgumentError("ExtenderArgs.Pod: missing or null");
+  if (Json* pod = object.Field("Pod", GoFieldKind::kPointer)) {
+    args.pod = std::move(*pod);
   }
-  DS_RETURN_IF_ERROR(CheckNamedObject(*pod, "ExtenderArgs.Pod"));
-  args.pod = std::move(*pod);
   if (Json* names = object.Field("NodeNames", GoFieldKind::kPointer)) {
     DS_ASSIGN_OR_RETURN(args.node_names, DecodeNodeNames(*names));
   }
   if (Json* nodes = object.Field("Nodes", GoFieldKind::kPointer)) {
-    DS_RETURN_IF_ERROR(CheckNodeList(*nodes));
     args.nodes = std::move(*nodes);
   }
+  return args;
+}
+
+}  // namespace internal
+
+absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(absl::string_view body) {
+  std::optional<ExtenderArgs> fields = internal::ScanPlainExtenderArgs(body);
+  if (!fields.has_value()) {
+    DS_ASSIGN_OR_RETURN(fields, internal::ReadExtenderArgsFields(body));
+  }
+  ExtenderArgs& args = *fields;
+  if (args.pod.is_null()) {
+    return absl::InvalidArgumentError("ExtenderArgs.Pod: missing or null");
+  }
+  DS_RETURN_IF_ERROR(CheckNamedObject(args.pod, "ExtenderArgs.Pod"));
+  if (args.node_names.has_value()) {
+    DS_RETURN_IF_ERROR(
+        CheckCount("ExtenderArgs.NodeNames", args.node_names->size()));
+  }
+  if (args.nodes.has_value()) DS_RETURN_IF_ERROR(CheckNodeList(*args.nodes));
   if (!args.node_names.has_value() && !args.nodes.has_value()) {
     return absl::InvalidArgumentError(
         "ExtenderArgs: neither NodeNames nor Nodes is set");
   }
-  return args;
+  return std::move(args);
 }
 
 std::vector<std::string> ExtenderArgs::NodeNamesOrFromList() const {

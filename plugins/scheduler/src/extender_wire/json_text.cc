@@ -8,35 +8,6 @@
 namespace deviceshare::extender::internal {
 namespace {
 
-// The length of the valid UTF-8 sequence starting at text[i] (a byte >=
-// 0x80), or 0 when it is not one (RFC 3629: no overlong forms, surrogates
-// or code points above U+10FFFF).
-size_t Utf8SequenceLength(absl::string_view text, size_t i) {
-  const auto byte = [&](size_t k) -> uint8_t {
-    return i + k < text.size() ? static_cast<uint8_t>(text[i + k]) : 0;
-  };
-  const auto continuation = [](uint8_t b, uint8_t lo = 0x80,
-                               uint8_t hi = 0xBF) {
-    return b >= lo && b <= hi;
-  };
-  const uint8_t lead = byte(0);
-  if (lead >= 0xC2 && lead <= 0xDF) return continuation(byte(1)) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    const uint8_t lo = lead == 0xE0 ? 0xA0 : 0x80;
-    const uint8_t hi = lead == 0xED ? 0x9F : 0xBF;
-    return continuation(byte(1), lo, hi) && continuation(byte(2)) ? 3 : 0;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    const uint8_t lo = lead == 0xF0 ? 0x90 : 0x80;
-    const uint8_t hi = lead == 0xF4 ? 0x8F : 0xBF;
-    return continuation(byte(1), lo, hi) && continuation(byte(2)) &&
-                   continuation(byte(3))
-               ? 4
-               : 0;
-  }
-  return 0;
-}
-
 void AppendEscapedAscii(uint8_t c, std::string* out) {
   switch (c) {
     case '"':
@@ -90,20 +61,44 @@ bool EightPlain(const char* p) {
 
 }  // namespace
 
+size_t Utf8SequenceLength(absl::string_view text, size_t i) {
+  const auto byte = [&](size_t k) -> uint8_t {
+    return i + k < text.size() ? static_cast<uint8_t>(text[i + k]) : 0;
+  };
+  const auto continuation = [](uint8_t b, uint8_t lo = 0x80,
+                               uint8_t hi = 0xBF) {
+    return b >= lo && b <= hi;
+  };
+  const uint8_t lead = byte(0);
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(byte(1)) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const uint8_t lo = lead == 0xE0 ? 0xA0 : 0x80;
+    const uint8_t hi = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(byte(1), lo, hi) && continuation(byte(2)) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const uint8_t lo = lead == 0xF0 ? 0x90 : 0x80;
+    const uint8_t hi = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(byte(1), lo, hi) && continuation(byte(2)) &&
+                   continuation(byte(3))
+               ? 4
+               : 0;
+  }
+  return 0;
+}
+
+size_t SkipPlain(absl::string_view text, size_t i) {
+  while (i + 8 <= text.size() && EightPlain(text.data() + i)) i += 8;
+  while (i < text.size() && kPlain[static_cast<uint8_t>(text[i])]) ++i;
+  return i;
+}
+
 void AppendJsonString(absl::string_view text, std::string* out) {
   out->push_back('"');
   size_t run_start = 0;  // bytes [run_start, i) are copied as they are
   size_t i = 0;
-  while (i < text.size()) {
-    if (i + 8 <= text.size() && EightPlain(text.data() + i)) {
-      i += 8;
-      continue;
-    }
+  while ((i = SkipPlain(text, i)) < text.size()) {
     const auto c = static_cast<uint8_t>(text[i]);
-    if (kPlain[c]) {
-      ++i;
-      continue;
-    }
     if (c >= 0x80) {
       if (size_t length = Utf8SequenceLength(text, i); length > 0) {
         i += length;

@@ -100,6 +100,10 @@ class ClusterState {
 
   const NodeState* FindNode(absl::string_view name) const;
   const PodRecord* FindPod(absl::string_view pod_uid) const;
+  // Changes whenever the node's ledgers or inventory change, and is never
+  // reused (a replaced node gets a new one): a verdict computed for version
+  // v still holds while the node is at v. 0 for a node not in the state.
+  uint64_t NodeVersion(const NodeState& node) const;
   // Nodes by name.
   const std::map<std::string, std::unique_ptr<NodeState>, std::less<>>& nodes()
       const {
@@ -131,10 +135,15 @@ class ClusterState {
   const BackendSet* backends_;
   std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
   std::vector<const NodeState*> nodes_by_name_;
+  // The same nodes hashed by name: FindNode runs once per candidate node of
+  // every extender call.
+  absl::flat_hash_map<std::string, NodeState*> node_index_;
   std::map<NodeShape, ShapeGroup> shape_groups_;
   // Where each node sits in shape_groups_: its group and utilisation.
   absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, BucketKey>>
       index_position_;
+  absl::flat_hash_map<const NodeState*, uint64_t> versions_;
+  uint64_t last_version_ = 0;
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
       pods_by_node_;

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -100,10 +101,25 @@ class Scheduler {
       const Config& config, const BackendRegistry& registry);
 
   // Verdicts for `node_names` (all nodes when empty), in the given order
-  // (sorted by name for all nodes). Pure.
+  // (sorted by name for all nodes). Pure. Without `explain`, an unfit
+  // verdict may carry its code alone (no message), which is much cheaper
+  // when most nodes are rejected or when only the fits matter.
   std::vector<NodeVerdict> Filter(const PodRequest& request,
-                                  absl::Span<const std::string> node_names = {})
-      const ABSL_LOCKS_EXCLUDED(mu_);
+                                  absl::Span<const std::string> node_names = {},
+                                  bool explain = true) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Filter(request, node_names, /*explain=*/false), remembered: a node's
+  // verdict for a request of the same shape (the PodRequest without its
+  // identity) is reused while the node is unchanged
+  // (ClusterState::NodeVersion), so filtering the replicas of a workload
+  // over thousands of nodes costs a lookup per unchanged node. Verdicts
+  // carry code, score, stranded capacity and mode only: no allocation, no
+  // message. The memory is bounded (kMaxScreenShapes request shapes).
+  std::vector<NodeVerdict> Screen(
+      const PodRequest& request, absl::Span<const std::string> node_names) const
+      ABSL_LOCKS_EXCLUDED(mu_, screen_mu_);
+  static constexpr size_t kMaxScreenShapes = 256;
 
   // Filters all nodes, picks the best, commits it. A pod that fits nowhere
   // is not an error: the outcome has no allocation and the reasons.
@@ -162,8 +178,8 @@ class Scheduler {
                        const PlacementOptions& options) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::vector<NodeVerdict> FilterLocked(
-      const PodRequest& request, absl::Span<const std::string> node_names) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+      const PodRequest& request, absl::Span<const std::string> node_names,
+      bool explain = true) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   PlacementOptions OptionsFor(const PodRequest& request) const;
   PlaceOutcome PlaceLocked(const PodRequest& request,
                            absl::Span<const std::string> candidates)
@@ -185,10 +201,24 @@ class Scheduler {
   bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
                       const GpuHeadroom& headroom) const;
 
+  // One node's remembered Screen() verdict.
+  struct ScreenEntry {
+    uint64_t version = 0;
+    ReasonCode code = ReasonCode::kFits;
+    int score = 0;
+    int stranded_percent = 0;
+    SharingMode mode = SharingMode::kHamiCore;
+  };
+
   const Config config_;
   const BackendSet backends_;
   mutable absl::Mutex mu_;
   ClusterState state_ ABSL_GUARDED_BY(mu_);
+  // Taken after mu_ (shared), never before.
+  mutable absl::Mutex screen_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  mutable absl::flat_hash_map<
+      std::string, absl::flat_hash_map<const NodeState*, ScreenEntry>>
+      screen_cache_ ABSL_GUARDED_BY(screen_mu_);
 };
 
 }  // namespace deviceshare

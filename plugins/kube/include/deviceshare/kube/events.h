@@ -30,8 +30,7 @@ struct PodRef {
 // first/lastTimestamp `now` (RFC 3339, seconds), count 1. A message longer
 // than 1024 bytes is cut (at a UTF-8 boundary) and marked with "...".
 nlohmann::json MakePodEvent(const PodRef& pod, absl::string_view type,
-                            absl::string_view reason,
-                            absl::string_view message,
+                            absl::string_view reason, absl::string_view message,
                             absl::string_view component, absl::Time now);
 
 // POSTs MakePodEvent(...) to /api/v1/namespaces/<ns>/events.

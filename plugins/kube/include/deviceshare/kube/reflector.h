@@ -91,8 +91,9 @@ class Reflector {
   // Starts the thread. A second call, or one after Stop(), does nothing.
   void Start();
 
-  // Ends the thread, cutting a running request short; returns once it has
-  // ended (within about 100 ms). Idempotent.
+  // Ends the thread and returns once it has ended: at once from a backoff
+  // wait, within about 100 ms from an open watch; a LIST in flight is let
+  // finish (ApiClientOptions::read_timeout bounds it). Idempotent.
   void Stop();
 
   // True once the first list has been handed to `replace`.

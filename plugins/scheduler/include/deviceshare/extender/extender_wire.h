@@ -20,10 +20,13 @@
 // is an InvalidArgument error naming the field and the value, e.g.
 // `ExtenderArgs.NodeNames[3]: 42 is not a string`.
 //
-// The encoders write the JSON text directly (no intermediate tree): a filter
-// answer listing thousands of node names is produced on every scheduling
-// cycle. Strings are escaped per RFC 8259; bytes that are not valid UTF-8
-// become U+FFFD, as Go's encoder does, so the output is always valid JSON.
+// Both directions avoid a JSON value per node name, since a filter call
+// carries thousands of them on every scheduling cycle: the decoder reads
+// kube-scheduler's plain NodeNames bodies with a scanner of its own (other
+// bodies take the general path, with the same result), and the encoders
+// write the JSON text directly. Strings are escaped per RFC 8259; bytes that
+// are not valid UTF-8 become U+FFFD, as Go's encoder does, so the output is
+// always valid JSON.
 //
 // Thread safety: every function is pure and may be called concurrently.
 #ifndef DEVICESHARE_EXTENDER_EXTENDER_WIRE_H_

@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "deviceshare/model/pod_allocation.h"
@@ -43,7 +44,7 @@ struct Reservation {
   PodAllocation allocation;
   // Extender priorities (0..10) of the nodes /filter found fit, kept for
   // the /prioritize call that follows.
-  std::map<std::string, int, std::less<>> priorities;
+  absl::flat_hash_map<std::string, int> priorities;
   // The pod was deleted while a bind was in flight; the bind must undo.
   bool deleted = false;
 };

@@ -23,6 +23,11 @@ struct ServeOptions {
   std::string log_level = "info";  // trace|debug|info|warn|error|off
 };
 
+// Sets the level of the extender's log (stderr, one line per record):
+// trace | debug | info | warn | error | off; InvalidArgument naming the
+// flag otherwise.
+absl::Status SetLogLevel(const std::string& level);
+
 // Runs the extender; returns when a signal asks it to stop (OK) or when it
 // cannot start (the error names the flag or file at fault).
 absl::Status Serve(const ServeOptions& options);
