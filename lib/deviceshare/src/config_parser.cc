@@ -8,8 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deviceshare/config/config_fields.h"
 #include "device_config_parser.h"
+#include "deviceshare/config/config_fields.h"
 #include "deviceshare/k8s/yaml_json.h"
 #include "deviceshare/status_macros.h"
 
