@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,6 +20,7 @@
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
 #include "testing/scheduler_process.h"
+#include "testing/test_pki.h"
 #include "testing/wait_for.h"
 
 namespace deviceshare {
@@ -270,6 +273,43 @@ TEST_F(ExtenderE2eTest, MetricsCoverVerbsReasonsAndGpus) {
   EXPECT_THAT(text, HasSubstr("deviceshare_extender_binds_total 1"));
 }
 
+TEST_F(ExtenderE2eTest, ServesHttpsWithTheGivenCertificate) {
+  api_.UpsertNode(HamiNodeObject({.name = "n"}));
+  const ::deviceshare::testing::TestPki pki =
+      ::deviceshare::testing::MakeTestPki("deviceshare-e2e-ca");
+  const std::string cert = (dir_ / "tls.crt").string();
+  const std::string key = (dir_ / "tls.key").string();
+  for (const auto& [path, text] : {std::pair{cert, pki.server.cert_pem},
+                                   std::pair{key, pki.server.key_pem}}) {
+    std::ofstream(path) << text;
+  }
+  scheduler_ = std::make_unique<SchedulerProcess>(
+      DEVICESHARE_SCHEDULER_BIN,
+      std::vector<std::string>{"--kubeconfig", kubeconfig_, "--address",
+                               "127.0.0.1:0", "--tls-cert", cert, "--tls-key",
+                               key});
+  ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
+  httplib::SSLClient tls("127.0.0.1", scheduler_->port());
+  tls.set_ca_cert_store(::deviceshare::testing::NewStoreWith(pki.ca));
+  tls.enable_server_certificate_verification(true);
+  ASSERT_TRUE(WaitFor([&] {
+    auto ready = tls.Get("/readyz");
+    return ready && ready->status == 200;
+  })) << scheduler_->Log();
+  // Plain HTTP gets no answer from a TLS port.
+  httplib::Client plain("127.0.0.1", scheduler_->port());
+  plain.set_read_timeout(2, 0);
+  auto answer = plain.Get("/healthz");
+  EXPECT_TRUE(!answer || answer->status != 200);
+  // A key that is not one is refused at start, naming the flags.
+  SchedulerProcess broken(
+      DEVICESHARE_SCHEDULER_BIN,
+      {"--kubeconfig", kubeconfig_, "--address", "127.0.0.1:0", "--tls-cert",
+       cert, "--tls-key", cert});
+  EXPECT_FALSE(broken.Start(absl::Seconds(3)).ok());
+  EXPECT_THAT(broken.Log(), HasSubstr("--tls-cert"));
+}
+
 // Acceptance: 200 pods each asking a tenth of a GPU, filtered and bound in
 // parallel over HTTP against one 8-GPU node.
 TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
@@ -283,6 +323,12 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
   StartScheduler();
   std::atomic<int> bound{0};
   std::atomic<int> explained{0};
+  absl::Mutex mu;
+  std::vector<std::string> unexplained;  // what the test saw instead
+  auto note = [&](std::string what) {
+    absl::MutexLock lock(&mu);
+    unexplained.push_back(std::move(what));
+  };
   std::vector<std::thread> threads;
   for (int t = 0; t < 16; ++t) {
     threads.emplace_back([&, t] {
@@ -295,10 +341,18 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
             "/filter",
             nlohmann::json({{"Pod", pod}, {"NodeNames", {"n"}}}).dump(),
             "application/json");
-        if (!filtered || filtered->status != 200) continue;
+        if (!filtered || filtered->status != 200) {
+          note(absl::StrCat(name, ": filter HTTP ",
+                            filtered ? filtered->status : -1));
+          continue;
+        }
         nlohmann::json result = nlohmann::json::parse(filtered->body);
         if (result["NodeNames"].empty()) {
-          if (result["FailedNodes"].contains("n")) ++explained;
+          if (result["FailedNodes"].contains("n")) {
+            ++explained;
+          } else {
+            note(absl::StrCat(name, ": filter ", filtered->body));
+          }
           continue;
         }
         auto bind =
@@ -309,12 +363,17 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
                                         {"Node", "n"}})
                             .dump(),
                         "application/json");
-        if (!bind) continue;
+        if (!bind) {
+          note(absl::StrCat(name, ": bind: no answer"));
+          continue;
+        }
         const std::string error = nlohmann::json::parse(bind->body)["Error"];
         if (error.empty()) {
           ++bound;
         } else if (error.find("does not fit") != std::string::npos) {
           ++explained;  // the room went to another pod meanwhile
+        } else {
+          note(absl::StrCat(name, ": bind: ", error));
         }
       }
     });
@@ -322,6 +381,7 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(bound.load(), 80);
   EXPECT_EQ(explained.load(), 120);  // every other pod got a reason
+  EXPECT_THAT(unexplained, IsEmpty());
   EXPECT_EQ(api_.Bindings().size(), 80u);
   // What the API server holds: per GPU at most 10 tenants, 81920 MiB and
   // 100% of the cores.

@@ -134,7 +134,6 @@ FakeApiServer::FakeApiServer(FakeApiServerOptions options)
   // Responses go out as several writes; without this, Nagle's algorithm
   // and the client's delayed ACK add 40 ms to many of them.
   server_->set_tcp_nodelay(true);
-  server_->set_tcp_nodelay(true);  // no Nagle delay on small answers
   // An idle keep-alive connection holds a server thread; a short timeout
   // frees it (and shutdown) soon after a client goes quiet.
   server_->set_keep_alive_timeout(2);

@@ -43,8 +43,15 @@ absl::Status SchedulerProcess::Start(absl::Duration timeout) {
   const int read_fd = pipe_fds[0];
   reader_ = std::thread([this, read_fd] { Drain(read_fd); });
   const std::regex serving("serving address=[^ ]*:([0-9]+)");
+  bool exited = false;
   const bool started = WaitFor(
       [&] {
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+          exited = true;
+          pid_ = -1;
+          return true;
+        }
         std::smatch match;
         const std::string log = Log();
         if (std::regex_search(log, match, serving)) {
@@ -54,6 +61,11 @@ absl::Status SchedulerProcess::Start(absl::Duration timeout) {
         return false;
       },
       timeout);
+  if (exited) {
+    if (reader_.joinable()) reader_.join();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "deviceshare-scheduler serve exited at start; log:\n", Log()));
+  }
   if (!started) {
     return absl::DeadlineExceededError(absl::StrCat(
         "deviceshare-scheduler serve did not start; log:\n", Log()));

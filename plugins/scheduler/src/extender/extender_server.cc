@@ -1,5 +1,7 @@
 #include "deviceshare/extender/extender_server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -11,6 +13,19 @@
 #include "httplib.h"
 
 namespace deviceshare::extender {
+namespace {
+
+// httplib listens with a backlog of 5: when kube-scheduler opens a burst of
+// connections (parallel binds), the overflow stalls for a second or is
+// dropped. Listening again on the bound socket widens the queue.
+template <typename Base>
+class WideBacklog : public Base {
+ public:
+  using Base::Base;
+  void WidenBacklog() { ::listen(this->svr_sock_, SOMAXCONN); }
+};
+
+}  // namespace
 
 class ExtenderServer::Impl {
  public:
@@ -29,16 +44,19 @@ class ExtenderServer::Impl {
           "--tls-cert and --tls-key: give both or neither");
     }
     if (!options_.tls_cert_file.empty()) {
-      auto server = std::make_unique<httplib::SSLServer>(
+      auto server = std::make_unique<WideBacklog<httplib::SSLServer>>(
           options_.tls_cert_file.c_str(), options_.tls_key_file.c_str());
       if (!server->is_valid()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--tls-cert ", options_.tls_cert_file, " / --tls-key ",
             options_.tls_key_file, ": not a usable PEM certificate and key"));
       }
+      widen_backlog_ = [raw = server.get()] { raw->WidenBacklog(); };
       server_ = std::move(server);
     } else {
-      server_ = std::make_unique<httplib::Server>();
+      auto server = std::make_unique<WideBacklog<httplib::Server>>();
+      widen_backlog_ = [raw = server.get()] { raw->WidenBacklog(); };
+      server_ = std::move(server);
     }
     const int threads =
         options_.threads > 0
@@ -52,9 +70,10 @@ class ExtenderServer::Impl {
     // Answers are written in pieces; without this, Nagle and delayed ACKs
     // add tens of milliseconds to a round trip.
     server_->set_tcp_nodelay(true);
-    // kube-scheduler keeps its connections; let it.
+    // kube-scheduler keeps its connections; let it, but free the thread an
+    // idle connection holds (httplib serves a connection per thread) soon.
     server_->set_keep_alive_max_count(100000);
-    server_->set_keep_alive_timeout(60);
+    server_->set_keep_alive_timeout(5);
     server_->set_read_timeout(30, 0);
     server_->set_write_timeout(30, 0);
     Route();
@@ -63,6 +82,7 @@ class ExtenderServer::Impl {
     } else if (server_->bind_to_port(options_.host, options_.port)) {
       port_ = options_.port;
     }
+    if (port_ > 0) widen_backlog_();
     if (port_ <= 0) {
       return absl::UnavailableError(
           absl::StrCat("--address ", options_.host, ":", options_.port,
@@ -175,6 +195,7 @@ class ExtenderServer::Impl {
   const ServerOptions options_;
   ExtenderMetrics metrics_;
   std::unique_ptr<httplib::Server> server_;
+  std::function<void()> widen_backlog_;
   int port_ = -1;
   std::thread thread_;
   bool stopped_ = false;

@@ -41,7 +41,10 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   size_t max_body_bytes = 16 << 20;
-  int threads = 0;  // 0: max(8, 2 x hardware threads)
+  // httplib serves each connection on one thread while it is kept alive, so
+  // this bounds the connections served at once. 0: max(64, 4 x hardware
+  // threads).
+  int threads = 0;
 };
 
 // Extra /metrics lines computed at scrape time (watch state, say).
