@@ -454,3 +454,19 @@ TEST(EncodeBindingResultTest, EmitsErrorEvenWhenEmpty) {
 
 }  // namespace
 }  // namespace deviceshare::extender
+
+namespace deviceshare::extender {
+namespace {
+
+// Found by the fuzzer: nlohmann stops at a NUL byte as if the text ended, so
+// a scanner that cut "null\0..." out of the body and parsed only that piece
+// accepted a body that is not JSON.
+TEST(DecodeExtenderArgsTest, ControlBytesAfterAValueAreNotJson) {
+  std::string body = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null)";
+  body += std::string("\0\0\0\x0f", 4);
+  body += R"(,"NodeNames":["a"]})";
+  EXPECT_FALSE(DecodeExtenderArgs(body).ok());
+}
+
+}  // namespace
+}  // namespace deviceshare::extender

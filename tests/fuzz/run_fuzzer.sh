@@ -48,10 +48,13 @@ rm -rf "$corpus"
 mkdir -p "$corpus" "$build/artifacts"
 cp "$fuzz_dir"/corpus/* "$corpus"/
 
+# libFuzzer exits 77 on a crash by default, which ctest would read as
+# "skipped": failures exit 1 instead (-error_exitcode, -timeout_exitcode).
 # LeakSanitizer is on; where ptrace is denied (some containers) it cannot
 # run: set ASAN_OPTIONS=detect_leaks=0 there.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 exec "$build/extender_decoders_fuzzer" "$corpus" \
   -dict="$fuzz_dir/extender.dict" \
   -max_total_time="$seconds" -max_len=16384 -timeout=30 -rss_limit_mb=2048 \
+  -error_exitcode=1 -timeout_exitcode=1 \
   -print_final_stats=1 -artifact_prefix="$build/artifacts/"

@@ -101,6 +101,10 @@ class PlainScanner {
           if (depth == 0) return EndScalar(start);
           break;
         default:
+          // A control byte outside a string is never JSON, but nlohmann
+          // stops at a NUL as if the text ended there: leave such a body to
+          // the general reader, which sees the whole of it.
+          if (static_cast<unsigned char>(c) < 0x20) return std::nullopt;
           break;
       }
     }
