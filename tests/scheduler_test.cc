@@ -556,5 +556,32 @@ TEST(SchedulerModesTest, AGrantReadBackTakesTheModeOfItsGpu) {
   EXPECT_EQ(used_slots(), 0);
 }
 
+// Place tries the candidates in order and commits to the first that fits;
+// the ones tried before it are reported, so a caller whose filter is a
+// moment old learns which nodes stopped fitting.
+TEST(SchedulerPlaceTest, ReportsTheCandidatesThatNoLongerFit) {
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_TRUE(scheduler->UpsertNode(MakeNode("full", 1, 10000)).ok());
+  ASSERT_TRUE(scheduler->UpsertNode(MakeNode("free", 1, 10000)).ok());
+  const std::vector<std::string> order = {"full", "free"};
+  ASSERT_TRUE(
+      scheduler->Place(MakePod("a", {GpuContainer("c", 1, 9000)}), {order[0]})
+          .ok());
+  auto placed =
+      scheduler->Place(MakePod("b", {GpuContainer("c", 1, 9000)}), order);
+  ASSERT_TRUE(placed.ok());
+  ASSERT_TRUE(placed->placed.has_value());
+  EXPECT_EQ(placed->placed->node, "free");
+  ASSERT_EQ(placed->rejected.size(), 1u);
+  EXPECT_EQ(placed->rejected[0].node, "full");
+  EXPECT_EQ(placed->rejected[0].fit.code, ReasonCode::kInsufficientMemory);
+  // Nothing left: every candidate's verdict, and nothing placed.
+  auto none =
+      scheduler->Place(MakePod("c", {GpuContainer("c", 1, 9000)}), order);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->placed.has_value());
+  EXPECT_EQ(none->rejected.size(), 2u);
+}
+
 }  // namespace
 }  // namespace deviceshare

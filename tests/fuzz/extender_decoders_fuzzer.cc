@@ -57,18 +57,6 @@ void FuzzPlainScanner(absl::string_view body) {
   Check(plain->nodes == general->nodes);
 }
 
-std::map<std::string, std::string> StringAnnotations(const json& pod) {
-  std::map<std::string, std::string> annotations;
-  auto metadata = pod.find("metadata");
-  if (metadata == pod.end() || !metadata->is_object()) return annotations;
-  auto found = metadata->find("annotations");
-  if (found == metadata->end() || !found->is_object()) return annotations;
-  for (const auto& [key, value] : found->items()) {
-    if (value.is_string()) annotations[key] = value.get<std::string>();
-  }
-  return annotations;
-}
-
 void FuzzExtenderArgs(absl::string_view body) {
   auto args = ext::DecodeExtenderArgs(body);
   if (!args.ok()) return;
@@ -99,7 +87,7 @@ void FuzzExtenderArgs(absl::string_view body) {
       deviceshare::ParsePodRequest(args->pod, deviceshare::DeviceConfig{});
   if (request.ok()) {
     auto allocation = deviceshare::AllocationFromAnnotations(
-        *request, StringAnnotations(args->pod), "n");
+        *request, ::deviceshare::PodAnnotationMap(args->pod), "n");
     (void)allocation;
   }
   if (args->nodes.has_value()) {

@@ -165,6 +165,19 @@ std::map<std::string, std::optional<std::string>> RollbackAnnotations(
   return annotations;
 }
 
+std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod) {
+  std::map<std::string, std::string> annotations;
+  if (!pod.is_object()) return annotations;
+  auto metadata = pod.find("metadata");
+  if (metadata == pod.end() || !metadata->is_object()) return annotations;
+  auto found = metadata->find("annotations");
+  if (found == metadata->end() || !found->is_object()) return annotations;
+  for (const auto& [key, value] : found->items()) {
+    if (value.is_string()) annotations[key] = value.get<std::string>();
+  }
+  return annotations;
+}
+
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,

@@ -113,8 +113,7 @@ NodeVerdict Scheduler::Evaluate(const PodRequest& request,
     if (!fit.fits()) {
       if (explain_choice) {
         considered.push_back(absl::StrFormat(
-            "%s: %s", SharingModeName(backend->mode()),
-            fit.message.empty() ? ReasonCodeName(fit.code) : fit.message));
+            "%s: %s", SharingModeName(backend->mode()), fit.Reason()));
       }
       if (asked == 1) unfit = std::move(fit);
       continue;
@@ -423,14 +422,12 @@ absl::StatusOr<PlaceOutcome> Scheduler::Place(
     outcome.replaced = existing->allocation;
     PodRequest old_request = existing->request;
     state_.RemovePod(request.uid);
-    // Put back exactly what was released when nothing else fits; the
-    // ledger is as it was a moment ago, so this cannot fail to fit.
-    auto restore = [&] {
-      absl::Status status = state_.AddPod(old_request, *outcome.replaced);
-      if (!status.ok()) outcome.replaced.reset();
-    };
     PlaceOutcome placed = PlaceLocked(request, candidates);
-    if (!placed.placed) restore();
+    // Nothing else fits: put back exactly what was released. The ledger is
+    // as it was a moment ago, so this cannot fail to fit.
+    if (!placed.placed && !state_.AddPod(old_request, *outcome.replaced).ok()) {
+      outcome.replaced.reset();
+    }
     outcome.placed = std::move(placed.placed);
     outcome.rejected = std::move(placed.rejected);
     return outcome;
@@ -447,7 +444,6 @@ PlaceOutcome Scheduler::PlaceLocked(const PodRequest& request,
     if (verdict.front().fit.fits() &&
         state_.AddPod(request, verdict.front().fit.allocation).ok()) {
       outcome.placed = std::move(verdict.front());
-      outcome.rejected.clear();
       return outcome;
     }
     outcome.rejected.push_back(std::move(verdict.front()));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
+#include "pod_fields.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -30,12 +31,6 @@ bool Unresolvable(ReasonCode code) {
     default:
       return false;
   }
-}
-
-std::string Reason(const NodeVerdict& verdict) {
-  return verdict.fit.message.empty()
-             ? std::string(ReasonCodeName(verdict.fit.code))
-             : verdict.fit.message;
 }
 
 // "0/3 nodes fit: 2 InsufficientMemory, 1 TypeMismatch".
@@ -66,6 +61,29 @@ absl::flat_hash_map<std::string, int> Priorities(
     ++rank;
   }
   return priorities;
+}
+
+// The candidate nodes of a call. kube-scheduler sends NodeNames
+// (nodeCacheCapable); only the NodeList form is copied, into `storage`.
+const std::vector<std::string>& CandidateNames(
+    const ExtenderArgs& args, std::vector<std::string>& storage) {
+  if (args.node_names) return *args.node_names;
+  storage = args.NodeNamesOrFromList();
+  return storage;
+}
+
+// One priority per candidate, in the candidates' order; 0 for a node the
+// ranking does not hold (it did not fit).
+std::vector<HostPriority> Answer(
+    const std::vector<std::string>& names,
+    const absl::flat_hash_map<std::string, int>& priorities) {
+  std::vector<HostPriority> answer;
+  answer.reserve(names.size());
+  for (const std::string& name : names) {
+    auto found = priorities.find(name);
+    answer.push_back({name, found == priorities.end() ? 0 : found->second});
+  }
+  return answer;
 }
 
 }  // namespace
@@ -171,12 +189,8 @@ void Extender::DropUnboundLocked(const std::string& uid) {
 
 FilterResult Extender::Filter(const ExtenderArgs& args) {
   FilterResult result;
-  // kube-scheduler sends NodeNames (nodeCacheCapable); a copy is made only
-  // for the NodeList form.
   std::vector<std::string> from_list;
-  if (!args.node_names) from_list = args.NodeNamesOrFromList();
-  const std::vector<std::string>& names =
-      args.node_names ? *args.node_names : from_list;
+  const std::vector<std::string>& names = CandidateNames(args, from_list);
   auto echo = [&](const std::vector<std::string>& passing) {
     result.node_names = passing;
     if (args.nodes) result.nodes = NodeListWith(*args.nodes, passing);
@@ -246,7 +260,7 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     CountRejection(code);
     (Unresolvable(verdict.fit.code) ? result.failed_and_unresolvable_nodes
                                     : result.failed_nodes)[verdict.node] =
-        Reason(verdict);
+        verdict.fit.Reason();
   }
   std::sort(fits.begin(), fits.end(),
             [](const NodeVerdict* a, const NodeVerdict* b) {
@@ -279,7 +293,7 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
   for (const NodeVerdict& verdict : placed->rejected) {
     lost.insert(verdict.node);
     CountRejection(ReasonCodeName(verdict.fit.code));
-    result.failed_nodes[verdict.node] = Reason(verdict);
+    result.failed_nodes[verdict.node] = verdict.fit.Reason();
   }
   std::vector<std::string> passing;
   for (const std::string& node : order) {
@@ -310,29 +324,19 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
 
 std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
   std::vector<std::string> from_list;
-  if (!args.node_names) from_list = args.NodeNamesOrFromList();
-  const std::vector<std::string>& names =
-      args.node_names ? *args.node_names : from_list;
-  std::vector<HostPriority> priorities;
-  priorities.reserve(names.size());
-  absl::StatusOr<PodRequest> request =
-      ParsePodRequest(args.pod, scheduler_->config().device);
-  if (!request.ok() || !request->HasGpuRequest()) {
-    for (const std::string& name : names) priorities.push_back({name, 0});
-    return priorities;
-  }
+  const std::vector<std::string>& names = CandidateNames(args, from_list);
   {
+    // The filter that came first left its ranking: no need to parse the
+    // pod again.
     absl::MutexLock lock(&mu_);
-    auto it = reservations_.find(request->uid);
+    auto it = reservations_.find(PodUid(args.pod));
     if (it != reservations_.end() && !it->second.priorities.empty()) {
-      for (const std::string& name : names) {
-        auto found = it->second.priorities.find(name);
-        priorities.push_back(
-            {name, found == it->second.priorities.end() ? 0 : found->second});
-      }
-      return priorities;
+      return Answer(names, it->second.priorities);
     }
   }
+  absl::StatusOr<PodRequest> request =
+      ParsePodRequest(args.pod, scheduler_->config().device);
+  if (!request.ok() || !request->HasGpuRequest()) return Answer(names, {});
   // No filter of ours came first (or its reservation expired): rank afresh.
   std::vector<NodeVerdict> verdicts = scheduler_->Screen(*request, names);
   std::vector<const NodeVerdict*> ranked;
@@ -343,13 +347,8 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
             [](const NodeVerdict* a, const NodeVerdict* b) {
               return Scheduler::Better(*a, *b);
             });
-  const auto by_rank =
-      Priorities(ranked, ranked.empty() ? "" : ranked.front()->node);
-  for (const std::string& name : names) {
-    auto found = by_rank.find(name);
-    priorities.push_back({name, found == by_rank.end() ? 0 : found->second});
-  }
-  return priorities;
+  return Answer(names,
+                Priorities(ranked, ranked.empty() ? "" : ranked.front()->node));
 }
 
 int Extender::ExpireReservations() {

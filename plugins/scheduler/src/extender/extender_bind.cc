@@ -9,6 +9,7 @@
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
+#include "pod_fields.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -18,14 +19,6 @@ std::map<std::string, std::optional<std::string>> ToPatch(
   std::map<std::string, std::optional<std::string>> patch;
   for (const auto& [key, value] : annotations) patch[key] = value;
   return patch;
-}
-
-std::string BoundNode(const nlohmann::json& pod) {
-  const nlohmann::json* spec =
-      pod.is_object() && pod.contains("spec") ? &pod["spec"] : nullptr;
-  if (spec == nullptr || !spec->is_object()) return "";
-  auto it = spec->find("nodeName");
-  return it != spec->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace
@@ -149,15 +142,14 @@ std::string Extender::Bind(const BindingArgs& args) {
       absl::StatusOr<PlaceOutcome> placed =
           scheduler_->Place(*request, {node}, /*replace=*/true);
       if (!placed.ok() || !placed->placed) {
-        std::string why = !placed.ok() ? std::string(placed.status().message())
-                          : placed->rejected.empty()
-                              ? std::string("no verdict")
-                              : (placed->rejected.front().fit.message.empty()
-                                     ? std::string(ReasonCodeName(
-                                           placed->rejected.front().fit.code))
-                                     : placed->rejected.front().fit.message);
-        if (placed.ok() && !placed->rejected.empty()) {
-          CountRejection(ReasonCodeName(placed->rejected.front().fit.code));
+        // One candidate: when it does not take the pod, its verdict says why.
+        std::string why;
+        if (!placed.ok()) {
+          why = std::string(placed.status().message());
+        } else {
+          const NodeFit& fit = placed->rejected.front().fit;
+          CountRejection(ReasonCodeName(fit.code));
+          why = fit.Reason();
         }
         // kube-scheduler retries the pod from filter; its old reservation
         // would only hold room it no longer wants.

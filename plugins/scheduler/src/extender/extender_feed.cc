@@ -11,49 +11,10 @@
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
+#include "pod_fields.h"
 
 namespace deviceshare::extender {
 namespace {
-
-// Reads a string field by path; empty when absent or not a string.
-std::string Text(const nlohmann::json& object,
-                 std::initializer_list<const char*> path) {
-  const nlohmann::json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) return "";
-    auto it = at->find(key);
-    if (it == at->end()) return "";
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
-
-std::map<std::string, std::string> Annotations(const nlohmann::json& object) {
-  std::map<std::string, std::string> annotations;
-  if (!object.is_object()) return annotations;
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return annotations;
-  auto it = metadata->find("annotations");
-  if (it == metadata->end() || !it->is_object()) return annotations;
-  for (const auto& [key, value] : it->items()) {
-    if (value.is_string()) annotations[key] = value.get<std::string>();
-  }
-  return annotations;
-}
-
-std::string PodUid(const nlohmann::json& pod) {
-  std::string uid = Text(pod, {"metadata", "uid"});
-  if (!uid.empty()) return uid;
-  std::string ns = Text(pod, {"metadata", "namespace"});
-  return absl::StrCat(ns.empty() ? "default" : ns, "/",
-                      Text(pod, {"metadata", "name"}));
-}
-
-std::string PodKey(const nlohmann::json& pod) {
-  std::string ns = Text(pod, {"metadata", "namespace"});
-  return absl::StrCat(ns.empty() ? "default" : ns, "/",
-                      Text(pod, {"metadata", "name"}));
-}
 
 // When the record was written (vgpu-time, unix seconds), if it says.
 std::optional<absl::Time> DecisionTime(
@@ -72,7 +33,7 @@ std::optional<absl::Time> DecisionTime(
 // The node a record is for: the binding, else the record's node key.
 std::string RecordNode(const nlohmann::json& pod,
                        const std::map<std::string, std::string>& annotations) {
-  std::string node = Text(pod, {"spec", "nodeName"});
+  std::string node = BoundNode(pod);
   if (!node.empty()) return node;
   for (const char* key : {keys::kHamiNode, keys::kVolcanoNode}) {
     auto it = annotations.find(key);
@@ -180,7 +141,7 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
     scheduler_->Release(uid);
     return;
   }
-  const std::map<std::string, std::string> annotations = Annotations(pod);
+  const std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
   // Pods that carry no record and have no reservation are not ours to track
   // (most pods of a cluster ask for no GPU): skip parsing them.
   const bool has_record = annotations.count(keys::kHamiAllocated) ||
@@ -218,7 +179,7 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
     CountUnaccounted();
     return;
   }
-  const bool bound = !Text(pod, {"spec", "nodeName"}).empty();
+  const bool bound = !BoundNode(pod).empty();
   if (reservation != reservations_.end()) {
     Reservation& ours = reservation->second;
     switch (ours.state) {

@@ -65,6 +65,11 @@ struct NodeFit {
   PodAllocation allocation;
 
   bool fits() const { return code == ReasonCode::kFits; }
+  // The message, or the code's name when the verdict carries none (an
+  // unexplained one).
+  std::string Reason() const {
+    return message.empty() ? std::string(ReasonCodeName(code)) : message;
+  }
 };
 
 }  // namespace deviceshare

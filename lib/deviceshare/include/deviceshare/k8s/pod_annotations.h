@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
+#include "nlohmann/json.hpp"
 
 namespace deviceshare {
 
@@ -33,6 +34,11 @@ std::map<std::string, std::string> AllocationAnnotations(
 // node agent of either project leaves the pod alone.
 std::map<std::string, std::optional<std::string>> RollbackAnnotations(
     Dialect dialect);
+
+// A Pod object's metadata.annotations with string values, as
+// AllocationFromAnnotations reads them; empty when the pod has none (or
+// they are not a mapping). Values that are not strings are left out.
+std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod);
 
 // Reads the allocation record of `request`'s pod back from its annotations
 // (either dialect; HAMi's wins if both are present). Returns nullopt when the

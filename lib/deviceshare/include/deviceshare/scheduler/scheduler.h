@@ -87,7 +87,9 @@ struct PlaceOutcome {
   // The verdict of the node that took the pod (fit.allocation is what was
   // committed); unset when no candidate fits.
   std::optional<NodeVerdict> placed;
-  // When no candidate fits: every candidate's verdict, in the given order.
+  // The verdicts of the candidates tried before the one that took the pod
+  // (all of them when none did), in the given order: a caller that
+  // filtered earlier learns which nodes stopped fitting meanwhile.
   std::vector<NodeVerdict> rejected;
   // The pod's placement that `replace` released (and, when nothing fit,
   // put back), if it had one.
