@@ -29,7 +29,9 @@ using ::deviceshare::testing::MigBackend;
 using ::deviceshare::testing::MigGpu;
 using ::deviceshare::testing::MigPod;
 using ::deviceshare::testing::OnlyGrant;
+using ::deviceshare::testing::Slot;
 using ::deviceshare::testing::StatusIs;
+using ::deviceshare::testing::WithSevenOneG10gb;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -353,10 +355,6 @@ TEST_F(MigBackendTest, MixedNodeSendsEachPodToAGpuWhoseProfilesHoldIt) {
 
 // ---- Hardware instances (Gpu::mig_instances) ----
 
-MigSlot Slot(const std::string& profile, int32_t start, int32_t size) {
-  return MigSlot{profile, start, size, "", -1};
-}
-
 TEST_F(MigBackendTest, FreeAdequateHardwareInstanceIsReused) {
   Gpu gpu = H100(0);
   gpu.mig_instances = {Slot("2g.20gb", 0, 2), Slot("1g.10gb", 2, 1),
@@ -429,9 +427,7 @@ TEST_F(MigBackendTest, HardwareInstancesCountTowardsProfileCaps) {
 }
 
 TEST_F(MigBackendTest, IdleGpuWhoseInstancesAreInTheWayIsRepartitioned) {
-  Gpu gpu = H100(0);
-  for (int s = 0; s < 7; ++s)
-    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  Gpu gpu = WithSevenOneG10gb(H100(0));
   NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node);
@@ -443,9 +439,7 @@ TEST_F(MigBackendTest, IdleGpuWhoseInstancesAreInTheWayIsRepartitioned) {
 }
 
 TEST_F(MigBackendTest, InstancesARepartitionDestroyedAreNotReusedLater) {
-  Gpu gpu = H100(0);
-  for (int s = 0; s < 7; ++s)
-    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  Gpu gpu = WithSevenOneG10gb(H100(0));
   NodeState node = MakeNodeState({gpu});
   ASSERT_OK(Allocate(MigPod("a", {GpuContainer("c", 1, 40448)}), node));
   // The hardware is not re-reported yet, but the repartition destroyed every
@@ -478,9 +472,7 @@ TEST_F(MigBackendTest, InstancesARepartitionDestroyedDoNotCountTowardsCaps) {
 }
 
 TEST_F(MigBackendTest, BusyGpuIsNeverRepartitioned) {
-  Gpu gpu = H100(0);
-  for (int s = 0; s < 7; ++s)
-    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  Gpu gpu = WithSevenOneG10gb(H100(0));
   NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> small =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);

@@ -25,8 +25,10 @@ using ::deviceshare::testing::MakeNodeState;
 using ::deviceshare::testing::MakePod;
 using ::deviceshare::testing::MigPod;
 using ::deviceshare::testing::OnlyGrant;
+using ::deviceshare::testing::Slot;
 using ::deviceshare::testing::StatusIs;
 using ::deviceshare::testing::VolcanoA100Groups;
+using ::deviceshare::testing::WithSevenOneG10gb;
 using ::testing::HasSubstr;
 
 constexpr char kA100_80[] = "NVIDIA A100-SXM4-80GB";
@@ -387,14 +389,8 @@ TEST_F(MigConfigMapTest, GeometryThatCannotBeLaidOutHasNoProfile) {
             ReasonCode::kMigNoProfile);
 }
 
-MigSlot Slot(const std::string& profile, int32_t start, int32_t size) {
-  return MigSlot{profile, start, size, "", -1};
-}
-
 TEST_F(MigConfigMapTest, HardwareInstancesOfTheGroupAreReused) {
-  Gpu gpu = A100(0);
-  for (int s = 0; s < 7; ++s)
-    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  Gpu gpu = WithSevenOneG10gb(A100(0));
   NodeState node = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9000)}), node);
@@ -404,9 +400,7 @@ TEST_F(MigConfigMapTest, HardwareInstancesOfTheGroupAreReused) {
 }
 
 TEST_F(MigConfigMapTest, IdleGpuIsRepartitionedBusyOneIsNot) {
-  Gpu gpu = A100(0);
-  for (int s = 0; s < 7; ++s)
-    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  Gpu gpu = WithSevenOneG10gb(A100(0));
   NodeState idle = MakeNodeState({gpu});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 30000)}), idle);

@@ -21,6 +21,17 @@ Gpu MigGpu(int index, const std::string& model, int64_t memory_mib,
   return gpu;
 }
 
+MigSlot Slot(const std::string& profile, int32_t start, int32_t size) {
+  return MigSlot{profile, start, size, "", -1};
+}
+
+Gpu WithSevenOneG10gb(Gpu gpu) {
+  for (int s = 0; s < 7; ++s) {
+    gpu.mig_instances.push_back(Slot("1g.10gb", s, 1));
+  }
+  return gpu;
+}
+
 NodeState MakeNodeState(std::vector<Gpu> gpus) {
   NodeInventory inventory;
   inventory.name = "n1";

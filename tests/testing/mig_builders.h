@@ -23,6 +23,14 @@ namespace deviceshare::testing {
 Gpu MigGpu(int index, const std::string& model, int64_t memory_mib,
            const std::string& uuid_prefix = "GPU-mig-");
 
+// A MIG instance the node reports (Gpu::mig_instances): `profile` at
+// `start`, `size` memory slices, no configMap group.
+MigSlot Slot(const std::string& profile, int32_t start, int32_t size);
+
+// `gpu` with seven 1g.10gb instances already made, at slices 0..6 (an
+// A100-80GB or H100-80GB cut into its smallest profile).
+Gpu WithSevenOneG10gb(Gpu gpu);
+
 // Node "n1" with `gpus`.
 NodeState MakeNodeState(std::vector<Gpu> gpus);
 
