@@ -19,7 +19,7 @@
 #include "httplib.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
-#include "testing/scheduler_process.h"
+#include "testing/server_process.h"
 #include "testing/test_pki.h"
 #include "testing/wait_for.h"
 

@@ -1,2 +1,287 @@
-// deviceshare-node-agent: placeholder until the command line lands.
-int main() { return 2; }
+// deviceshare-node-agent: the node agent's command line.
+//
+//   deviceshare-node-agent discover [flags]   prints the node's GPUs
+//   deviceshare-node-agent serve [flags]      registers the node and serves
+//                                             kubelet's device plugin API
+//
+// Invalid input exits 2 with one line naming the flag or file and the value.
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/agent/agent_service.h"
+#include "deviceshare/agent/discovery_json.h"
+#include "deviceshare/agent/inventory_source.h"
+#include "deviceshare/agent/node_registrar.h"
+#include "deviceshare/agent/nvml_source.h"
+#include "deviceshare/cli/command_flags.h"
+#include "deviceshare/config/config_parser.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, inventory, "",
+          "GPU inventory file (YAML/JSON) used instead of NVML");
+ABSL_FLAG(std::string, output, "json", "discover: json | annotation");
+ABSL_FLAG(std::string, dialect, "hami", "hami | volcano");
+ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
+ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1", "NVML library");
+ABSL_FLAG(std::string, node_name, "", "serve: this node's name");
+ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
+ABSL_FLAG(std::string, device_plugin_dir, "/var/lib/kubelet/device-plugins",
+          "serve: kubelet's device plugin directory");
+ABSL_FLAG(std::string, state_dir, "/run/deviceshare", "serve: agent state");
+ABSL_FLAG(std::string, hook_path, "/usr/local/vgpu",
+          "serve: host dir of libvgpu.so and per-container dirs");
+ABSL_FLAG(std::string, mps_root, "/run/deviceshare/mps",
+          "serve: MPS pipe/log/shm root");
+ABSL_FLAG(std::string, mps_control, "nvidia-cuda-mps-control",
+          "serve: MPS control binary");
+ABSL_FLAG(std::string, gpu_mode, "hami-core",
+          "serve: hami-core | mps for GPUs not in MIG mode");
+ABSL_FLAG(std::string, cdi_kind, "", "serve: CDI kind, e.g. nvidia.com/gpu");
+ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(5),
+          "serve: GPU health poll");
+ABSL_FLAG(absl::Duration, register_interval, absl::Seconds(30),
+          "serve: registration refresh");
+ABSL_FLAG(std::string, log_level, "info", "serve: log level");
+
+namespace {
+
+using ::deviceshare::cli::FlagSpec;
+namespace agent = ::deviceshare::agent;
+
+constexpr char kProgram[] = "deviceshare-node-agent";
+
+constexpr FlagSpec kDiscoverFlags[] = {
+    {"inventory", false}, {"output", false},       {"dialect", false},
+    {"config", false},    {"nvml_library", false}, {"gpu_mode", false},
+};
+constexpr FlagSpec kServeFlags[] = {
+    {"node_name", false},
+    {"kubeconfig", false},
+    {"inventory", false},
+    {"device_plugin_dir", false},
+    {"config", false},
+    {"dialect", false},
+    {"state_dir", false},
+    {"hook_path", false},
+    {"mps_root", false},
+    {"mps_control", false},
+    {"gpu_mode", false},
+    {"cdi_kind", false},
+    {"nvml_library", false},
+    {"health_interval", false},
+    {"register_interval", false},
+    {"log_level", false},
+};
+
+constexpr char kHelp[] = R"help(Usage:
+  deviceshare-node-agent discover [--inventory FILE] [--output json|annotation]
+          [--dialect hami|volcano] [--config FILE] [--nvml-library PATH]
+          [--gpu-mode hami-core|mps]
+  deviceshare-node-agent serve --node-name NAME [--kubeconfig FILE]
+          [--inventory FILE] [--device-plugin-dir DIR] [--config FILE]
+          [--dialect hami|volcano] [--state-dir DIR] [--hook-path DIR]
+          [--mps-root DIR] [--mps-control PATH] [--gpu-mode hami-core|mps]
+          [--cdi-kind KIND] [--nvml-library PATH] [--health-interval 5s]
+          [--register-interval 30s] [--log-level info]
+
+discover prints the node's GPUs: from NVML (libnvidia-ml.so.1, loaded with
+dlopen; a machine without the driver gets a clear error) or from
+--inventory, a YAML/JSON file with the fields `discover --output json`
+prints ({"gpus": [{uuid, index, model, memory_mib, sm_count, numa,
+pci_device_id, mig_capable, health, ...}]}) or the short GPU form of the
+simulate cluster file (nodes: [{name, gpus: [{model, memory_mib, count}]}]).
+--output annotation prints the node registration as a merge patch for
+`kubectl patch node NAME --type merge -p "$(...)"`, shaped by the device
+config (--config: deviceSplitCount, deviceMemoryScaling, deviceCoreScaling)
+in the --dialect's annotation (hami.io/node-nvidia-register or
+volcano.sh/node-vgpu-register).
+
+serve runs the node agent (a DaemonSet; examples/deploy):
+  - registers the node's GPUs in the dialect's annotation, only when it
+    changes; unhealthy GPUs are registered unhealthy and come back when
+    healthy (polled every --health-interval);
+  - serves kubelet's device plugin API v1beta1 on
+    <device-plugin-dir>/deviceshare-<resource>.sock for the dialect's
+    resource (hami: the config's count resource, nvidia.com/gpu by default;
+    volcano: volcano.sh/vgpu-number), each GPU as deviceSplitCount replicas,
+    and re-registers when kubelet restarts;
+  - answers each Allocate with the share the scheduler recorded on that
+    pod (matched on the GPUs kubelet passes, checked again at
+    PreStartContainer against kubelet's checkpoint; see
+    plugins/node-agent/include/deviceshare/agent/allocation_matcher.h),
+    remembering what it served in <state-dir>/served-<node>.journal;
+  - creates MIG instances at the placement the scheduler chose, and runs
+    the MPS control daemon for --gpu-mode mps GPUs.
+Credentials: --kubeconfig, else the pod's service account.
+)help";
+
+int Fail(absl::string_view command, absl::string_view message) {
+  std::cerr << kProgram << " " << command << ": "
+            << absl::StrReplaceAll(message, {{"\n", " "}}) << "\n";
+  return 2;
+}
+
+std::optional<std::string> ParseDialect(const std::string& text,
+                                        deviceshare::Dialect& dialect) {
+  if (text == "hami") {
+    dialect = deviceshare::Dialect::kHami;
+  } else if (text == "volcano") {
+    dialect = deviceshare::Dialect::kVolcano;
+  } else {
+    return absl::StrCat("--dialect: \"", text,
+                        "\" is not one of hami, volcano");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseGpuMode(const std::string& text,
+                                        deviceshare::SharingMode& mode) {
+  if (text == "hami-core") {
+    mode = deviceshare::SharingMode::kHamiCore;
+  } else if (text == "mps") {
+    mode = deviceshare::SharingMode::kMps;
+  } else {
+    return absl::StrCat("--gpu-mode: \"", text,
+                        "\" is not one of hami-core, mps");
+  }
+  return std::nullopt;
+}
+
+int Discover(int argc, char** argv) {
+  std::set<std::string> given;
+  if (auto error = deviceshare::cli::ParseCommandFlags(argc, argv,
+                                                       kDiscoverFlags, given)) {
+    return Fail("discover", *error);
+  }
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output != "json" && output != "annotation") {
+    return Fail("discover", absl::StrCat("--output: \"", output,
+                                         "\" is not one of json, annotation"));
+  }
+  deviceshare::Dialect dialect;
+  if (auto error = ParseDialect(absl::GetFlag(FLAGS_dialect), dialect)) {
+    return Fail("discover", *error);
+  }
+  deviceshare::SharingMode mode;
+  if (auto error = ParseGpuMode(absl::GetFlag(FLAGS_gpu_mode), mode)) {
+    return Fail("discover", *error);
+  }
+  absl::StatusOr<deviceshare::Config> config =
+      agent::LoadConfigFile(absl::GetFlag(FLAGS_config));
+  if (!config.ok()) return Fail("discover", config.status().message());
+  absl::StatusOr<std::unique_ptr<agent::GpuSource>> source;
+  if (!absl::GetFlag(FLAGS_inventory).empty()) {
+    source = agent::OpenInventorySource(absl::GetFlag(FLAGS_inventory));
+  } else {
+    agent::NvmlSourceOptions nvml;
+    nvml.library_path = absl::GetFlag(FLAGS_nvml_library);
+    source = agent::OpenNvmlSource(nvml);
+  }
+  if (!source.ok()) return Fail("discover", source.status().message());
+  absl::StatusOr<std::vector<agent::DiscoveredGpu>> gpus =
+      (*source)->Discover();
+  if (!gpus.ok()) return Fail("discover", gpus.status().message());
+  if (output == "json") {
+    std::cout << agent::DiscoveryJson(*gpus).dump(2) << "\n";
+    return 0;
+  }
+  absl::StatusOr<std::vector<deviceshare::Gpu>> registered =
+      agent::RegisteredGpus(*gpus, config->device, mode);
+  if (!registered.ok()) return Fail("discover", registered.status().message());
+  nlohmann::json patch;
+  patch["metadata"]["annotations"][agent::RegistrationKey(dialect)] =
+      agent::RegistrationValue(*registered, dialect);
+  std::cout << patch.dump() << "\n";
+  return 0;
+}
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop.store(true); }
+
+int Serve(int argc, char** argv) {
+  std::set<std::string> given;
+  if (auto error =
+          deviceshare::cli::ParseCommandFlags(argc, argv, kServeFlags, given)) {
+    return Fail("serve", *error);
+  }
+  agent::AgentOptions options;
+  options.node_name = absl::GetFlag(FLAGS_node_name);
+  if (options.node_name.empty()) {
+    return Fail("serve",
+                "--node-name: required (the DaemonSet passes spec.nodeName)");
+  }
+  if (auto error =
+          ParseDialect(absl::GetFlag(FLAGS_dialect), options.dialect)) {
+    return Fail("serve", *error);
+  }
+  if (auto error =
+          ParseGpuMode(absl::GetFlag(FLAGS_gpu_mode), options.whole_gpu_mode)) {
+    return Fail("serve", *error);
+  }
+  options.kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
+  options.inventory = absl::GetFlag(FLAGS_inventory);
+  options.nvml_library = absl::GetFlag(FLAGS_nvml_library);
+  options.device_plugin_dir = absl::GetFlag(FLAGS_device_plugin_dir);
+  options.config_path = absl::GetFlag(FLAGS_config);
+  options.state_dir = absl::GetFlag(FLAGS_state_dir);
+  options.hook_path = absl::GetFlag(FLAGS_hook_path);
+  options.mps_root = absl::GetFlag(FLAGS_mps_root);
+  options.mps_control_binary = absl::GetFlag(FLAGS_mps_control);
+  options.cdi_kind = absl::GetFlag(FLAGS_cdi_kind);
+  options.health_interval = absl::GetFlag(FLAGS_health_interval);
+  options.register_interval = absl::GetFlag(FLAGS_register_interval);
+  if (options.health_interval <= absl::ZeroDuration()) {
+    return Fail("serve", "--health-interval: must be positive");
+  }
+  if (options.register_interval <= absl::ZeroDuration()) {
+    return Fail("serve", "--register-interval: must be positive");
+  }
+  const std::string level = absl::GetFlag(FLAGS_log_level);
+  const spdlog::level::level_enum parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return Fail("serve", absl::StrCat("--log-level: \"", level,
+                                      "\" is not one of trace, debug, info, "
+                                      "warn, error, critical, off"));
+  }
+  spdlog::set_level(parsed);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+  absl::Status status = agent::RunAgent(options, g_stop);
+  if (!status.ok()) {
+    spdlog::error("{}", status.ToString());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (deviceshare::cli::IsHelp(argv[i])) {
+      std::cout << kHelp;
+      return 0;
+    }
+  }
+  if (argc >= 2 && absl::string_view(argv[1]) == "discover") {
+    return Discover(argc, argv);
+  }
+  if (argc >= 2 && absl::string_view(argv[1]) == "serve") {
+    return Serve(argc, argv);
+  }
+  std::cerr << kProgram << ": "
+            << (argc < 2 ? std::string("no command")
+                         : absl::StrCat("unknown command \"", argv[1], "\""))
+            << "; the commands are `discover` and `serve` (see --help)\n";
+  return 2;
+}

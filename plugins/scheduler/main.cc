@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "deviceshare/cli/command_flags.h"
 #include "deviceshare/extender/serve.h"
 #include "deviceshare/policy/policy_kind.h"
 #include "deviceshare/simulate/json_report.h"
@@ -54,6 +55,9 @@ ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
 ABSL_FLAG(std::string, tls_key, "", "serve: PEM private key");
 ABSL_FLAG(absl::Duration, reservation_ttl, absl::Seconds(30),
           "serve: how long a filter reservation waits for its bind");
+ABSL_FLAG(absl::Duration, in_flight_timeout, absl::Seconds(60),
+          "serve: how long a pod whose node agent has not handed out its "
+          "GPUs keeps confusable pods off its node");
 ABSL_FLAG(std::string, log_level, "info", "serve: log level");
 ABSL_FLAG(int64_t, max_body_bytes, 16 << 20, "serve: request body cap");
 
@@ -94,7 +98,11 @@ pods carry their allocation records. /filter reserves the pod on its best
 node (the reservation expires unless a bind follows); /bind writes the
 allocation record in the pod's dialect (hami.io/... or volcano.sh/...,
 with bind-phase, node and time keys), then creates the Binding, and undoes
-both on failure. Logs go to stderr, one key=value line per record.
+both on failure. /bind refuses (kube-scheduler retries) while another pod
+on the node is still being handed its GPUs by the node agent (bind-phase
+allocating) and a container of each asks the same number of GPUs with a
+different share: kubelet's Allocate does not say which pod it is for.
+Logs go to stderr, one key=value line per record.
 
   --kubeconfig FILE     credentials (current context); default: in-cluster
                         (service account, KUBERNETES_SERVICE_HOST/PORT)
@@ -106,6 +114,9 @@ both on failure. Logs go to stderr, one key=value line per record.
   --reservation-ttl D   how long a filter reservation (or an unbound
                         allocation record) holds room without a bind
                         (default 30s; e.g. 45s, 2m)
+  --in-flight-timeout D how long such a pod keeps confusable pods off its
+                        node if its node agent never reports (default 60s;
+                        0 turns the rule off)
   --max-body-bytes N    larger request bodies get 413 (default 16777216)
   --log-level L         trace | debug | info (default) | warn | error | off
 
@@ -216,10 +227,8 @@ flags or input (one line naming the file, document or line, and field);
 )");
 }
 
-struct FlagSpec {
-  const char* name;
-  bool is_bool;
-};
+using ::deviceshare::cli::FlagSpec;
+using ::deviceshare::cli::IsHelp;
 
 constexpr FlagSpec kSimulateFlags[] = {
     {"cluster", false},         {"pods", false},
@@ -233,10 +242,15 @@ constexpr FlagSpec kSimulateFlags[] = {
 };
 
 constexpr FlagSpec kServeFlags[] = {
-    {"kubeconfig", false}, {"address", false},
-    {"config", false},     {"tls_cert", false},
-    {"tls_key", false},    {"reservation_ttl", false},
-    {"log_level", false},  {"max_body_bytes", false},
+    {"kubeconfig", false},
+    {"address", false},
+    {"config", false},
+    {"tls_cert", false},
+    {"tls_key", false},
+    {"reservation_ttl", false},
+    {"log_level", false},
+    {"max_body_bytes", false},
+    {"in_flight_timeout", false},
 };
 
 int Fail(absl::string_view command, absl::string_view message) {
@@ -247,49 +261,10 @@ int Fail(absl::string_view command, absl::string_view message) {
 
 int Fail(absl::string_view message) { return Fail("simulate", message); }
 
-// Parses argv[2..] into the absl flags. Returns the flags given (dashed
-// names), or an error message.
 std::optional<std::string> ParseFlags(int argc, char** argv,
                                       absl::Span<const FlagSpec> flags,
                                       std::set<std::string>& given) {
-  for (int i = 2; i < argc; ++i) {
-    absl::string_view arg = argv[i];
-    if (arg.size() < 2 || arg[0] != '-') {
-      return absl::StrCat("unexpected argument \"", arg,
-                          "\" (flags start with --; see --help)");
-    }
-    arg.remove_prefix(arg[1] == '-' ? 2 : 1);
-    std::optional<std::string> value;
-    if (size_t eq = arg.find('='); eq != absl::string_view::npos) {
-      value = std::string(arg.substr(eq + 1));
-      arg = arg.substr(0, eq);
-    }
-    const std::string name = absl::StrReplaceAll(arg, {{"-", "_"}});
-    const std::string dashed = absl::StrReplaceAll(arg, {{"_", "-"}});
-    const FlagSpec* spec = nullptr;
-    for (const FlagSpec& f : flags) {
-      if (name == f.name) spec = &f;
-    }
-    if (spec == nullptr) {
-      return absl::StrCat("unknown flag --", dashed, " (see --help)");
-    }
-    if (!value) {
-      if (spec->is_bool) {
-        value = "true";
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return absl::StrCat("--", dashed, " needs a value");
-      }
-    }
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    std::string error;
-    if (flag == nullptr || !flag->ParseFrom(*value, &error)) {
-      return absl::StrCat("--", dashed, "=", *value, ": ", error);
-    }
-    given.insert(dashed);
-  }
-  return std::nullopt;
+  return ::deviceshare::cli::ParseCommandFlags(argc, argv, flags, given);
 }
 
 // Sets `policy` from a --*-policy flag's text unless it is empty; returns
@@ -302,11 +277,6 @@ std::optional<std::string> ParsePolicy(
   if (!parsed.ok()) return std::string(parsed.status().message());
   policy = *parsed;
   return std::nullopt;
-}
-
-bool IsHelp(absl::string_view arg) {
-  return arg == "--help" || arg == "-help" || arg == "-h" || arg == "help" ||
-         arg == "--helpfull";
 }
 
 // HOST:PORT, [IPv6]:PORT or :PORT (all interfaces).
@@ -352,6 +322,10 @@ int Serve(int argc, char** argv) {
   options.reservation_ttl = absl::GetFlag(FLAGS_reservation_ttl);
   if (options.reservation_ttl <= absl::ZeroDuration()) {
     return Fail("serve", "--reservation-ttl: must be positive");
+  }
+  options.in_flight_timeout = absl::GetFlag(FLAGS_in_flight_timeout);
+  if (options.in_flight_timeout < absl::ZeroDuration()) {
+    return Fail("serve", "--in-flight-timeout: must not be negative");
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
   absl::Status status = deviceshare::extender::Serve(options);

@@ -1,4 +1,4 @@
-#include "testing/scheduler_process.h"
+#include "testing/server_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,19 +12,23 @@
 
 namespace deviceshare::testing {
 
-SchedulerProcess::SchedulerProcess(std::string binary,
-                                   std::vector<std::string> args)
-    : binary_(std::move(binary)), args_(std::move(args)) {}
+ServerProcess::ServerProcess(std::string binary, std::vector<std::string> args,
+                             std::string ready_pattern,
+                             std::vector<std::string> env)
+    : binary_(std::move(binary)),
+      args_(std::move(args)),
+      ready_pattern_(std::move(ready_pattern)),
+      env_(std::move(env)) {}
 
-SchedulerProcess::~SchedulerProcess() {
+ServerProcess::~ServerProcess() {
   if (pid_ > 0) Kill(SIGKILL);
   if (reader_.joinable()) reader_.join();
 }
 
-absl::Status SchedulerProcess::Start(absl::Duration timeout) {
+absl::Status ServerProcess::Start(absl::Duration timeout) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return absl::InternalError("pipe failed");
-  std::vector<std::string> argv_storage = {binary_, "serve"};
+  std::vector<std::string> argv_storage = {binary_};
   argv_storage.insert(argv_storage.end(), args_.begin(), args_.end());
   std::vector<char*> argv;
   for (std::string& arg : argv_storage) argv.push_back(arg.data());
@@ -36,13 +40,16 @@ absl::Status SchedulerProcess::Start(absl::Duration timeout) {
     dup2(pipe_fds[1], STDOUT_FILENO);
     close(pipe_fds[0]);
     close(pipe_fds[1]);
+    for (const std::string& assignment : env_) {
+      putenv(const_cast<char*>(assignment.c_str()));
+    }
     execv(argv[0], argv.data());
     _exit(127);
   }
   close(pipe_fds[1]);
   const int read_fd = pipe_fds[0];
   reader_ = std::thread([this, read_fd] { Drain(read_fd); });
-  const std::regex serving("serving address=[^ ]*:([0-9]+)");
+  const std::regex serving(ready_pattern_);
   bool exited = false;
   const bool started = WaitFor(
       [&] {
@@ -55,7 +62,9 @@ absl::Status SchedulerProcess::Start(absl::Duration timeout) {
         std::smatch match;
         const std::string log = Log();
         if (std::regex_search(log, match, serving)) {
-          port_ = std::stoi(match[1]);
+          if (match.size() > 1 && match[1].matched) {
+            port_ = std::stoi(match[1]);
+          }
           return true;
         }
         return false;
@@ -63,17 +72,17 @@ absl::Status SchedulerProcess::Start(absl::Duration timeout) {
       timeout);
   if (exited) {
     if (reader_.joinable()) reader_.join();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "deviceshare-scheduler serve exited at start; log:\n", Log()));
+    return absl::FailedPreconditionError(
+        absl::StrCat(binary_, " exited at start; log:\n", Log()));
   }
   if (!started) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "deviceshare-scheduler serve did not start; log:\n", Log()));
+    return absl::DeadlineExceededError(
+        absl::StrCat(binary_, " did not start; log:\n", Log()));
   }
   return absl::OkStatus();
 }
 
-void SchedulerProcess::Drain(int fd) {
+void ServerProcess::Drain(int fd) {
   char buffer[4096];
   while (true) {
     ssize_t n = read(fd, buffer, sizeof(buffer));
@@ -84,7 +93,7 @@ void SchedulerProcess::Drain(int fd) {
   close(fd);
 }
 
-int SchedulerProcess::Kill(int signal) {
+int ServerProcess::Kill(int signal) {
   if (pid_ <= 0) return -1;
   kill(pid_, signal);
   int status = 0;
@@ -94,9 +103,19 @@ int SchedulerProcess::Kill(int signal) {
   return status;
 }
 
-std::string SchedulerProcess::Log() const {
+std::string ServerProcess::Log() const {
   absl::MutexLock lock(&mu_);
   return log_;
 }
+
+SchedulerProcess::SchedulerProcess(std::string binary,
+                                   std::vector<std::string> args)
+    : ServerProcess(
+          std::move(binary),
+          [&] {
+            args.insert(args.begin(), "serve");
+            return std::move(args);
+          }(),
+          "serving address=[^ ]*:([0-9]+)") {}
 
 }  // namespace deviceshare::testing

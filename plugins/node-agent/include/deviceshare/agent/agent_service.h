@@ -1,0 +1,72 @@
+// File: agent/agent_service.h
+//
+// RunAgent: `deviceshare-node-agent serve`. Wires the parts together:
+//   GpuSource (NVML or inventory) -> RegisteredGpus -> NodeRegistrar
+//   pod watch (spec.nodeName=<node>) -> AllocationMatcher <- kubelet's
+//     DevicePluginServer (one resource, split replicas per GPU)
+//   MIG grants -> MigRealizer (NVML)        MPS GPUs -> MpsDaemon
+// and keeps them current: GPU health is polled every health_interval and a
+// change re-registers the node and re-advertises the devices at once; the
+// registration is compared with the node every register_interval (someone
+// may have edited it) and orphan MIG instances are swept then.
+#ifndef DEVICESHARE_AGENT_AGENT_SERVICE_H_
+#define DEVICESHARE_AGENT_AGENT_SERVICE_H_
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "deviceshare/agent/device_plugin_server.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/model/gpu.h"
+#include "deviceshare/model/pod_request.h"
+#include "deviceshare/model/sharing_mode.h"
+
+namespace deviceshare::agent {
+
+struct AgentOptions {
+  std::string node_name;
+  std::string kubeconfig;  // "" = in-cluster credentials
+  std::string inventory;   // "" = NVML
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string device_plugin_dir = "/var/lib/kubelet/device-plugins";
+  std::string config_path;  // "" = defaults
+  Dialect dialect = Dialect::kHami;
+  std::string state_dir = "/run/deviceshare";
+  std::string hook_path = "/usr/local/vgpu";
+  std::string mps_root = "/run/deviceshare/mps";
+  std::string mps_control_binary = "nvidia-cuda-mps-control";
+  // How GPUs not in MIG mode are shared: hami-core or mps.
+  SharingMode whole_gpu_mode = SharingMode::kHamiCore;
+  std::string cdi_kind;  // "" = no CDI device names
+  absl::Duration health_interval = absl::Seconds(5);
+  absl::Duration register_interval = absl::Seconds(30);
+  absl::Duration watchdog_interval = absl::Seconds(1);
+};
+
+// The deviceshare config file (config/config_parser.h); defaults for "".
+// Errors name --config and the file.
+absl::StatusOr<Config> LoadConfigFile(const std::string& path);
+
+// The kubelet resource the agent serves in `dialect`: Volcano's
+// "volcano.sh/vgpu-number", or HAMi's count resource (configurable,
+// "nvidia.com/gpu" by default).
+std::string AgentResourceName(Dialect dialect,
+                              const std::string& hami_count_resource);
+
+// Every GPU as `split_count` replicas "<uuid>::<i>", unhealthy GPUs'
+// replicas Unhealthy; NUMA nodes when `with_numa`.
+std::vector<AdvertisedDevice> AdvertisedDevices(const std::vector<Gpu>& gpus,
+                                                bool with_numa);
+
+// Runs until `stop` becomes true (checked about every 100 ms) or a part
+// fails for good. Errors name what failed.
+absl::Status RunAgent(const AgentOptions& options,
+                      const std::atomic<bool>& stop);
+
+}  // namespace deviceshare::agent
+
+#endif  // DEVICESHARE_AGENT_AGENT_SERVICE_H_

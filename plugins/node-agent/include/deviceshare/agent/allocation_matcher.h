@@ -1,0 +1,190 @@
+// File: agent/allocation_matcher.h
+//
+// AllocationMatcher: decides, for each Allocate call of kubelet, which pod's
+// container it is for, and answers with exactly the share the scheduler
+// recorded for that container -- never another pod's.
+//
+// Kubelet's device plugin API does not say which pod an Allocate is for:
+// it passes only device ids, and kubelet picks them. Upstream guesses "the
+// oldest pending pod with the same device count" and hands one pod's limits
+// to another when two such pods are in flight on a node. The protocol here:
+//
+//  1. Waiting containers: those of pods bound to this node with an
+//     allocation record, bind-phase not failed, not finished, not served
+//     yet -- in kubelet's admission order, which is the order the pods were
+//     decided and bound (record time, then the order this agent's watch saw
+//     them, which follows the same API server stream as kubelet's).
+//  2. GetPreferredAllocation(size) answers with replicas of exactly the GPUs
+//     of the first waiting container of that size. Device ids name their
+//     GPU ("<gpu-uuid>::<replica>"), so the ids kubelet then passes to
+//     Allocate name the GPUs the scheduler chose.
+//  3. Allocate takes the first waiting container whose grants cover exactly
+//     the GPUs of the ids (with multiplicity). Two waiting containers are
+//     "confusable" when they ask the same number of devices with different
+//     shares (GPUs, memory, cores, mode, MIG slot): no device id can tell
+//     them apart. deviceshare's scheduler never binds a pod to a node while
+//     a confusable pod is still in flight there (plugins/scheduler's bind),
+//     so with it the first match is the right one. Containers with the same
+//     share are interchangeable: whichever is taken, each gets exactly what
+//     its own pod asked for.
+//  4. Before answering, the match is written to the served journal
+//     (agent/served_journal.h) with the device ids, so a restarted agent
+//     neither serves a container twice nor forgets one. When every GPU
+//     container of a pod is served, its bind-phase becomes "success" (which
+//     ends its being in flight for the scheduler).
+//  5. PreStartContainer (this plugin requires it) runs after kubelet has
+//     recorded which pod holds the ids (agent/kubelet_checkpoint.h). If that
+//     is not the pod served -- records written by another scheduler can
+//     leave confusable pods in flight -- interchangeable shares only correct
+//     the journal; otherwise the container is refused: it never runs with
+//     another pod's limits.
+//
+// Thread safety: all methods may be called from any thread; one lock
+// serializes matching (kubelet admits one container at a time anyway).
+#ifndef DEVICESHARE_AGENT_ALLOCATION_MATCHER_H_
+#define DEVICESHARE_AGENT_ALLOCATION_MATCHER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "deviceshare/agent/container_allocator.h"
+#include "deviceshare/agent/pod_record.h"
+#include "deviceshare/agent/served_journal.h"
+#include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/model/gpu.h"
+
+namespace deviceshare::agent {
+
+struct AllocationMatcherOptions {
+  std::string node_name;
+  std::string resource_name = "nvidia.com/gpu";
+  std::string hook_path = "/usr/local/vgpu";
+  std::string mps_root = "/run/deviceshare/mps";
+  // kubelet_internal_checkpoint; "" skips the PreStart check.
+  std::string kubelet_checkpoint_path;
+  // When set (e.g. "nvidia.com/gpu"), containers also get CDI device names
+  // "<kind>=<uuid>" for every GPU or MIG uuid they see.
+  std::string cdi_kind;
+};
+
+// Completes a pod's MIG grants (mig_uuid, instance ids) before its edits are
+// made: creates or adopts the instances. Gets every live record, so that it
+// knows which instances are held.
+using MigPreparer = std::function<absl::Status(
+    const PodRecord& record, int32_t container_index,
+    std::vector<DeviceGrant>& grants, const std::vector<PodRecord>& live)>;
+
+// Writes annotations to a pod: "namespace/name" and a merge patch's
+// metadata.annotations (null deletes). Must not block for long; the
+// agent's PodPatchQueue retries in the background.
+using PodAnnotator =
+    std::function<void(const std::string& pod_key, const std::string& pod_uid,
+                       const nlohmann::json& annotations)>;
+
+struct MatcherStats {
+  int64_t served = 0;
+  int64_t refused = 0;     // Allocate calls answered with an error
+  int64_t confusable = 0;  // matches among differing candidates
+  int64_t swapped = 0;     // journal corrections at PreStart
+  int64_t prestart_refused = 0;
+};
+
+class AllocationMatcher : public ContainerAllocator {
+ public:
+  // `config` makes the backends whose edits containers get. `journal` is
+  // owned; `annotate` and `prepare_mig` may be empty.
+  static absl::StatusOr<std::unique_ptr<AllocationMatcher>> Create(
+      AllocationMatcherOptions options, const Config& config,
+      std::unique_ptr<ServedJournal> journal, PodAnnotator annotate,
+      MigPreparer prepare_mig);
+
+  // The node's GPUs as registered: a grant's mode comes from its GPU (an
+  // MPS GPU's grants are MPS whatever the record's strings say).
+  void SetGpus(const std::vector<Gpu>& gpus);
+
+  // The pod watch: every pod bound to the node (replace) and changes.
+  void ReplacePods(const std::vector<nlohmann::json>& pods);
+  void ApplyPod(absl::string_view type, const nlohmann::json& pod);
+
+  // ContainerAllocator.
+  absl::StatusOr<std::vector<std::string>> Preferred(
+      const std::vector<std::string>& available,
+      const std::vector<std::string>& must_include, int size) override;
+  absl::StatusOr<ContainerGrant> Allocate(
+      const std::vector<std::string>& device_ids) override;
+  absl::Status PreStart(const std::vector<std::string>& device_ids) override;
+
+  // Records of live pods (for tests).
+  std::vector<PodRecord> LiveRecords() const;
+  // Runs `work` on the live records while no Allocate can run: the orphan
+  // MIG sweep must not destroy an instance a new pod is being given.
+  void WithLiveRecords(
+      const std::function<void(const std::vector<PodRecord>&)>& work);
+  MatcherStats stats() const;
+
+ private:
+  struct PodState {
+    PodRecord record;
+    int64_t sequence = 0;  // watch arrival, breaks decided_at ties
+  };
+  struct Candidate {
+    const PodState* pod;
+    int32_t container_index;
+  };
+
+  AllocationMatcher(AllocationMatcherOptions options,
+                    std::unique_ptr<ServedJournal> journal,
+                    PodAnnotator annotate, MigPreparer prepare_mig);
+
+  void UpsertLocked(const nlohmann::json& pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ServedLocked(const std::string& uid, int32_t container) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waiting containers in decision order.
+  std::vector<Candidate> WaitingLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<PodRecord> LiveRecordsLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<ContainerGrant> EditsLocked(const PodState& pod,
+                                             int32_t container_index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MaybeFinishLocked(const PodState& pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const AllocationMatcherOptions options_;
+  const PodAnnotator annotate_;
+  const MigPreparer prepare_mig_;
+  std::map<SharingMode, std::unique_ptr<SharingBackend>> backends_;
+  DeviceConfig device_config_;
+
+  mutable absl::Mutex mu_;
+  std::unique_ptr<ServedJournal> journal_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Gpu> gpus_ ABSL_GUARDED_BY(mu_);
+  // Pods this agent marked bind-phase=success (a success it did not write
+  // means another plugin served the pod).
+  std::set<std::string> finished_ ABSL_GUARDED_BY(mu_);
+  int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  // Ids offered by GetPreferredAllocation and not yet allocated, with when
+  // the offer lapses: a second admission running meanwhile is offered other
+  // replicas (kubelet admits one at a time, a stress test may not).
+  std::map<std::string, absl::Time> offered_ ABSL_GUARDED_BY(mu_);
+  MatcherStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+// The GPU uuids of `grants` / of replica ids, sorted (with repeats).
+std::vector<std::string> GrantGpus(const std::vector<DeviceGrant>& grants);
+
+}  // namespace deviceshare::agent
+
+#endif  // DEVICESHARE_AGENT_ALLOCATION_MATCHER_H_

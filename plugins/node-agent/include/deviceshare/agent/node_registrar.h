@@ -1,0 +1,58 @@
+// File: agent/node_registrar.h
+//
+// NodeRegistrar: tells the scheduler what GPUs the node has, by the node's
+// registration annotation in the chosen dialect
+// (`hami.io/node-nvidia-register` JSON or `volcano.sh/node-vgpu-register`),
+// shaped by the device config map (split count, memory and core scaling:
+// config/device_registration.h). It patches the node only when the value
+// differs from what the node carries, so a restarted agent re-registers
+// (the value is compared afresh) and a heartbeat costs one GET. Unhealthy
+// GPUs are registered with health false -- both dialects carry it -- so
+// the scheduler stops placing on them; they come back when healthy.
+//
+// Thread safety: Register() may be called from one thread at a time.
+#ifndef DEVICESHARE_AGENT_NODE_REGISTRAR_H_
+#define DEVICESHARE_AGENT_NODE_REGISTRAR_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/agent/discovered_gpu.h"
+#include "deviceshare/config/device_config.h"
+#include "deviceshare/kube/api_client.h"
+#include "deviceshare/model/gpu.h"
+#include "deviceshare/model/pod_request.h"
+
+namespace deviceshare::agent {
+
+// The GPUs as the node registers them: each physical GPU through
+// RegisteredGpu(config); a GPU in MIG mode is mode mig, any other gets
+// `whole_gpu_mode` (hami-core or mps; an MPS GPU is mps_capable).
+absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
+    const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
+    SharingMode whole_gpu_mode);
+
+// The annotation key and value for `gpus` in `dialect`.
+std::string RegistrationKey(Dialect dialect);
+std::string RegistrationValue(const std::vector<Gpu>& gpus, Dialect dialect);
+
+class NodeRegistrar {
+ public:
+  // `client` must outlive the registrar.
+  NodeRegistrar(kube::ApiClient* client, std::string node_name,
+                Dialect dialect);
+
+  // Patches the node's annotation to `gpus` unless it already says so.
+  // Returns true when it patched. NotFound when the node does not exist.
+  absl::StatusOr<bool> Register(const std::vector<Gpu>& gpus);
+
+ private:
+  kube::ApiClient* const client_;
+  const std::string node_name_;
+  const Dialect dialect_;
+};
+
+}  // namespace deviceshare::agent
+
+#endif  // DEVICESHARE_AGENT_NODE_REGISTRAR_H_

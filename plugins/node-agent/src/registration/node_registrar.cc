@@ -1,0 +1,67 @@
+#include "deviceshare/agent/node_registrar.h"
+
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/config/device_registration.h"
+#include "deviceshare/kube/object_paths.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::agent {
+
+absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
+    const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
+    SharingMode whole_gpu_mode) {
+  std::vector<Gpu> registered;
+  for (const DiscoveredGpu& discovered : gpus) {
+    Gpu physical = ToPhysicalGpu(discovered);
+    if (physical.mode != SharingMode::kMig) {
+      physical.mode = whole_gpu_mode;
+      physical.mps_capable = whole_gpu_mode == SharingMode::kMps;
+    }
+    DS_ASSIGN_OR_RETURN(Gpu gpu, RegisteredGpu(std::move(physical), config));
+    registered.push_back(std::move(gpu));
+  }
+  return registered;
+}
+
+std::string RegistrationKey(Dialect dialect) {
+  return dialect == Dialect::kVolcano ? keys::kVolcanoNodeRegister
+                                      : keys::kHamiNodeRegister;
+}
+
+std::string RegistrationValue(const std::vector<Gpu>& gpus, Dialect dialect) {
+  return dialect == Dialect::kVolcano ? EncodeVolcanoNodeRegister(gpus)
+                                      : EncodeHamiNodeRegisterJson(gpus);
+}
+
+NodeRegistrar::NodeRegistrar(kube::ApiClient* client, std::string node_name,
+                             Dialect dialect)
+    : client_(client), node_name_(std::move(node_name)), dialect_(dialect) {}
+
+absl::StatusOr<bool> NodeRegistrar::Register(const std::vector<Gpu>& gpus) {
+  const std::string key = RegistrationKey(dialect_);
+  const std::string value = RegistrationValue(gpus, dialect_);
+  DS_ASSIGN_OR_RETURN(nlohmann::json node,
+                      client_->Get(kube::NodePath(node_name_)));
+  const nlohmann::json* annotations = nullptr;
+  if (node.is_object() && node.contains("metadata") &&
+      node["metadata"].is_object() &&
+      node["metadata"].contains("annotations")) {
+    annotations = &node["metadata"]["annotations"];
+  }
+  if (annotations != nullptr && annotations->is_object()) {
+    auto current = annotations->find(key);
+    if (current != annotations->end() && current->is_string() &&
+        current->get<std::string>() == value) {
+      return false;
+    }
+  }
+  nlohmann::json patch;
+  patch["metadata"]["annotations"][key] = value;
+  DS_RETURN_IF_ERROR(
+      client_->MergePatch(kube::NodePath(node_name_), patch).status());
+  return true;
+}
+
+}  // namespace deviceshare::agent

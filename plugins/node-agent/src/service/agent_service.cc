@@ -1,0 +1,279 @@
+#include "deviceshare/agent/agent_service.h"
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/agent/allocation_matcher.h"
+#include "deviceshare/agent/inventory_source.h"
+#include "deviceshare/agent/mps_daemon.h"
+#include "deviceshare/agent/node_registrar.h"
+#include "deviceshare/agent/nvml_source.h"
+#include "deviceshare/agent/pod_patch_queue.h"
+#include "deviceshare/config/config_parser.h"
+#include "deviceshare/kube/api_client.h"
+#include "deviceshare/kube/object_paths.h"
+#include "deviceshare/kube/reflector.h"
+#include "deviceshare/status_macros.h"
+#include "service/mig_preparer.h"
+#include "spdlog/spdlog.h"
+
+namespace deviceshare::agent {
+namespace {}  // namespace
+
+absl::StatusOr<Config> LoadConfigFile(const std::string& path) {
+  if (path.empty()) return Config{};
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("--config ", path, ": cannot read"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Config> config = ParseConfigYaml(text.str());
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--config ", path, ": ", config.status().message()));
+  }
+  return config;
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<GpuSource>> OpenSource(
+    const AgentOptions& options) {
+  if (!options.inventory.empty()) {
+    return OpenInventorySource(options.inventory);
+  }
+  NvmlSourceOptions nvml;
+  nvml.library_path = options.nvml_library;
+  return OpenNvmlSource(nvml);
+}
+
+bool SameHealth(const std::vector<Gpu>& a, const std::vector<Gpu>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].uuid != b[i].uuid || a[i].healthy != b[i].healthy) return false;
+  }
+  return true;
+}
+
+// Sleeps `duration` in small steps; false when `stop` was set.
+bool SleepUnlessStopped(absl::Duration duration,
+                        const std::atomic<bool>& stop) {
+  const absl::Time until = absl::Now() + duration;
+  while (absl::Now() < until) {
+    if (stop.load()) return false;
+    absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+  }
+  return !stop.load();
+}
+
+}  // namespace
+
+std::string AgentResourceName(Dialect dialect,
+                              const std::string& hami_count_resource) {
+  return dialect == Dialect::kVolcano ? "volcano.sh/vgpu-number"
+                                      : hami_count_resource;
+}
+
+std::vector<AdvertisedDevice> AdvertisedDevices(const std::vector<Gpu>& gpus,
+                                                bool with_numa) {
+  std::vector<AdvertisedDevice> devices;
+  for (const Gpu& gpu : gpus) {
+    for (int replica = 0; replica < gpu.split_count; ++replica) {
+      devices.push_back(AdvertisedDevice{ReplicaDeviceId(gpu.uuid, replica),
+                                         gpu.healthy,
+                                         with_numa ? gpu.numa_node : -1});
+    }
+  }
+  return devices;
+}
+
+absl::Status RunAgent(const AgentOptions& options,
+                      const std::atomic<bool>& stop) {
+  if (options.node_name.empty()) {
+    return absl::InvalidArgumentError("--node-name: required");
+  }
+  DS_ASSIGN_OR_RETURN(Config config, LoadConfigFile(options.config_path));
+  for (const std::string& notice : config.notices) {
+    spdlog::info("config: {}", notice);
+  }
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source, OpenSource(options));
+  spdlog::info("GPUs from {}", source->Describe());
+  DS_ASSIGN_OR_RETURN(std::vector<DiscoveredGpu> discovered,
+                      source->Discover());
+  DS_ASSIGN_OR_RETURN(
+      std::vector<Gpu> gpus,
+      RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
+  spdlog::info("{} GPUs on node {}", gpus.size(), options.node_name);
+
+  absl::StatusOr<kube::KubeConfig> kube_config =
+      options.kubeconfig.empty() ? kube::InClusterConfig()
+                                 : kube::LoadKubeconfig(options.kubeconfig);
+  if (!kube_config.ok()) {
+    return absl::Status(
+        kube_config.status().code(),
+        absl::StrCat(options.kubeconfig.empty() ? "in-cluster credentials"
+                                                : "--kubeconfig",
+                     ": ", kube_config.status().message()));
+  }
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
+                      kube::ApiClient::Create(*kube_config));
+
+  NodeRegistrar registrar(client.get(), options.node_name, options.dialect);
+  auto register_node = [&](const std::vector<Gpu>& now) {
+    absl::StatusOr<bool> patched = registrar.Register(now);
+    if (!patched.ok()) {
+      spdlog::warn("node {}: registration not written: {}", options.node_name,
+                   patched.status().ToString());
+    } else if (*patched) {
+      spdlog::info("node {}: registered {} GPUs ({})", options.node_name,
+                   now.size(), RegistrationKey(options.dialect));
+    }
+    return patched.ok();
+  };
+  while (!register_node(gpus)) {
+    if (!SleepUnlessStopped(absl::Seconds(5), stop)) return absl::OkStatus();
+  }
+
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<ServedJournal> journal,
+      ServedJournal::Open(absl::StrCat(options.state_dir, "/served-",
+                                       options.node_name, ".journal")));
+  PodPatchQueue patches(client.get());
+
+  std::unique_ptr<MigControl> mig_control;
+  const bool any_mig = std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) {
+    return g.mode == SharingMode::kMig;
+  });
+  if (any_mig && options.inventory.empty()) {
+    NvmlSourceOptions nvml;
+    nvml.library_path = options.nvml_library;
+    absl::StatusOr<std::unique_ptr<MigControl>> control =
+        OpenNvmlMigControl(nvml);
+    if (control.ok()) {
+      mig_control = *std::move(control);
+    } else {
+      spdlog::warn("MIG GPUs, but MIG control is not available: {}",
+                   control.status().ToString());
+    }
+  }
+
+  const std::string resource =
+      AgentResourceName(options.dialect, config.device.resource_count_name);
+  AllocationMatcherOptions matcher_options;
+  matcher_options.node_name = options.node_name;
+  matcher_options.resource_name = resource;
+  matcher_options.hook_path = options.hook_path;
+  matcher_options.mps_root = options.mps_root;
+  matcher_options.kubelet_checkpoint_path =
+      absl::StrCat(options.device_plugin_dir, "/kubelet_internal_checkpoint");
+  matcher_options.cdi_kind = options.cdi_kind;
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<AllocationMatcher> matcher,
+      AllocationMatcher::Create(
+          matcher_options, config, std::move(journal),
+          [&patches](const std::string& key, const std::string& uid,
+                     const nlohmann::json& annotations) {
+            patches.Enqueue(key, uid, annotations);
+          },
+          mig_control ? MakeMigPreparer(mig_control.get()) : MigPreparer()));
+  matcher->SetGpus(gpus);
+
+  kube::Reflector pods(
+      client.get(),
+      kube::WithQuery(kube::PodsPath(),
+                      {{"fieldSelector",
+                        absl::StrCat("spec.nodeName=", options.node_name)}}),
+      kube::ReflectorHandler{
+          [&matcher](std::vector<nlohmann::json> items) {
+            matcher->ReplacePods(items);
+          },
+          [&matcher](absl::string_view type, const nlohmann::json& pod) {
+            matcher->ApplyPod(type, pod);
+          }});
+  pods.Start();
+  // Answering kubelet before the pods are known would refuse every pod.
+  while (!pods.WaitForSync(absl::Seconds(1))) {
+    if (stop.load()) return absl::OkStatus();
+    spdlog::info("waiting for the pod list of node {}", options.node_name);
+  }
+
+  std::unique_ptr<MpsDaemon> mps;
+  std::vector<std::string> mps_gpus;
+  for (const Gpu& gpu : gpus) {
+    if (gpu.mode == SharingMode::kMps) mps_gpus.push_back(gpu.uuid);
+  }
+  if (!mps_gpus.empty()) {
+    MpsDaemonOptions mps_options;
+    mps_options.control_binary = options.mps_control_binary;
+    mps_options.mps_root = options.mps_root;
+    mps_options.gpu_uuids = mps_gpus;
+    mps = std::make_unique<MpsDaemon>(mps_options);
+    absl::Status started = mps->Start();
+    if (!started.ok()) {
+      // The supervisor keeps trying; MPS pods wait for it, others do not.
+      spdlog::error("MPS control daemon: {}", started.ToString());
+    }
+  }
+
+  DevicePluginServerOptions plugin_options;
+  plugin_options.device_plugin_dir = options.device_plugin_dir;
+  plugin_options.resource_name = resource;
+  plugin_options.watchdog_interval = options.watchdog_interval;
+  DevicePluginServer plugin(plugin_options, matcher.get());
+  plugin.SetDevices(
+      AdvertisedDevices(gpus, config.device.enable_numa_topology));
+  DS_RETURN_IF_ERROR(plugin.Start());
+  spdlog::info("serving {} on {}", resource, plugin.socket_path());
+
+  absl::Time next_register = absl::Now() + options.register_interval;
+  while (SleepUnlessStopped(options.health_interval, stop)) {
+    absl::StatusOr<std::vector<GpuHealth>> health = source->CheckHealth();
+    std::vector<Gpu> now = gpus;
+    if (health.ok()) {
+      for (Gpu& gpu : now) {
+        for (const GpuHealth& h : *health) {
+          if (h.uuid != gpu.uuid) continue;
+          if (gpu.healthy != h.healthy) {
+            spdlog::warn("GPU {} is {}{}", gpu.uuid,
+                         h.healthy ? "healthy again" : "unhealthy: ", h.reason);
+          }
+          gpu.healthy = h.healthy;
+        }
+      }
+    } else {
+      spdlog::warn("GPU health not read: {}", health.status().ToString());
+    }
+    const bool changed = !SameHealth(now, gpus);
+    if (changed || absl::Now() >= next_register) {
+      gpus = now;
+      register_node(gpus);
+      matcher->SetGpus(gpus);
+      plugin.SetDevices(
+          AdvertisedDevices(gpus, config.device.enable_numa_topology));
+      if (mig_control) {
+        std::vector<std::string> mig_gpus;
+        for (const Gpu& gpu : gpus) {
+          if (gpu.mode == SharingMode::kMig) mig_gpus.push_back(gpu.uuid);
+        }
+        matcher->WithLiveRecords([&](const std::vector<PodRecord>& live) {
+          SweepOrphanMigInstances(mig_control.get(), mig_gpus, live);
+        });
+      }
+      next_register = absl::Now() + options.register_interval;
+    }
+  }
+  spdlog::info("stopping");
+  plugin.Stop();
+  pods.Stop();
+  if (mps) mps->Stop();
+  patches.Drain(absl::Seconds(5));
+  return absl::OkStatus();
+}
+
+}  // namespace deviceshare::agent

@@ -1,0 +1,238 @@
+// AllocationMatcher: every container gets its own pod's share, matched on
+// the GPUs kubelet passes; served containers are remembered across a
+// restart; a wrong guess between confusable pods is caught at PreStart.
+#include "deviceshare/agent/allocation_matcher.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/agent_pods.h"
+
+namespace deviceshare::agent {
+namespace {
+
+using ::deviceshare::testing::BoundPod;
+using ::deviceshare::testing::PodSpec;
+using ::deviceshare::testing::ShareOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+constexpr char kNode[] = "node-a";
+
+std::map<std::string, std::string> EnvOf(const ContainerGrant& grant) {
+  return {grant.edits.env.begin(), grant.edits.env.end()};
+}
+
+class MatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           absl::StrCat(
+               "matcher-",
+               ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+               "-", getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Start();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // (Re)creates the matcher over the same journal, as a restarted agent.
+  void Start() {
+    matcher_.reset();
+    absl::StatusOr<std::unique_ptr<ServedJournal>> journal =
+        ServedJournal::Open((dir_ / "served.journal").string());
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    AllocationMatcherOptions options;
+    options.node_name = kNode;
+    options.kubelet_checkpoint_path = (dir_ / "checkpoint").string();
+    absl::StatusOr<std::unique_ptr<AllocationMatcher>> matcher =
+        AllocationMatcher::Create(
+            options, Config{}, *std::move(journal),
+            [this](const std::string& key, const std::string& uid,
+                   const nlohmann::json& annotations) {
+              patches_[key].merge_patch(annotations);
+            },
+            MigPreparer());
+    ASSERT_TRUE(matcher.ok()) << matcher.status();
+    matcher_ = *std::move(matcher);
+    std::vector<Gpu> gpus(2);
+    gpus[0].uuid = "GPU-0";
+    gpus[1].uuid = "GPU-1";
+    gpus[1].index = 1;
+    matcher_->SetGpus(gpus);
+  }
+
+  // What kubelet writes after Allocate.
+  void WriteCheckpoint(
+      const std::vector<std::pair<std::string, std::vector<std::string>>>&
+          holders) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& [uid, ids] : holders) {
+      entries.push_back({{"PodUID", uid},
+                         {"ContainerName", "main"},
+                         {"ResourceName", "nvidia.com/gpu"},
+                         {"DeviceIDs", {{"-1", ids}}},
+                         {"AllocResp", ""}});
+    }
+    std::ofstream(dir_ / "checkpoint") << nlohmann::json{
+        {"Data", {{"PodDeviceEntries", entries}}},
+        {"Checksum", 1}}.dump();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<AllocationMatcher> matcher_;
+  std::map<std::string, nlohmann::json> patches_;
+};
+
+TEST_F(MatcherTest, EachContainerGetsItsOwnPodsShareByGpu) {
+  matcher_->ReplacePods(
+      {BoundPod(PodSpec{.name = "small", .memory_mib = 3000, .cores = 30},
+                Dialect::kHami, kNode, {ShareOf("GPU-0", 3000, 30)}),
+       BoundPod(PodSpec{.name = "big", .memory_mib = 9000, .cores = 60},
+                Dialect::kHami, kNode, {ShareOf("GPU-1", 9000, 60)})});
+
+  absl::StatusOr<ContainerGrant> big = matcher_->Allocate({"GPU-1::4"});
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(EnvOf(*big)["CUDA_DEVICE_MEMORY_LIMIT_0"], "9000m");
+  EXPECT_EQ(EnvOf(*big)["CUDA_DEVICE_SM_LIMIT"], "60");
+  EXPECT_EQ(EnvOf(*big)["NVIDIA_VISIBLE_DEVICES"], "GPU-1");
+
+  absl::StatusOr<ContainerGrant> small = matcher_->Allocate({"GPU-0::0"});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(EnvOf(*small)["CUDA_DEVICE_MEMORY_LIMIT_0"], "3000m");
+
+  // Both served: a third call for GPU-0 has nobody left.
+  absl::StatusOr<ContainerGrant> extra = matcher_->Allocate({"GPU-0::1"});
+  EXPECT_EQ(extra.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(extra.status().message(), HasSubstr("GPU-0::1"));
+  EXPECT_THAT(patches_["default/big"][keys::kHamiBindPhase], "success");
+  EXPECT_THAT(patches_["default/small"][keys::kHamiBindPhase], "success");
+}
+
+TEST_F(MatcherTest, PreferredSteersKubeletToTheWaitingContainersGpus) {
+  matcher_->ReplacePods(
+      {BoundPod(PodSpec{.name = "two", .gpus = 2}, Dialect::kVolcano, kNode,
+                {ShareOf("GPU-0", 1000, 0), ShareOf("GPU-1", 1000, 0)})});
+  absl::StatusOr<std::vector<std::string>> preferred = matcher_->Preferred(
+      {"GPU-0::0", "GPU-0::1", "GPU-1::0", "GPU-1::1"}, {}, 2);
+  ASSERT_TRUE(preferred.ok()) << preferred.status();
+  EXPECT_THAT(*preferred, ElementsAre("GPU-0::0", "GPU-1::0"));
+  // Two replicas of one GPU would be a different container's shape.
+  absl::StatusOr<ContainerGrant> wrong =
+      matcher_->Allocate({"GPU-0::0", "GPU-0::1"});
+  EXPECT_FALSE(wrong.ok());
+  absl::StatusOr<ContainerGrant> right = matcher_->Allocate(*preferred);
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_EQ(EnvOf(*right)["NVIDIA_VISIBLE_DEVICES"], "GPU-0,GPU-1");
+  EXPECT_THAT(patches_["default/two"][keys::kVolcanoBindPhase], "success");
+}
+
+TEST_F(MatcherTest, RestartedAgentNeitherRepeatsNorForgets) {
+  const std::vector<nlohmann::json> pods = {
+      BoundPod(PodSpec{.name = "first", .memory_mib = 1000}, Dialect::kHami,
+               kNode, {ShareOf("GPU-0", 1000, 0)}, 100),
+      BoundPod(PodSpec{.name = "second", .memory_mib = 2000}, Dialect::kHami,
+               kNode, {ShareOf("GPU-0", 2000, 0)}, 200)};
+  matcher_->ReplacePods(pods);
+  absl::StatusOr<ContainerGrant> first = matcher_->Allocate({"GPU-0::0"});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(EnvOf(*first)["CUDA_DEVICE_MEMORY_LIMIT_0"], "1000m");
+
+  Start();  // the agent was killed and came back
+  matcher_->ReplacePods(pods);
+  absl::StatusOr<ContainerGrant> second = matcher_->Allocate({"GPU-0::1"});
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(EnvOf(*second)["CUDA_DEVICE_MEMORY_LIMIT_0"], "2000m");
+  EXPECT_FALSE(matcher_->Allocate({"GPU-0::2"}).ok());
+  EXPECT_EQ(matcher_->stats().served, 1);
+}
+
+TEST_F(MatcherTest, InterchangeablePodsAreFixedUpAtPreStart) {
+  matcher_->ReplacePods(
+      {BoundPod(PodSpec{.name = "a", .memory_mib = 1000}, Dialect::kHami, kNode,
+                {ShareOf("GPU-0", 1000, 0)}, 100),
+       BoundPod(PodSpec{.name = "b", .memory_mib = 1000}, Dialect::kHami, kNode,
+                {ShareOf("GPU-0", 1000, 0)}, 200)});
+  // Kubelet admits b first; the matcher guesses a (decided earlier).
+  ASSERT_TRUE(matcher_->Allocate({"GPU-0::0"}).ok());
+  WriteCheckpoint({{"uid-b", {"GPU-0::0"}}});
+  EXPECT_TRUE(matcher_->PreStart({"GPU-0::0"}).ok());
+  EXPECT_EQ(matcher_->stats().swapped, 1);
+  // Now a is the one waiting, and gets the same share.
+  ASSERT_TRUE(matcher_->Allocate({"GPU-0::1"}).ok());
+  WriteCheckpoint({{"uid-b", {"GPU-0::0"}}, {"uid-a", {"GPU-0::1"}}});
+  EXPECT_TRUE(matcher_->PreStart({"GPU-0::1"}).ok());
+  EXPECT_EQ(matcher_->stats().prestart_refused, 0);
+}
+
+TEST_F(MatcherTest, ConfusablePodsNeverRunWithAnotherPodsLimits) {
+  matcher_->ReplacePods(
+      {BoundPod(PodSpec{.name = "a", .memory_mib = 1000}, Dialect::kHami, kNode,
+                {ShareOf("GPU-0", 1000, 0)}, 100),
+       BoundPod(PodSpec{.name = "b", .memory_mib = 7000}, Dialect::kHami, kNode,
+                {ShareOf("GPU-0", 7000, 0)}, 200)});
+  absl::StatusOr<ContainerGrant> guess = matcher_->Allocate({"GPU-0::0"});
+  ASSERT_TRUE(guess.ok());
+  EXPECT_EQ(EnvOf(*guess)["CUDA_DEVICE_MEMORY_LIMIT_0"], "1000m");
+  EXPECT_EQ(matcher_->stats().confusable, 1);
+  // Kubelet was admitting b: its container must not start with a's limits.
+  WriteCheckpoint({{"uid-b", {"GPU-0::0"}}});
+  absl::Status prestart = matcher_->PreStart({"GPU-0::0"});
+  EXPECT_EQ(prestart.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(prestart.message(), HasSubstr("uid-a"));
+  EXPECT_THAT(prestart.message(), HasSubstr("uid-b"));
+  // The right guess passes.
+  WriteCheckpoint({{"uid-a", {"GPU-0::0"}}});
+  EXPECT_TRUE(matcher_->PreStart({"GPU-0::0"}).ok());
+}
+
+TEST_F(MatcherTest, FinishedDeletedAndForeignPodsAreNotServed) {
+  nlohmann::json done = BoundPod(PodSpec{.name = "done"}, Dialect::kHami, kNode,
+                                 {ShareOf("GPU-0", 1000, 0)});
+  done["status"]["phase"] = "Succeeded";
+  nlohmann::json elsewhere =
+      BoundPod(PodSpec{.name = "elsewhere"}, Dialect::kHami, "node-b",
+               {ShareOf("GPU-1", 1000, 0)});
+  nlohmann::json failed = BoundPod(PodSpec{.name = "failed"}, Dialect::kHami,
+                                   kNode, {ShareOf("GPU-1", 1000, 0)});
+  failed["metadata"]["annotations"][keys::kHamiBindPhase] = "failed";
+  matcher_->ReplacePods({done, elsewhere, failed});
+  EXPECT_FALSE(matcher_->Allocate({"GPU-0::0"}).ok());
+  EXPECT_FALSE(matcher_->Allocate({"GPU-1::0"}).ok());
+
+  nlohmann::json live = BoundPod(PodSpec{.name = "live"}, Dialect::kHami, kNode,
+                                 {ShareOf("GPU-1", 1000, 0)});
+  matcher_->ApplyPod("ADDED", live);
+  matcher_->ApplyPod("DELETED", live);
+  EXPECT_FALSE(matcher_->Allocate({"GPU-1::0"}).ok());
+}
+
+TEST_F(MatcherTest, BadDeviceIdsAreRefusedByName) {
+  absl::StatusOr<ContainerGrant> grant = matcher_->Allocate({"nonsense"});
+  EXPECT_EQ(grant.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(grant.status().message(), HasSubstr("\"nonsense\""));
+}
+
+TEST_F(MatcherTest, MpsGpusGetMpsEdits) {
+  std::vector<Gpu> gpus(1);
+  gpus[0].uuid = "GPU-0";
+  gpus[0].mode = SharingMode::kMps;
+  matcher_->SetGpus(gpus);
+  matcher_->ReplacePods(
+      {BoundPod(PodSpec{.name = "m", .cores = 25}, Dialect::kHami, kNode,
+                {ShareOf("GPU-0", 4000, 25)})});
+  absl::StatusOr<ContainerGrant> grant = matcher_->Allocate({"GPU-0::0"});
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ(EnvOf(*grant)["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "25");
+  EXPECT_EQ(EnvOf(*grant)["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=4000M");
+}
+
+}  // namespace
+}  // namespace deviceshare::agent

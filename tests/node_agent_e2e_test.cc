@@ -1,0 +1,324 @@
+// deviceshare-node-agent end to end, without a GPU: the real binary loads
+// the fake libnvidia-ml.so.1 through its dlopen path, registers the node
+// with an in-memory API server, and serves a test kubelet (gRPC over unix
+// sockets) that admits containers the way kubelet does. Every container
+// must get its own pod's limits; killing the agent mid-stream and starting
+// it again must re-register with kubelet and neither lose nor repeat an
+// allocation.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/k8s/node_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/agent_pods.h"
+#include "testing/fake_api_server.h"
+#include "testing/server_process.h"
+#include "testing/test_kubelet.h"
+#include "testing/wait_for.h"
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::AdmittedContainer;
+using ::deviceshare::testing::BoundPod;
+using ::deviceshare::testing::FakeApiServer;
+using ::deviceshare::testing::PodSpec;
+using ::deviceshare::testing::ServerProcess;
+using ::deviceshare::testing::ShareOf;
+using ::deviceshare::testing::TestKubelet;
+using ::deviceshare::testing::WaitFor;
+using ::testing::HasSubstr;
+
+constexpr char kNode[] = "gpu-node";
+constexpr char kResource[] = "nvidia.com/gpu";
+constexpr int kGpus = 4;
+constexpr int kSplit = 10;
+
+std::string Uuid(int index) {
+  return absl::StrCat("GPU-0000000", index, "-aaaa-bbbb-cccc-dddddddddddd");
+}
+
+// A pod's container and what it must get.
+struct Expected {
+  std::string name;
+  std::vector<DeviceGrant> grants;
+};
+
+class NodeAgentE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           absl::StrCat(
+               "agent-e2e-",
+               ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+               "-", getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "plugins");
+    nlohmann::json gpus = nlohmann::json::array();
+    for (int i = 0; i < kGpus; ++i) {
+      gpus.push_back({{"uuid", Uuid(i)},
+                      {"index", i},
+                      {"model", "NVIDIA H100 80GB HBM3"},
+                      {"memory_mib", 81559},
+                      {"sm_count", 132},
+                      {"numa", i / 2},
+                      {"pci_device_id", "0x2330"},
+                      {"mig_capable", true},
+                      {"health", "healthy"}});
+    }
+    std::ofstream(dir_ / "gpus.json") << nlohmann::json{{"gpus", gpus}}.dump();
+    server_.UpsertNode({{"apiVersion", "v1"},
+                        {"kind", "Node"},
+                        {"metadata", {{"name", kNode}}}});
+    kubeconfig_ = server_.WriteKubeconfig(dir_.string());
+    kubelet_ = std::make_unique<TestKubelet>((dir_ / "plugins").string());
+    ASSERT_TRUE(kubelet_->Start().ok());
+  }
+
+  void TearDown() override {
+    agent_.reset();
+    kubelet_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartAgent() {
+    agent_ = std::make_unique<ServerProcess>(
+        DEVICESHARE_NODE_AGENT_BIN,
+        std::vector<std::string>{
+            "serve", "--node-name", kNode, "--kubeconfig", kubeconfig_,
+            "--device-plugin-dir", (dir_ / "plugins").string(), "--state-dir",
+            (dir_ / "state").string(), "--nvml-library",
+            DEVICESHARE_FAKE_NVML_LIB, "--hook-path", (dir_ / "vgpu").string(),
+            "--health-interval", "100ms", "--register-interval", "1s"},
+        "serving nvidia.com/gpu on ",
+        std::vector<std::string>{
+            absl::StrCat("FAKE_NVML_INVENTORY=", (dir_ / "gpus.json").string()),
+            absl::StrCat("FAKE_NVML_STATE=",
+                         (dir_ / "nvml-state.json").string())});
+    absl::Status started = agent_->Start(absl::Seconds(20));
+    ASSERT_TRUE(started.ok()) << started;
+  }
+
+  bool AllHealthy() {
+    return kubelet_->WaitForDevices(
+        kResource,
+        [](const std::vector<agent::AdvertisedDevice>& devices) {
+          if (devices.size() != kGpus * kSplit) return false;
+          for (const auto& device : devices) {
+            if (!device.healthy) return false;
+          }
+          return true;
+        },
+        absl::Seconds(10));
+  }
+
+  // Binds a pod to the node with `grants` for its one container.
+  void Bind(const std::string& name, const std::vector<DeviceGrant>& grants,
+            int64_t decided_at) {
+    int64_t memory = grants.front().memory_mib;
+    server_.UpsertPod(BoundPod(PodSpec{.name = name,
+                                       .gpus = static_cast<int>(grants.size()),
+                                       .memory_mib = memory},
+                               Dialect::kHami, kNode, grants, decided_at));
+    expected_["uid-" + name] = Expected{name, grants};
+  }
+
+  // The container's limits are its own pod's.
+  void ExpectOwnShare(const std::string& uid,
+                      const AdmittedContainer& admitted) {
+    const Expected& want = expected_.at(uid);
+    std::vector<std::string> uuids;
+    for (size_t i = 0; i < want.grants.size(); ++i) {
+      uuids.push_back(want.grants[i].uuid);
+      EXPECT_EQ(admitted.envs.at(absl::StrCat("CUDA_DEVICE_MEMORY_LIMIT_", i)),
+                absl::StrCat(want.grants[i].memory_mib, "m"))
+          << uid;
+    }
+    EXPECT_EQ(admitted.envs.at("NVIDIA_VISIBLE_DEVICES"),
+              absl::StrJoin(uuids, ","))
+        << uid;
+    EXPECT_EQ(admitted.annotations.at("deviceshare.io/pod-uid"), uid);
+  }
+
+  std::string BindPhase(const std::string& name) {
+    std::optional<nlohmann::json> pod = server_.GetPod("default", name);
+    if (!pod) return "";
+    return (*pod)["metadata"]["annotations"].value(keys::kHamiBindPhase, "");
+  }
+
+  std::filesystem::path dir_;
+  FakeApiServer server_;
+  std::string kubeconfig_;
+  std::unique_ptr<TestKubelet> kubelet_;
+  std::unique_ptr<ServerProcess> agent_;
+  std::map<std::string, Expected> expected_;
+};
+
+TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  // The registration reads back as the GPUs fake NVML reported.
+  ASSERT_TRUE(WaitFor([&] {
+    auto node = server_.GetNode(kNode);
+    return ParseNodeInventory(*node).ok();
+  })) << agent_->Log();
+  absl::StatusOr<NodeInventory> inventory =
+      ParseNodeInventory(*server_.GetNode(kNode));
+  ASSERT_TRUE(inventory.ok());
+  ASSERT_EQ(inventory->gpus.size(), static_cast<size_t>(kGpus));
+  for (int i = 0; i < kGpus; ++i) {
+    EXPECT_EQ(inventory->gpus[i].uuid, Uuid(i));
+    EXPECT_EQ(inventory->gpus[i].memory_mib, 81559);
+    EXPECT_EQ(inventory->gpus[i].split_count, kSplit);
+  }
+
+  // Several pods in flight at once, none confusable with another (what
+  // deviceshare's scheduler guarantees): each device count is asked by one
+  // share only, and the three one-GPU pods ask the same share.
+  Bind("pair", {ShareOf(Uuid(0), 4000, 20), ShareOf(Uuid(1), 4000, 20)}, 100);
+  Bind("triple",
+       {ShareOf(Uuid(0), 3000, 0), ShareOf(Uuid(1), 3000, 0),
+        ShareOf(Uuid(2), 3000, 0)},
+       101);
+  Bind("quad",
+       {ShareOf(Uuid(0), 500, 0), ShareOf(Uuid(1), 500, 0),
+        ShareOf(Uuid(2), 500, 0), ShareOf(Uuid(3), 500, 0)},
+       102);
+  for (const char* twin : {"twin-a", "twin-b", "twin-c"}) {
+    Bind(twin, {ShareOf(Uuid(3), 6000, 0)}, 103);
+  }
+  // The agent sees the pods through its watch.
+  absl::SleepFor(absl::Milliseconds(300));
+
+  std::map<std::string, absl::StatusOr<AdmittedContainer>> results;
+  absl::Mutex mu;
+  std::vector<std::thread> threads;
+  for (const auto& [uid, want] : expected_) {
+    threads.emplace_back([&, uid = uid, count = want.grants.size()] {
+      absl::StatusOr<AdmittedContainer> admitted = kubelet_->AdmitContainer(
+          uid, "main", kResource, static_cast<int>(count));
+      absl::MutexLock lock(&mu);
+      results.emplace(uid, std::move(admitted));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& [uid, admitted] : results) {
+    ASSERT_TRUE(admitted.ok()) << uid << ": " << admitted.status() << "\n"
+                               << agent_->Log();
+    ExpectOwnShare(uid, *admitted);
+  }
+  for (const auto& [uid, want] : expected_) {
+    EXPECT_TRUE(WaitFor([&] { return BindPhase(want.name) == "success"; }))
+        << want.name;
+  }
+}
+
+TEST_F(NodeAgentE2eTest, ConfusablePodsNeverStartWithAnotherPodsLimits) {
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  // Written by some other scheduler: two different shares of one GPU in
+  // flight at once, and kubelet admits the later one first.
+  Bind("early", {ShareOf(Uuid(0), 1000, 0)}, 100);
+  Bind("late", {ShareOf(Uuid(0), 9000, 0)}, 200);
+  absl::SleepFor(absl::Milliseconds(300));
+  absl::StatusOr<AdmittedContainer> late =
+      kubelet_->AdmitContainer("uid-late", "main", kResource, 1);
+  // The agent guessed "early"; PreStart found kubelet gave the ids to
+  // "late" and refused to start it.
+  ASSERT_FALSE(late.ok());
+  EXPECT_THAT(late.status().message(), HasSubstr("another pod's limits"));
+}
+
+TEST_F(NodeAgentE2eTest, KilledAgentComesBackWithoutLosingOrRepeating) {
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  for (int i = 0; i < 8; ++i) {
+    Bind(absl::StrCat("pod-", i), {ShareOf(Uuid(i % kGpus), 1000 + i, 0)},
+         100 + i);
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  std::vector<std::string> uids;
+  for (const auto& [uid, want] : expected_) uids.push_back(uid);
+  for (size_t i = 0; i < 4; ++i) {
+    absl::StatusOr<AdmittedContainer> admitted =
+        kubelet_->AdmitContainer(uids[i], "main", kResource, 1);
+    ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+    ExpectOwnShare(uids[i], *admitted);
+  }
+  const int registrations = kubelet_->registrations();
+  agent_->Kill(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return !kubelet_->stream_open(kResource); },
+                      absl::Seconds(5)));
+
+  StartAgent();
+  EXPECT_TRUE(WaitFor([&] { return kubelet_->registrations() > registrations; },
+                      absl::Seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return kubelet_->stream_open(kResource); },
+                      absl::Seconds(10)));
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  for (size_t i = 4; i < uids.size(); ++i) {
+    absl::StatusOr<AdmittedContainer> admitted =
+        kubelet_->AdmitContainer(uids[i], "main", kResource, 1);
+    ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+    ExpectOwnShare(uids[i], *admitted);
+  }
+  // Nothing is left: the pods served before the kill are not served again.
+  for (int gpu = 0; gpu < kGpus; ++gpu) {
+    absl::StatusOr<AdmittedContainer> extra = kubelet_->AdmitContainer(
+        absl::StrCat("uid-intruder-", gpu), "main", kResource, 1);
+    EXPECT_FALSE(extra.ok());
+  }
+  for (const auto& [uid, want] : expected_) {
+    EXPECT_TRUE(WaitFor([&] { return BindPhase(want.name) == "success"; }))
+        << want.name;
+  }
+}
+
+TEST_F(NodeAgentE2eTest, KubeletRestartAndGpuHealthReachBothSides) {
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  const int registrations = kubelet_->registrations();
+  ASSERT_TRUE(kubelet_->Restart().ok());
+  EXPECT_TRUE(WaitFor([&] { return kubelet_->registrations() > registrations; },
+                      absl::Seconds(10)))
+      << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+
+  // GPU 2 falls off the bus: its replicas go unhealthy, the node
+  // registration says so; it comes back.
+  std::ifstream in(dir_ / "gpus.json");
+  nlohmann::json inventory = nlohmann::json::parse(in);
+  inventory["gpus"][2]["lost"] = true;
+  std::ofstream(dir_ / "gpus.json") << inventory.dump();
+  EXPECT_TRUE(kubelet_->WaitForDevices(
+      kResource,
+      [](const std::vector<agent::AdvertisedDevice>& devices) {
+        int unhealthy = 0;
+        for (const auto& device : devices) unhealthy += !device.healthy;
+        return unhealthy == kSplit;
+      },
+      absl::Seconds(10)))
+      << agent_->Log();
+  EXPECT_TRUE(WaitFor([&] {
+    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    return parsed.ok() && !parsed->gpus[2].healthy;
+  }));
+  inventory["gpus"][2].erase("lost");
+  std::ofstream(dir_ / "gpus.json") << inventory.dump();
+  EXPECT_TRUE(AllHealthy()) << agent_->Log();
+  EXPECT_TRUE(WaitFor([&] {
+    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    return parsed.ok() && parsed->gpus[2].healthy;
+  }));
+}
+
+}  // namespace
+}  // namespace deviceshare

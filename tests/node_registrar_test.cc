@@ -1,0 +1,123 @@
+// NodeRegistrar: what the agent writes, the scheduler library reads back
+// to the same inventory, in both dialects; an unchanged registration is
+// not patched again; health travels.
+#include "deviceshare/agent/node_registrar.h"
+
+#include "deviceshare/k8s/node_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/fake_api_server.h"
+
+namespace deviceshare::agent {
+namespace {
+
+using ::deviceshare::testing::FakeApiServer;
+
+std::vector<DiscoveredGpu> TwoGpus() {
+  std::vector<DiscoveredGpu> gpus(2);
+  gpus[0].uuid = "GPU-11111111-2222-3333-4444-555555555555";
+  gpus[0].model = "NVIDIA H100 80GB HBM3";
+  gpus[0].memory_mib = 81559;
+  gpus[0].numa_node = 0;
+  gpus[1] = gpus[0];
+  gpus[1].uuid = "GPU-11111111-2222-3333-4444-666666666666";
+  gpus[1].index = 1;
+  gpus[1].numa_node = 1;
+  return gpus;
+}
+
+class RegistrarTest : public ::testing::TestWithParam<Dialect> {
+ protected:
+  void SetUp() override {
+    server_.UpsertNode({{"apiVersion", "v1"},
+                        {"kind", "Node"},
+                        {"metadata", {{"name", "gpu-node"}}}});
+    auto client = kube::ApiClient::Create(server_.kube_config());
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+
+  // The GPUs as the scheduler reads them off the node.
+  std::vector<Gpu> ReadBack() {
+    absl::StatusOr<NodeInventory> inventory =
+        ParseNodeInventory(*server_.GetNode("gpu-node"));
+    EXPECT_TRUE(inventory.ok()) << inventory.status();
+    return inventory.ok() ? inventory->gpus : std::vector<Gpu>();
+  }
+
+  FakeApiServer server_;
+  std::unique_ptr<kube::ApiClient> client_;
+};
+
+TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
+  DeviceConfig config;
+  config.device_split_count = 7;
+  config.device_memory_scaling_milli = 1500;
+  absl::StatusOr<std::vector<Gpu>> gpus =
+      RegisteredGpus(TwoGpus(), config, SharingMode::kHamiCore);
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ((*gpus)[0].memory_mib, 81559 * 3 / 2);
+  EXPECT_EQ((*gpus)[0].split_count, 7);
+
+  NodeRegistrar registrar(client_.get(), "gpu-node", GetParam());
+  absl::StatusOr<bool> patched = registrar.Register(*gpus);
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_TRUE(*patched);
+  std::vector<Gpu> read = ReadBack();
+  ASSERT_EQ(read.size(), 2u);
+  for (size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].uuid, (*gpus)[i].uuid);
+    EXPECT_EQ(read[i].index, (*gpus)[i].index);
+    EXPECT_EQ(read[i].memory_mib, (*gpus)[i].memory_mib);
+    EXPECT_EQ(read[i].split_count, (*gpus)[i].split_count);
+    EXPECT_EQ(read[i].healthy, (*gpus)[i].healthy);
+    EXPECT_EQ(read[i].mode, (*gpus)[i].mode);
+    EXPECT_THAT(read[i].model, ::testing::HasSubstr("H100 80GB HBM3"));
+    if (GetParam() == Dialect::kHami) {
+      // Only HAMi's format carries these.
+      EXPECT_EQ(read[i], (*gpus)[i]) << i;
+    }
+  }
+
+  // A heartbeat with nothing new writes nothing.
+  const size_t patches = server_.Patches().size();
+  patched = registrar.Register(*gpus);
+  ASSERT_TRUE(patched.ok());
+  EXPECT_FALSE(*patched);
+  EXPECT_EQ(server_.Patches().size(), patches);
+
+  // An unhealthy GPU is registered so, and comes back.
+  std::vector<Gpu> sick = *gpus;
+  sick[1].healthy = false;
+  ASSERT_TRUE(registrar.Register(sick).ok());
+  EXPECT_FALSE(ReadBack()[1].healthy);
+  ASSERT_TRUE(registrar.Register(*gpus).ok());
+  EXPECT_TRUE(ReadBack()[1].healthy);
+}
+
+TEST_P(RegistrarTest, MissingNodeIsNotFound) {
+  NodeRegistrar registrar(client_.get(), "no-such-node", GetParam());
+  absl::StatusOr<bool> patched = registrar.Register({});
+  EXPECT_EQ(patched.status().code(), absl::StatusCode::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothDialects, RegistrarTest,
+                         ::testing::Values(Dialect::kHami, Dialect::kVolcano),
+                         [](const auto& info) {
+                           return std::string(DialectName(info.param));
+                         });
+
+TEST(RegisteredGpusTest, MigGpusAreMigAndMpsGpusMpsCapable) {
+  std::vector<DiscoveredGpu> gpus = TwoGpus();
+  gpus[0].mig_capable = true;
+  gpus[0].mig_enabled = true;
+  absl::StatusOr<std::vector<Gpu>> registered =
+      RegisteredGpus(gpus, DeviceConfig{}, SharingMode::kMps);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  EXPECT_EQ((*registered)[0].mode, SharingMode::kMig);
+  EXPECT_EQ((*registered)[1].mode, SharingMode::kMps);
+  EXPECT_TRUE((*registered)[1].mps_capable);
+}
+
+}  // namespace
+}  // namespace deviceshare::agent

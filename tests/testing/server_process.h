@@ -1,0 +1,64 @@
+// File: testing/server_process.h
+//
+// Runs one of our executables as a child process, as a cluster would, and
+// waits for the log line that says it is ready (a regular expression; its
+// first group, when it has one, is read as the port). Its output is drained
+// into memory (so it never blocks on a full pipe) and kept for the test's
+// messages.
+//
+//   SchedulerProcess(bin, {"--address", "127.0.0.1:0", ...})
+//       `deviceshare-scheduler serve`, ready at "serving address=HOST:PORT".
+#ifndef DEVICESHARE_TESTS_TESTING_SERVER_PROCESS_H_
+#define DEVICESHARE_TESTS_TESTING_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace deviceshare::testing {
+
+class ServerProcess {
+ public:
+  // `args` follow `binary` (the command first); `env` is added to the
+  // test's environment ("NAME=value").
+  ServerProcess(std::string binary, std::vector<std::string> args,
+                std::string ready_pattern, std::vector<std::string> env = {});
+  virtual ~ServerProcess();  // Kill(SIGKILL) if still running
+
+  // Starts it and waits for the ready line.
+  absl::Status Start(absl::Duration timeout = absl::Seconds(20));
+  int port() const { return port_; }
+  // Sends `signal` and waits for the exit; returns the exit status as
+  // waitpid reports it.
+  int Kill(int signal);
+  std::string Log() const;
+
+ private:
+  void Drain(int fd);
+
+  const std::string binary_;
+  const std::vector<std::string> args_;
+  const std::string ready_pattern_;
+  const std::vector<std::string> env_;
+  pid_t pid_ = -1;
+  int port_ = -1;
+  std::thread reader_;
+  mutable absl::Mutex mu_;
+  std::string log_ ABSL_GUARDED_BY(mu_);
+};
+
+// `deviceshare-scheduler serve`; use --address 127.0.0.1:0.
+class SchedulerProcess : public ServerProcess {
+ public:
+  SchedulerProcess(std::string binary, std::vector<std::string> args);
+};
+
+}  // namespace deviceshare::testing
+
+#endif  // DEVICESHARE_TESTS_TESTING_SERVER_PROCESS_H_
