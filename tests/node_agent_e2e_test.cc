@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -55,11 +56,10 @@ struct Expected {
 class NodeAgentE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A unix socket path must stay under 108 bytes: keep the name short.
+    static int counter = 0;
     dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat(
-               "agent-e2e-",
-               ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-               "-", getpid());
+           absl::StrCat("ds-e2e-", getpid(), "-", counter++);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / "plugins");
     nlohmann::json gpus = nlohmann::json::array();
@@ -145,7 +145,21 @@ class NodeAgentE2eTest : public ::testing::Test {
     EXPECT_EQ(admitted.envs.at("NVIDIA_VISIBLE_DEVICES"),
               absl::StrJoin(uuids, ","))
         << uid;
-    EXPECT_EQ(admitted.annotations.at("deviceshare.io/pod-uid"), uid);
+  }
+
+  // The start slices of the GPU instances fake NVML holds on `gpu`.
+  std::vector<int> InstanceStarts(const std::string& gpu) {
+    std::ifstream file(dir_ / "nvml-state.json");
+    const nlohmann::json state = nlohmann::json::parse(file, nullptr, false);
+    std::vector<int> starts;
+    if (!state.is_object() || !state.contains("gpus") ||
+        !state["gpus"].contains(gpu)) {
+      return starts;
+    }
+    for (const nlohmann::json& instance : state["gpus"][gpu]) {
+      starts.push_back(instance.value("start", -1));
+    }
+    return starts;
   }
 
   std::string BindPhase(const std::string& name) {
@@ -318,6 +332,65 @@ TEST_F(NodeAgentE2eTest, KubeletRestartAndGpuHealthReachBothSides) {
     auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
     return parsed.ok() && parsed->gpus[2].healthy;
   }));
+}
+
+}  // namespace
+}  // namespace deviceshare
+
+namespace deviceshare {
+namespace {
+
+// MIG through the whole agent: the instance the scheduler placed is created
+// at exactly that slot through (fake) NVML when kubelet admits the pod, the
+// container sees the MIG device, the runtime ids go back on the pod, a
+// restarted agent adopts the instance, and the instance of a deleted pod is
+// removed.
+TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
+  std::ifstream in(dir_ / "gpus.json");
+  nlohmann::json inventory = nlohmann::json::parse(in);
+  inventory["gpus"][1]["mig_mode"] = true;
+  std::ofstream(dir_ / "gpus.json") << inventory.dump();
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(WaitFor([&] {
+    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    return parsed.ok() && parsed->gpus[1].mode == SharingMode::kMig;
+  })) << agent_->Log();
+
+  DeviceGrant grant = ShareOf(Uuid(1), 40448, 42);
+  grant.mode = SharingMode::kMig;
+  grant.mig = MigSlot{.profile = "3g.40gb", .start = 4, .size = 4};
+  Bind("mig", {grant}, 100);
+  absl::SleepFor(absl::Milliseconds(300));
+  absl::StatusOr<AdmittedContainer> admitted =
+      kubelet_->AdmitContainer("uid-mig", "main", kResource, 1);
+  ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+  const std::string visible = admitted->envs.at("NVIDIA_VISIBLE_DEVICES");
+  EXPECT_THAT(visible, ::testing::StartsWith("MIG-"));
+
+  // The pod's record now carries the instance's runtime identity.
+  ASSERT_TRUE(WaitFor([&] { return BindPhase("mig") == "success"; }))
+      << agent_->Log();
+  nlohmann::json pod = *server_.GetPod("default", "mig");
+  const nlohmann::json mig = nlohmann::json::parse(
+      pod["metadata"]["annotations"][keys::kHamiMigAllocations]
+          .get<std::string>());
+  ASSERT_EQ(mig.size(), 1u);
+  EXPECT_EQ(mig[0]["migUUID"], visible);
+  EXPECT_EQ(mig[0]["placement"]["start"], 4);
+
+  // Restarted, the agent finds the instance where it was and adopts it:
+  // still exactly one GPU instance, at slice 4.
+  agent_->Kill(SIGKILL);
+  StartAgent();
+  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  EXPECT_EQ(InstanceStarts(Uuid(1)), std::vector<int>{4});
+
+  // The pod goes away: the next sweep removes its instance.
+  server_.DeletePod("default", "mig");
+  EXPECT_TRUE(WaitFor([&] { return InstanceStarts(Uuid(1)).empty(); },
+                      absl::Seconds(10)))
+      << agent_->Log();
 }
 
 }  // namespace

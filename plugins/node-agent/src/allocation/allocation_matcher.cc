@@ -264,6 +264,12 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
   for (auto it = offered_.begin(); it != offered_.end();) {
     it = it->second <= now ? offered_.erase(it) : std::next(it);
   }
+  // Ids this agent has handed out are held, whatever an older snapshot of
+  // kubelet's says.
+  std::set<std::string> served_ids;
+  for (const auto& [key, entry] : journal_->served()) {
+    served_ids.insert(entry.device_ids.begin(), entry.device_ids.end());
+  }
   // Free replicas per GPU, lowest first; ones offered to an admission still
   // running go last.
   std::map<std::string, std::vector<std::string>> free_by_gpu;
@@ -273,7 +279,7 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
       if (!replica.ok()) return replica.status();
       if (std::find(must_include.begin(), must_include.end(), id) !=
               must_include.end() ||
-          offered_.contains(id) != second_pass) {
+          served_ids.contains(id) || offered_.contains(id) != second_pass) {
         continue;
       }
       free_by_gpu[replica->gpu_uuid].push_back(id);
@@ -364,7 +370,6 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::EditsLocked(
       grant.cdi_devices.push_back(absl::StrCat(options_.cdi_kind, "=", id));
     }
   }
-  grant.annotations.emplace_back("deviceshare.io/pod-uid", state.record.uid);
   return grant;
 }
 

@@ -183,8 +183,12 @@ void MpsDaemon::Shared::Run() {
     off_t log_offset = 0;
     absl::StatusOr<pid_t> spawned = Spawn(log_offset);
     if (!spawned.ok()) {
-      if (first) return Report(spawned.status());
       spdlog::error("MPS control daemon: {}", spawned.status().ToString());
+      if (first) {
+        Report(spawned.status());
+        if (!options.retry_failed_start) return;
+        first = false;
+      }
     } else {
       const pid_t pid = *spawned;
       SetStarted(pid, /*restart=*/!first);
@@ -226,9 +230,12 @@ void MpsDaemon::Shared::Run() {
           return Shutdown(pid);
       }
       if (first) {
-        if (!ready.ok() && outcome == Outcome::kReady) Kill(pid);
+        if (!ready.ok() && outcome == Outcome::kReady) {
+          Kill(pid);
+          outcome = Outcome::kExited;
+        }
         Report(ready);
-        if (!ready.ok()) return;
+        if (!ready.ok() && !options.retry_failed_start) return;
         first = false;
       } else if (!ready.ok()) {
         // A daemon that runs without its defaults still serves clients
@@ -435,7 +442,9 @@ absl::Status MpsDaemon::Start() {
         &shared_->start_result));
     result = *shared_->start_result;
   }
-  if (!result.ok()) shared_->thread.join();
+  // With retry_failed_start the supervisor goes on after an error, until
+  // Stop().
+  if (!result.ok() && !options_.retry_failed_start) shared_->thread.join();
   return result;
 }
 

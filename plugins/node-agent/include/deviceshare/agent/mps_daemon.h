@@ -87,6 +87,12 @@ struct MpsDaemonOptions {
   absl::Duration stop_grace = absl::Seconds(5);
   // How long one SendCommand() client may run.
   absl::Duration command_timeout = absl::Seconds(10);
+  // A first start that fails once the binary was found (it cannot be
+  // executed, exits, or is not ready in time) is retried like a restart:
+  // Start() still returns the error, and the supervisor keeps going until
+  // Stop(). For an agent whose MPS pods should get a daemon as soon as the
+  // node allows one. Bad options and a missing binary are never retried.
+  bool retry_failed_start = false;
   // Paces the restart backoff (tests step it). The waits on another process
   // (ready_timeout, stop_grace, command_timeout) are real time, read through
   // RealClock(). nullptr: RealClock(). Must outlive the MpsDaemon.
@@ -123,7 +129,9 @@ class MpsDaemon {
   // and the tail of its output are named). DeadlineExceeded: no control
   // socket within ready_timeout (the socket's path is named). Internal: a
   // directory could not be made. FailedPrecondition when already started.
-  // After an error nothing is left running; Start() may be called again.
+  // After an error nothing is left running and Start() may be called again
+  // -- unless retry_failed_start, where the supervisor retries until Stop()
+  // (and Start() answers FailedPrecondition until then).
   absl::Status Start();
 
   // Asks the daemon to quit (`quit` to a control client), then SIGTERM and
