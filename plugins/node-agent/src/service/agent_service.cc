@@ -213,6 +213,7 @@ absl::Status RunAgent(const AgentOptions& options,
     mps_options.control_binary = options.mps_control_binary;
     mps_options.mps_root = options.mps_root;
     mps_options.gpu_uuids = mps_gpus;
+    mps_options.retry_failed_start = true;
     mps = std::make_unique<MpsDaemon>(mps_options);
     absl::Status started = mps->Start();
     if (!started.ok()) {
