@@ -72,7 +72,9 @@ TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
     EXPECT_EQ(read[i].split_count, (*gpus)[i].split_count);
     EXPECT_EQ(read[i].healthy, (*gpus)[i].healthy);
     EXPECT_EQ(read[i].mode, (*gpus)[i].mode);
-    EXPECT_THAT(read[i].model, ::testing::HasSubstr("H100 80GB HBM3"));
+    EXPECT_EQ(read[i].model, GetParam() == Dialect::kVolcano
+                                 ? "NVIDIA-NVIDIA H100 80GB HBM3"
+                                 : "NVIDIA H100 80GB HBM3");
     if (GetParam() == Dialect::kHami) {
       // Only HAMi's format carries these.
       EXPECT_EQ(read[i], (*gpus)[i]) << i;
@@ -106,6 +108,13 @@ INSTANTIATE_TEST_SUITE_P(BothDialects, RegistrarTest,
                          [](const auto& info) {
                            return std::string(DialectName(info.param));
                          });
+
+TEST(RegisteredTypeTest, FollowsEachDialectsNodePlugin) {
+  EXPECT_EQ(RegisteredType("NVIDIA A30", Dialect::kHami), "NVIDIA A30");
+  EXPECT_EQ(RegisteredType("Tesla T4", Dialect::kHami), "NVIDIA-Tesla T4");
+  EXPECT_EQ(RegisteredType("NVIDIA A30", Dialect::kVolcano),
+            "NVIDIA-NVIDIA A30");
+}
 
 TEST(RegisteredGpusTest, MigGpusAreMigAndMpsGpusMpsCapable) {
   std::vector<DiscoveredGpu> gpus = TwoGpus();

@@ -359,12 +359,14 @@ void MpsDaemon::Shared::Kill(pid_t pid) {
 }
 
 bool MpsDaemon::Shared::SleepUnlessStopped(absl::Duration backoff) {
-  const absl::Time until = clock.Now() + backoff;
   absl::MutexLock lock(&mu);
+  const absl::Time until = clock.Now() + backoff;
+  status.next_restart = until;
   // Polled, not one long wait: `clock` may be a test's, stepped by hand.
   while (!stop_requested && clock.Now() < until) {
     mu.AwaitWithTimeout(absl::Condition(&stop_requested), kPoll);
   }
+  status.next_restart.reset();
   return !stop_requested;
 }
 

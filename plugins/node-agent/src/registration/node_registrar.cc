@@ -1,5 +1,7 @@
 #include "deviceshare/agent/node_registrar.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
@@ -30,7 +32,18 @@ std::string RegistrationKey(Dialect dialect) {
                                       : keys::kHamiNodeRegister;
 }
 
-std::string RegistrationValue(const std::vector<Gpu>& gpus, Dialect dialect) {
+std::string RegisteredType(const std::string& nvml_name, Dialect dialect) {
+  // Volcano's device plugin always prefixes the NVML name; HAMi's only when
+  // it does not start with the vendor already. Model filters match
+  // substrings, so either way `use-gputype: A100` still matches.
+  if (dialect == Dialect::kVolcano || !absl::StartsWith(nvml_name, "NVIDIA")) {
+    return absl::StrCat("NVIDIA-", nvml_name);
+  }
+  return nvml_name;
+}
+
+std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect) {
+  for (Gpu& gpu : gpus) gpu.model = RegisteredType(gpu.model, dialect);
   return dialect == Dialect::kVolcano ? EncodeVolcanoNodeRegister(gpus)
                                       : EncodeHamiNodeRegisterJson(gpus);
 }

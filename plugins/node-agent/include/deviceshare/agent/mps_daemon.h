@@ -109,6 +109,9 @@ struct MpsDaemonStatus {
   pid_t pid = -1;
   // Starts after the first one (each exit the supervisor recovered from).
   int32_t restarts = 0;
+  // While the supervisor waits out a backoff: when it starts the daemon
+  // again, on the options' clock.
+  std::optional<absl::Time> next_restart;
   // How the last daemon process ended ("exited with code 0", "killed by
   // signal 9 (Killed)"); empty before any has ended.
   std::string last_exit;

@@ -33,9 +33,16 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
     SharingMode whole_gpu_mode);
 
-// The annotation key and value for `gpus` in `dialect`.
+// The type a GPU registers under: Volcano's node plugin writes
+// "NVIDIA-" + the NVML name; HAMi's adds the prefix only when the name does
+// not start with "NVIDIA" ("NVIDIA H100 80GB HBM3" stays, "Tesla T4"
+// becomes "NVIDIA-Tesla T4").
+std::string RegisteredType(const std::string& nvml_name, Dialect dialect);
+
+// The annotation key and value for `gpus` (models as NVML names them) in
+// `dialect`.
 std::string RegistrationKey(Dialect dialect);
-std::string RegistrationValue(const std::vector<Gpu>& gpus, Dialect dialect);
+std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect);
 
 class NodeRegistrar {
  public:
