@@ -54,11 +54,12 @@ class ExtenderE2eTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void StartScheduler() {
-    scheduler_ = std::make_unique<SchedulerProcess>(
-        DEVICESHARE_SCHEDULER_BIN,
-        std::vector<std::string>{"--kubeconfig", kubeconfig_, "--address",
-                                 "127.0.0.1:0"});
+  void StartScheduler(std::vector<std::string> extra_flags = {}) {
+    std::vector<std::string> flags = {"--kubeconfig", kubeconfig_, "--address",
+                                      "127.0.0.1:0"};
+    flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+    scheduler_ = std::make_unique<SchedulerProcess>(DEVICESHARE_SCHEDULER_BIN,
+                                                    std::move(flags));
     ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
     client_ =
         std::make_unique<httplib::Client>("127.0.0.1", scheduler_->port());
@@ -320,7 +321,9 @@ TEST_F(ExtenderE2eTest, TwoHundredPodsInParallelNeverOvercommit) {
     api_.UpsertPod(HamiPodObject(
         {.name = absl::StrCat("p", i), .memory_mib = 8192, .cores = 10}));
   }
-  StartScheduler();
+  // No node agent reports back here: pods on different GPUs would wait for
+  // each other (the in-flight rule, tested in extender_inflight_test.cc).
+  StartScheduler({"--in-flight-timeout", "0s"});
   std::atomic<int> bound{0};
   std::atomic<int> explained{0};
   absl::Mutex mu;

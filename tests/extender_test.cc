@@ -73,11 +73,19 @@ int64_t TotalUsed(const Scheduler& scheduler, const std::string& node) {
   return total;
 }
 
+// These tests bind many pods to a node with no node agent to report back:
+// the in-flight rule is off here and tested in extender_inflight_test.cc.
+ExtenderOptions WithoutInFlightRule() {
+  ExtenderOptions options;
+  options.in_flight_timeout = absl::ZeroDuration();
+  return options;
+}
+
 class ExtenderTest : public ::testing::Test {
  protected:
   ExtenderTest()
       : scheduler_(NewScheduler()),
-        extender_(scheduler_.get(), &writer_, &clock_, ExtenderOptions{}) {
+        extender_(scheduler_.get(), &writer_, &clock_, WithoutInFlightRule()) {
     // The concurrency test logs a line per refused pod at info.
     EXPECT_TRUE(SetLogLevel("warn").ok());
   }

@@ -50,6 +50,7 @@ enum class FakeMode {
   kExitsAtOnce,  // prints an error and exits 3
   kIgnoresQuit,  // serves, ignores `quit`; exits on SIGTERM
   kStubborn,     // serves, ignores `quit` and SIGTERM
+  kFailsOnce,    // the first run exits 3, later ones serve
 };
 
 std::string FakeScript(const std::string& record, FakeMode mode) {
@@ -65,6 +66,14 @@ std::string FakeScript(const std::string& record, FakeMode mode) {
       break;
     case FakeMode::kExitsAtOnce:
       daemon_body = "echo 'fake: no GPUs here' >&2\nexit 3\n";
+      break;
+    case FakeMode::kFailsOnce:
+      daemon_body =
+          "if [ ! -e \"$record.failed\" ]; then\n"
+          "  touch \"$record.failed\"\n"
+          "  exit 3\n"
+          "fi\n"
+          "touch \"$pipe/control\"\n";
       break;
   }
   const std::string on_quit =
@@ -311,8 +320,11 @@ TEST_F(MpsDaemonTest, RestartsAfterTheDaemonIsKilledWithBackoff) {
   const pid_t first = daemon.Status().pid;
 
   ASSERT_EQ(kill(first, SIGKILL), 0);
-  ASSERT_TRUE(WaitFor([&] { return !daemon.Status().running; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return daemon.Status().next_restart.has_value(); }));
+  EXPECT_FALSE(daemon.Status().running);
   EXPECT_EQ(daemon.Status().last_exit, "killed by signal 9 (Killed)");
+  EXPECT_EQ(*daemon.Status().next_restart, clock.Now() + absl::Seconds(1));
   // The backoff runs on the injected clock: nothing happens until it moves.
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_EQ(daemon.Status().restarts, 0);
@@ -332,14 +344,17 @@ TEST_F(MpsDaemonTest, RestartsAfterTheDaemonIsKilledWithBackoff) {
       ::testing::ElementsAre("client set_default_active_thread_percentage 25",
                              "client set_default_active_thread_percentage 25"));
 
-  // A second failure right away doubles the backoff: 1 s is not enough.
+  // A second failure right away doubles the backoff.
   ASSERT_EQ(kill(restarted.pid, SIGKILL), 0);
-  ASSERT_TRUE(WaitFor([&] { return !daemon.Status().running; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return daemon.Status().next_restart.has_value(); }));
+  EXPECT_EQ(*daemon.Status().next_restart, clock.Now() + absl::Seconds(2));
   clock.Advance(absl::Seconds(1));
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_EQ(daemon.Status().restarts, 1);
   clock.Advance(absl::Seconds(1));
   ASSERT_TRUE(WaitFor([&] { return daemon.Status().ready; }));
+  EXPECT_FALSE(daemon.Status().next_restart.has_value());
   EXPECT_EQ(daemon.Status().restarts, 2);
   daemon.Stop();
 }
@@ -442,6 +457,33 @@ TEST_F(MpsDaemonTest, ExitAtStartIsReportedWithItsOutput) {
                              HasSubstr("fake: no GPUs here"),
                              HasSubstr(root_ + "/log/control.stdout"))));
   EXPECT_FALSE(daemon.Status().running);
+}
+
+// The agent's way: a daemon that cannot start yet is retried until it
+// can, while Start() tells the caller what went wrong.
+TEST_F(MpsDaemonTest, RetriesAFailedStartWhenAskedTo) {
+  MpsDaemonOptions options = Options(WriteFake(FakeMode::kFailsOnce));
+  options.retry_failed_start = true;
+  MpsDaemon daemon(options);
+  EXPECT_THAT(daemon.Start(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       HasSubstr("exited with code 3")));
+  ASSERT_TRUE(WaitFor([&] { return daemon.Status().ready; }));
+  EXPECT_EQ(daemon.Status().restarts, 1);
+  EXPECT_THAT(daemon.Start(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       HasSubstr("already started")));
+  daemon.Stop();
+  EXPECT_FALSE(daemon.Status().running);
+  EXPECT_EQ(daemon.Status().last_exit, "exited with code 0");
+
+  // Without the option, a failed start leaves nothing behind to retry.
+  std::filesystem::remove(record_ + ".failed");
+  options.retry_failed_start = false;
+  MpsDaemon once(options);
+  EXPECT_THAT(once.Start(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  absl::SleepFor(absl::Milliseconds(150));  // three backoffs' worth
+  EXPECT_FALSE(once.Status().running);
+  EXPECT_EQ(once.Status().restarts, 0);
+  EXPECT_THAT(ChildrenRunning(dir_), ::testing::IsEmpty());
 }
 
 TEST_F(MpsDaemonTest, BadOptionsAreNamed) {

@@ -26,21 +26,6 @@ std::string Uid(const nlohmann::json& pod) {
                                                    : "";
 }
 
-// Grants that give a container the same thing, runtime ids aside.
-bool SameShare(const std::vector<DeviceGrant>& a,
-               const std::vector<DeviceGrant>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].uuid != b[i].uuid || a[i].mode != b[i].mode ||
-        a[i].memory_mib != b[i].memory_mib || a[i].cores != b[i].cores ||
-        a[i].mig.profile != b[i].mig.profile ||
-        a[i].mig.start != b[i].mig.start) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string Describe(const std::vector<DeviceGrant>& grants) {
   std::vector<std::string> parts;
   for (const DeviceGrant& grant : grants) {

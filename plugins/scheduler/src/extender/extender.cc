@@ -119,10 +119,20 @@ void Extender::InitMetrics() {
               "Allocation records read from pods that could not be charged "
               "(unknown GPU, no room, malformed).",
               {});
+  deferred_total_ = counter(
+      "deviceshare_extender_binds_deferred_total",
+      "Binds refused for now because a pod the node agent could confuse "
+      "with the one bound was still in flight on the node.",
+      {});
   metrics_.AddCollector([this](GaugeWriter& out) {
+    const ExtenderStats now = stats();
     out.Write("deviceshare_extender_reservations_in_flight",
               "Pods reserved by /filter or being bound by /bind.", {},
-              static_cast<double>(stats().reservations_in_flight));
+              static_cast<double>(now.reservations_in_flight));
+    out.Write("deviceshare_extender_pods_allocating",
+              "Bound pods whose node agent has not handed out their GPUs "
+              "yet (bind-phase allocating, within the in-flight timeout).",
+              {}, static_cast<double>(now.pods_allocating));
     scheduler_->Inspect([&](const ClusterState& state) {
       for (const NodeState* node : state.nodes_by_name()) {
         for (size_t i = 0; i < node->gpu_count(); ++i) {
@@ -184,6 +194,7 @@ void Extender::DropUnboundLocked(const std::string& uid) {
     reservations_.erase(it);
   }
   watched_pods_.erase(uid);
+  in_flight_.Remove(uid);
   scheduler_->Release(uid);
 }
 
@@ -373,6 +384,8 @@ int Extender::ExpireReservations() {
       reservations_.erase(it++);
       ++expired;
     }
+    // Pods whose node agent never reported back stop blocking their nodes.
+    in_flight_.Expire(now);
   }
   if (expired > 0) {
     {
@@ -386,8 +399,10 @@ int Extender::ExpireReservations() {
 
 ExtenderStats Extender::stats() const {
   int64_t in_flight = 0;
+  int64_t allocating = 0;
   {
     absl::MutexLock lock(&mu_);
+    allocating = static_cast<int64_t>(in_flight_.size());
     for (const auto& [uid, reservation] : reservations_) {
       if (reservation.state == ReservationState::kFiltered ||
           reservation.state == ReservationState::kBinding) {
@@ -398,6 +413,7 @@ ExtenderStats Extender::stats() const {
   absl::MutexLock lock(&stats_mu_);
   ExtenderStats stats = stats_;
   stats.reservations_in_flight = in_flight;
+  stats.pods_allocating = allocating;
   return stats;
 }
 

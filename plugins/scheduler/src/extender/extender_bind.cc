@@ -21,7 +21,35 @@ std::map<std::string, std::optional<std::string>> ToPatch(
   return patch;
 }
 
+// The shares of `allocation` as the node agent will read them: written to
+// annotations and read back, so that they compare alike with records read
+// from the watch (the wire leaves out some fields, e.g. MIG slot sizes).
+ContainerShares RecordShares(const PodRequest& request,
+                             const PodAllocation& allocation,
+                             const std::string& node, absl::Time now) {
+  absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
+      request, AllocationAnnotations(allocation, request.dialect, now), node);
+  if (read.ok() && read->has_value()) return GpuShares(**read);
+  return GpuShares(allocation);
+}
+
 }  // namespace
+
+std::string Extender::DeferBind(const PodName& pod, const std::string& node,
+                                const InFlightPod& blocker) {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.binds_deferred;
+  }
+  if (deferred_total_ != nullptr) deferred_total_->Increment({});
+  std::string message = absl::StrFormat(
+      "node %s is still handing out pod %s's GPUs (same device count, "
+      "different share); retry",
+      node, blocker.key);
+  LogPod(LogLevel::kInfo, pod.Key(), node,
+         absl::StrCat("bind deferred: ", message));
+  return message;
+}
 
 std::string Extender::FailBind(const PodName& pod, absl::string_view stage,
                                std::string message) {
@@ -38,6 +66,7 @@ std::string Extender::UndoBind(const PodName& pod, const PodRequest& request,
     absl::MutexLock lock(&mu_);
     reservations_.erase(request.uid);
     watched_pods_.erase(request.uid);
+    in_flight_.Remove(request.uid);
     scheduler_->Release(request.uid);
   }
   if (patched) {
@@ -135,6 +164,7 @@ std::string Extender::Bind(const BindingArgs& args) {
   // Take the room on `node` for certain: keep the filter's reservation if
   // it is there, else move or make it, atomically.
   PodAllocation allocation;
+  std::optional<InFlightPod> blocker;
   {
     absl::MutexLock lock(&mu_);
     Reservation& reservation = reservations_[uid];
@@ -167,7 +197,26 @@ std::string Extender::Bind(const BindingArgs& args) {
     reservation.state = ReservationState::kBinding;
     reservation.deleted = false;
     allocation = reservation.allocation;
+    // The check and the pod's own entry in one step: of two concurrent
+    // binds of confusable pods to one node, the second sees the first.
+    // A zero timeout turns the rule off.
+    const absl::Time now = clock_->Now();
+    ContainerShares shares;
+    if (options_.in_flight_timeout > absl::ZeroDuration()) {
+      shares = RecordShares(*request, allocation, node, now);
+      blocker = in_flight_.FindConfusable(node, uid, shares, now);
+    }
+    if (blocker) {
+      reservations_.erase(uid);
+      watched_pods_.erase(uid);
+      scheduler_->Release(uid);
+    } else {
+      in_flight_.Upsert(uid, InFlightPod{request->Key(), node,
+                                         now + options_.in_flight_timeout,
+                                         std::move(shares)});
+    }
   }
+  if (blocker) return DeferBind(pod, node, *blocker);
   pod.uid = uid;
 
   absl::Status patched = writer_->PatchAnnotations(
@@ -200,8 +249,12 @@ std::string Extender::Bind(const BindingArgs& args) {
       if (deleted) {
         reservations_.erase(it);
         watched_pods_.erase(uid);
+        in_flight_.Remove(uid);
         scheduler_->Release(uid);
       } else {
+        // In flight from the Binding on, whatever the watch shows yet
+        // (unless it already showed the node agent done).
+        in_flight_.SetDeadline(uid, clock_->Now() + options_.in_flight_timeout);
         it->second.state = ReservationState::kBound;
         it->second.deadline = absl::InfiniteFuture();
         it->second.priorities.clear();

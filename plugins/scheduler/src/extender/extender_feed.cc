@@ -42,7 +42,62 @@ std::string RecordNode(const nlohmann::json& pod,
   return "";
 }
 
+// Whether the record is in HAMi's dialect, as the node agent decides it
+// (agent/pod_record.cc): its bind-phase and times are then read from
+// HAMi's keys, else from Volcano's.
+bool HamiRecord(const std::map<std::string, std::string>& annotations) {
+  return annotations.count(keys::kHamiAllocated) ||
+         annotations.count(keys::kHamiToAllocate);
+}
+
+std::string Annotation(const std::map<std::string, std::string>& annotations,
+                       const char* key) {
+  auto it = annotations.find(key);
+  return it == annotations.end() ? "" : it->second;
+}
+
+// When the pod was bound: bind-time, else the decision time, of the
+// record's dialect.
+std::optional<absl::Time> BindTime(
+    const std::map<std::string, std::string>& annotations) {
+  const bool hami = HamiRecord(annotations);
+  for (const char* key : {hami ? keys::kHamiBindTime : keys::kVolcanoBindTime,
+                          hami ? keys::kHamiTime : keys::kVolcanoTime}) {
+    int64_t seconds = 0;
+    if (absl::SimpleAtoi(Annotation(annotations, key), &seconds) &&
+        seconds > 0) {
+      return absl::FromUnixSeconds(seconds);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+void Extender::TrackInFlightLocked(
+    const std::string& uid, const std::string& key,
+    const std::map<std::string, std::string>& annotations,
+    const std::string& node, bool bound, const PodAllocation& allocation) {
+  const std::string phase = Annotation(
+      annotations,
+      HamiRecord(annotations) ? keys::kHamiBindPhase : keys::kVolcanoBindPhase);
+  if (!bound || phase != keys::kBindPhaseAllocating) {
+    in_flight_.Remove(uid);
+    return;
+  }
+  // Counted from the bind, so that after a restart a pod whose node agent
+  // died long ago does not block its node for another timeout. An entry
+  // this extender made at its bind keeps its own deadline.
+  const absl::Time now = clock_->Now();
+  const absl::Time deadline =
+      BindTime(annotations).value_or(now) + options_.in_flight_timeout;
+  if (deadline <= now) {
+    in_flight_.Remove(uid);
+    return;
+  }
+  in_flight_.Upsert(uid,
+                    InFlightPod{key, node, deadline, GpuShares(allocation)});
+}
 
 void Extender::ApplyNode(const nlohmann::json& node) {
   const std::string name = Text(node, {"metadata", "name"});
@@ -138,6 +193,7 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
     }
     if (reservation != reservations_.end()) reservations_.erase(reservation);
     watched_pods_.erase(uid);
+    in_flight_.Remove(uid);
     scheduler_->Release(uid);
     return;
   }
@@ -152,6 +208,7 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
   if (!has_record) {
     // Our own reservation may simply not be written yet.
     if (reservation != reservations_.end()) return;
+    in_flight_.Remove(uid);
     if (watched_pods_.erase(uid) > 0) {
       LogPod(LogLevel::kInfo, PodKey(pod), "",
              "allocation record removed: released");
@@ -167,6 +224,9 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
            absl::StrCat("allocation record not charged: ",
                         request.status().message()));
     CountUnaccounted();
+    // The node agent reads records with the same parser: it will not serve
+    // this one either, so there is nothing for it to confuse.
+    in_flight_.Remove(uid);
     return;
   }
   absl::StatusOr<std::optional<PodAllocation>> allocation =
@@ -177,21 +237,34 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
                "allocation record not charged: ",
                allocation.ok() ? "empty" : allocation.status().message()));
     CountUnaccounted();
+    in_flight_.Remove(uid);
     return;
   }
   const bool bound = !BoundNode(pod).empty();
   if (reservation != reservations_.end()) {
     Reservation& ours = reservation->second;
     switch (ours.state) {
-      case ReservationState::kBinding:
+      case ReservationState::kBinding: {
         // The watch beat the Binding's answer; the bind finishes the job.
+        // Its in-flight entry is already there, unless the node agent was
+        // even faster.
         watched_pods_[uid] = WatchedPod{node, bound};
+        const std::string phase = Annotation(
+            annotations, HamiRecord(annotations) ? keys::kHamiBindPhase
+                                                 : keys::kVolcanoBindPhase);
+        if (bound && (phase == keys::kBindPhaseSuccess ||
+                      phase == keys::kBindPhaseFailed)) {
+          in_flight_.Remove(uid);
+        }
         return;
+      }
       case ReservationState::kBound:
       case ReservationState::kRecorded:
         if (bound && ours.node == node) {
           reservations_.erase(reservation);  // confirmed
           watched_pods_[uid] = WatchedPod{node, true};
+          TrackInFlightLocked(uid, request->Key(), annotations, node, true,
+                              **allocation);
           return;
         }
         if (!bound) return;
@@ -204,6 +277,10 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
     }
     reservations_.erase(reservation);
   }
+  // Before the charge: a record the ledger cannot hold is still one the
+  // node agent serves.
+  TrackInFlightLocked(uid, request->Key(), annotations, node, bound,
+                      **allocation);
   const std::optional<std::string> current = scheduler_->PodNode(uid);
   if (!current || *current != node) {
     if (current) scheduler_->Release(uid);
@@ -245,6 +322,9 @@ void Extender::OnPodsReplaced(const std::vector<nlohmann::json>& pods) {
   for (const auto& [uid, watched] : watched_pods_) {
     if (!listed.contains(uid)) gone.push_back(uid);
   }
+  for (const std::string& uid : in_flight_.Uids()) {
+    if (!listed.contains(uid)) gone.push_back(uid);
+  }
   for (const auto& [uid, reservation] : reservations_) {
     if (!listed.contains(uid) &&
         reservation.state != ReservationState::kBinding &&
@@ -259,6 +339,7 @@ void Extender::OnPodsReplaced(const std::vector<nlohmann::json>& pods) {
       reservations_.erase(it);
     }
     watched_pods_.erase(uid);
+    in_flight_.Remove(uid);
     scheduler_->Release(uid);
   }
   for (const nlohmann::json& pod : pods) ApplyPodLocked(pod, false);

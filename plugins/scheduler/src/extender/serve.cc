@@ -81,6 +81,7 @@ absl::Status Serve(const ServeOptions& options) {
       MakeApiPodWriter(client.get(), &RealClock(), "deviceshare-scheduler");
   ExtenderOptions extender_options;
   extender_options.reservation_ttl = options.reservation_ttl;
+  extender_options.in_flight_timeout = options.in_flight_timeout;
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
                     extender_options);
 

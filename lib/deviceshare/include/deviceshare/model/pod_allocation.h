@@ -54,6 +54,14 @@ struct PodAllocation {
   bool operator==(const PodAllocation& other) const = default;
 };
 
+// Whether two containers' grants give the same share, so that either
+// container may be handed the other's: per device in order the same GPU
+// uuid, memory, cores, MIG-or-not and MIG slot (profile, start). Runtime ids
+// (MIG uuid, instance ids) do not count, nor the hami-core/mps distinction:
+// that is the GPU's, and records read back do not carry it.
+bool SameShare(const std::vector<DeviceGrant>& a,
+               const std::vector<DeviceGrant>& b);
+
 }  // namespace deviceshare
 
 #endif  // DEVICESHARE_MODEL_POD_ALLOCATION_H_

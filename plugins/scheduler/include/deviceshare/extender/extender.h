@@ -21,8 +21,33 @@
 //    the pod's dialect (both projects' node agents read it), creates the
 //    Binding, and on any failure releases the reservation, removes the
 //    record and reports the error.
+//  - /bind also refuses, for now, a pod that the node agent could confuse
+//    with another pod still in flight on the same node (see below); the
+//    pod's reservation is rolled back as for a failed bind and
+//    kube-scheduler retries it.
 // There is no node-wide lock: reservations are per pod, and nothing is held
 // across an API call except the pod's own reservation.
+//
+// One pod in flight per confusable share and node. Kubelet's Allocate call
+// carries device ids but no pod, so the node agent serves containers in
+// kubelet's admission order and verifies at PreStartContainer
+// (agent/allocation_matcher.h). That can only go wrong while two pods bound
+// to one node are in flight -- bound, record written, node agent not done
+// (bind-phase "allocating", in either dialect) -- and a container of one
+// and a container of the other ask for the same number of devices with
+// different shares (GPU uuids, memory, cores, mode or MIG slot). So /bind
+// of pod Q to node N fails with "node N is still handing out pod P's GPUs
+// (same device count, different share); retry" while such a P is in flight
+// on N; containers with identical shares are interchangeable and do not
+// count. P stops counting when the watch shows bind-phase "success" or
+// "failed", when P finishes or is deleted, or `in_flight_timeout` after it
+// was bound (a dead node agent must not block a node forever; its PreStart
+// check still protects after that). A pod bound here counts from the moment
+// its bind passes this check (before the watch shows it), so two concurrent
+// binds cannot both pass. Pods in flight are indexed per node
+// (extender/in_flight.h): the check never scans the cluster's pods.
+// Refusals are counted (deviceshare_extender_binds_deferred_total) and
+// logged, one line each.
 //
 // Watches feed it Node and Pod events (OnNode*, OnPod*): nodes register
 // from their annotation in either dialect; a pod that carries an allocation
@@ -47,6 +72,7 @@
 #include "absl/time/time.h"
 #include "deviceshare/clock.h"
 #include "deviceshare/extender/extender_wire.h"
+#include "deviceshare/extender/in_flight.h"
 #include "deviceshare/extender/metrics.h"
 #include "deviceshare/extender/pod_writer.h"
 #include "deviceshare/extender/reservation.h"
@@ -59,6 +85,10 @@ struct ExtenderOptions {
   // How long a /filter reservation waits for its /bind, and how long an
   // unbound allocation record read from a pod counts before it is dropped.
   absl::Duration reservation_ttl = absl::Seconds(30);
+  // How long a bound pod whose node agent has not handed out its GPUs yet
+  // (bind-phase "allocating") keeps binds of confusable pods off its node.
+  // Zero turns the rule off.
+  absl::Duration in_flight_timeout = absl::Seconds(60);
 };
 
 // Counters for /metrics, read with Extender::stats().
@@ -70,6 +100,10 @@ struct ExtenderStats {
   int64_t reservations_in_flight = 0;  // kFiltered + kBinding
   int64_t reservations_expired = 0;
   int64_t binds = 0;
+  // Binds refused because a confusable pod was in flight on the node.
+  int64_t binds_deferred = 0;
+  // Bound pods whose node agent has not handed out their GPUs yet.
+  int64_t pods_allocating = 0;
   // Pods whose allocation record could not be charged (it names unknown
   // GPUs or does not fit the ledger): counted nowhere, so worth an alert.
   int64_t unaccounted_pods = 0;
@@ -124,6 +158,18 @@ class Extender {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyPodLocked(const nlohmann::json& pod, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps `uid` in the in-flight index while the pod is bound and its
+  // record's bind-phase (in the record's dialect) is "allocating".
+  void TrackInFlightLocked(
+      const std::string& uid, const std::string& key,
+      const std::map<std::string, std::string>& annotations,
+      const std::string& node, bool bound, const PodAllocation& allocation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts and logs a bind refused because `blocker` is in flight on
+  // `node`; returns the error for kube-scheduler.
+  std::string DeferBind(const PodName& pod, const std::string& node,
+                        const InFlightPod& blocker)
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
   void ApplyNode(const nlohmann::json& node);
   // Undoes a bind that got as far as `stage`.
   std::string UndoBind(const PodName& pod, const PodRequest& request,
@@ -141,6 +187,7 @@ class Extender {
   absl::flat_hash_map<std::string, WatchedPod> watched_pods_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_nodes_ ABSL_GUARDED_BY(mu_);
+  InFlightIndex in_flight_ ABSL_GUARDED_BY(mu_);
 
   mutable absl::Mutex stats_mu_;
   ExtenderStats stats_ ABSL_GUARDED_BY(stats_mu_);
@@ -151,6 +198,7 @@ class Extender {
   CounterFamily* binds_total_ = nullptr;
   CounterFamily* expired_total_ = nullptr;
   CounterFamily* unaccounted_total_ = nullptr;
+  CounterFamily* deferred_total_ = nullptr;
 };
 
 }  // namespace deviceshare::extender

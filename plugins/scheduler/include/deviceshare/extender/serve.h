@@ -20,6 +20,7 @@ struct ServeOptions {
   std::string config_path;  // empty: defaults
   ServerOptions server;
   absl::Duration reservation_ttl = absl::Seconds(30);
+  absl::Duration in_flight_timeout = absl::Seconds(60);  // ExtenderOptions
   std::string log_level = "info";  // trace|debug|info|warn|error|off
 };
 
