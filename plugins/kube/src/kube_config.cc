@@ -240,4 +240,17 @@ absl::StatusOr<KubeConfig> LoadKubeconfig(const std::string& path,
   return config;
 }
 
+absl::StatusOr<KubeConfig> KubeConfigFromFlag(const std::string& kubeconfig) {
+  absl::StatusOr<KubeConfig> config =
+      kubeconfig.empty() ? InClusterConfig() : LoadKubeconfig(kubeconfig);
+  if (!config.ok()) {
+    return absl::Status(
+        config.status().code(),
+        absl::StrCat(
+            kubeconfig.empty() ? "in-cluster credentials" : "--kubeconfig",
+            ": ", config.status().message()));
+  }
+  return config;
+}
+
 }  // namespace deviceshare::kube

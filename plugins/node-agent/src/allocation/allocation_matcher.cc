@@ -11,20 +11,13 @@
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/kube/object_fields.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent {
 namespace {
-
-std::string Uid(const nlohmann::json& pod) {
-  if (!pod.is_object() || !pod.contains("metadata")) return "";
-  const nlohmann::json& metadata = pod["metadata"];
-  auto uid = metadata.find("uid");
-  return uid != metadata.end() && uid->is_string() ? uid->get<std::string>()
-                                                   : "";
-}
 
 std::string Describe(const std::vector<DeviceGrant>& grants) {
   std::vector<std::string> parts;
@@ -105,7 +98,7 @@ void AllocationMatcher::SetGpus(const std::vector<Gpu>& gpus) {
 void AllocationMatcher::ReplacePods(const std::vector<nlohmann::json>& pods) {
   absl::MutexLock lock(&mu_);
   std::set<std::string> listed;
-  for (const nlohmann::json& pod : pods) listed.insert(Uid(pod));
+  for (const nlohmann::json& pod : pods) listed.insert(kube::PodUid(pod));
   std::vector<std::string> gone;
   for (const auto& [uid, state] : pods_) {
     if (!listed.contains(uid)) gone.push_back(uid);
@@ -122,7 +115,7 @@ void AllocationMatcher::ApplyPod(absl::string_view type,
                                  const nlohmann::json& pod) {
   absl::MutexLock lock(&mu_);
   if (type == "DELETED") {
-    ForgetLocked(Uid(pod));
+    ForgetLocked(kube::PodUid(pod));
     return;
   }
   UpsertLocked(pod);
@@ -131,7 +124,7 @@ void AllocationMatcher::ApplyPod(absl::string_view type,
 void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
   absl::StatusOr<std::optional<PodRecord>> record =
       ParsePodRecord(pod, options_.node_name, device_config_);
-  const std::string uid = Uid(pod);
+  const std::string uid = kube::PodUid(pod);
   if (!record.ok()) {
     spdlog::warn("pod {}: allocation record not usable: {}", uid,
                  std::string(record.status().message()));

@@ -6,22 +6,13 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
+#include "deviceshare/kube/object_fields.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
 namespace {
 
-std::string Text(const nlohmann::json& object,
-                 std::initializer_list<const char*> path) {
-  const nlohmann::json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) return "";
-    auto found = at->find(key);
-    if (found == at->end()) return "";
-    at = &*found;
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
+using ::deviceshare::kube::Text;
 
 const std::string* Find(const std::map<std::string, std::string>& map,
                         const char* key) {

@@ -111,18 +111,10 @@ absl::Status RunAgent(const AgentOptions& options,
       RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
   spdlog::info("{} GPUs on node {}", gpus.size(), options.node_name);
 
-  absl::StatusOr<kube::KubeConfig> kube_config =
-      options.kubeconfig.empty() ? kube::InClusterConfig()
-                                 : kube::LoadKubeconfig(options.kubeconfig);
-  if (!kube_config.ok()) {
-    return absl::Status(
-        kube_config.status().code(),
-        absl::StrCat(options.kubeconfig.empty() ? "in-cluster credentials"
-                                                : "--kubeconfig",
-                     ": ", kube_config.status().message()));
-  }
+  DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
+                      kube::KubeConfigFromFlag(options.kubeconfig));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
-                      kube::ApiClient::Create(*kube_config));
+                      kube::ApiClient::Create(kube_config));
 
   NodeRegistrar registrar(client.get(), options.node_name, options.dialect);
   auto register_node = [&](const std::vector<Gpu>& now) {

@@ -65,18 +65,10 @@ absl::Status Serve(const ServeOptions& options) {
   DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                       Scheduler::Create(config, registry));
 
-  absl::StatusOr<kube::KubeConfig> kube_config =
-      options.kubeconfig.empty() ? kube::InClusterConfig()
-                                 : kube::LoadKubeconfig(options.kubeconfig);
-  if (!kube_config.ok()) {
-    return absl::Status(
-        kube_config.status().code(),
-        absl::StrCat(options.kubeconfig.empty() ? "in-cluster credentials"
-                                                : "--kubeconfig",
-                     ": ", kube_config.status().message()));
-  }
+  DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
+                      kube::KubeConfigFromFlag(options.kubeconfig));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
-                      kube::ApiClient::Create(*kube_config));
+                      kube::ApiClient::Create(kube_config));
   std::unique_ptr<PodWriter> writer =
       MakeApiPodWriter(client.get(), &RealClock(), "deviceshare-scheduler");
   ExtenderOptions extender_options;

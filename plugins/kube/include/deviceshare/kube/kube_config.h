@@ -69,6 +69,11 @@ struct InClusterSource {
 // FailedPrecondition when the variables are unset (not running in a pod).
 absl::StatusOr<KubeConfig> InClusterConfig(const InClusterSource& source = {});
 
+// What a command's --kubeconfig flag means: that file when given, else the
+// pod's in-cluster credentials. Errors say which ("--kubeconfig: ..." or
+// "in-cluster credentials: ...").
+absl::StatusOr<KubeConfig> KubeConfigFromFlag(const std::string& kubeconfig);
+
 }  // namespace deviceshare::kube
 
 #endif  // DEVICESHARE_KUBE_KUBE_CONFIG_H_

@@ -1,8 +1,8 @@
-#include "pod_fields.h"
+#include "deviceshare/kube/object_fields.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace deviceshare::extender {
+namespace deviceshare::kube {
 
 std::string Text(const nlohmann::json& object,
                  std::initializer_list<const char*> path) {
@@ -31,4 +31,4 @@ std::string BoundNode(const nlohmann::json& pod) {
   return Text(pod, {"spec", "nodeName"});
 }
 
-}  // namespace deviceshare::extender
+}  // namespace deviceshare::kube
