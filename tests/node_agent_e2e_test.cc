@@ -5,12 +5,8 @@
 // must get its own pod's limits; killing the agent mid-stream and starting
 // it again must re-register with kubelet and neither lose nor repeat an
 // allocation.
-#include <signal.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -20,21 +16,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/agent_pods.h"
-#include "testing/fake_api_server.h"
-#include "testing/server_process.h"
-#include "testing/test_kubelet.h"
+#include "testing/agent_rig.h"
 #include "testing/wait_for.h"
 
 namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::AdmittedContainer;
+using ::deviceshare::testing::AgentRig;
 using ::deviceshare::testing::BoundPod;
-using ::deviceshare::testing::FakeApiServer;
 using ::deviceshare::testing::PodSpec;
-using ::deviceshare::testing::ServerProcess;
 using ::deviceshare::testing::ShareOf;
-using ::deviceshare::testing::TestKubelet;
 using ::deviceshare::testing::WaitFor;
 using ::testing::HasSubstr;
 
@@ -43,9 +35,7 @@ constexpr char kResource[] = "nvidia.com/gpu";
 constexpr int kGpus = 4;
 constexpr int kSplit = 10;
 
-std::string Uuid(int index) {
-  return absl::StrCat("GPU-0000000", index, "-aaaa-bbbb-cccc-dddddddddddd");
-}
+std::string Uuid(int index) { return AgentRig::Uuid(index); }
 
 // A pod's container and what it must get.
 struct Expected {
@@ -56,78 +46,32 @@ struct Expected {
 class NodeAgentE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // A unix socket path must stay under 108 bytes: keep the name short.
-    static int counter = 0;
-    dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("ds-e2e-", getpid(), "-", counter++);
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "plugins");
-    nlohmann::json gpus = nlohmann::json::array();
-    for (int i = 0; i < kGpus; ++i) {
-      gpus.push_back({{"uuid", Uuid(i)},
-                      {"index", i},
-                      {"model", "NVIDIA H100 80GB HBM3"},
-                      {"memory_mib", 81559},
-                      {"sm_count", 132},
-                      {"numa", i / 2},
-                      {"pci_device_id", "0x2330"},
-                      {"mig_capable", true},
-                      {"health", "healthy"}});
-    }
-    std::ofstream(dir_ / "gpus.json") << nlohmann::json{{"gpus", gpus}}.dump();
-    server_.UpsertNode({{"apiVersion", "v1"},
-                        {"kind", "Node"},
-                        {"metadata", {{"name", kNode}}}});
-    kubeconfig_ = server_.WriteKubeconfig(dir_.string());
-    kubelet_ = std::make_unique<TestKubelet>((dir_ / "plugins").string());
-    ASSERT_TRUE(kubelet_->Start().ok());
-  }
-
-  void TearDown() override {
-    agent_.reset();
-    kubelet_.reset();
-    std::filesystem::remove_all(dir_);
+    absl::StatusOr<std::unique_ptr<AgentRig>> rig =
+        AgentRig::Create({.node = kNode,
+                          .gpus = kGpus,
+                          .split = kSplit,
+                          .extra_args = {"--health-interval", "100ms",
+                                         "--register-interval", "1s"}});
+    ASSERT_TRUE(rig.ok()) << rig.status();
+    rig_ = *std::move(rig);
   }
 
   void StartAgent() {
-    agent_ = std::make_unique<ServerProcess>(
-        DEVICESHARE_NODE_AGENT_BIN,
-        std::vector<std::string>{
-            "serve", "--node-name", kNode, "--kubeconfig", kubeconfig_,
-            "--device-plugin-dir", (dir_ / "plugins").string(), "--state-dir",
-            (dir_ / "state").string(), "--nvml-library",
-            DEVICESHARE_FAKE_NVML_LIB, "--hook-path", (dir_ / "vgpu").string(),
-            "--health-interval", "100ms", "--register-interval", "1s"},
-        "serving nvidia.com/gpu on ",
-        std::vector<std::string>{
-            absl::StrCat("FAKE_NVML_INVENTORY=", (dir_ / "gpus.json").string()),
-            absl::StrCat("FAKE_NVML_STATE=",
-                         (dir_ / "nvml-state.json").string())});
-    absl::Status started = agent_->Start(absl::Seconds(20));
+    absl::Status started = rig_->StartAgent();
     ASSERT_TRUE(started.ok()) << started;
   }
 
-  bool AllHealthy() {
-    return kubelet_->WaitForDevices(
-        kResource,
-        [](const std::vector<agent::AdvertisedDevice>& devices) {
-          if (devices.size() != kGpus * kSplit) return false;
-          for (const auto& device : devices) {
-            if (!device.healthy) return false;
-          }
-          return true;
-        },
-        absl::Seconds(10));
-  }
+  bool AllHealthy() { return rig_->AllHealthy(); }
 
   // Binds a pod to the node with `grants` for its one container.
   void Bind(const std::string& name, const std::vector<DeviceGrant>& grants,
             int64_t decided_at) {
     int64_t memory = grants.front().memory_mib;
-    server_.UpsertPod(BoundPod(PodSpec{.name = name,
-                                       .gpus = static_cast<int>(grants.size()),
-                                       .memory_mib = memory},
-                               Dialect::kHami, kNode, grants, decided_at));
+    rig_->api().UpsertPod(
+        BoundPod(PodSpec{.name = name,
+                         .gpus = static_cast<int>(grants.size()),
+                         .memory_mib = memory},
+                 Dialect::kHami, kNode, grants, decided_at));
     expected_["uid-" + name] = Expected{name, grants};
   }
 
@@ -147,45 +91,26 @@ class NodeAgentE2eTest : public ::testing::Test {
         << uid;
   }
 
-  // The start slices of the GPU instances fake NVML holds on `gpu`.
-  std::vector<int> InstanceStarts(const std::string& gpu) {
-    std::ifstream file(dir_ / "nvml-state.json");
-    const nlohmann::json state = nlohmann::json::parse(file, nullptr, false);
-    std::vector<int> starts;
-    if (!state.is_object() || !state.contains("gpus") ||
-        !state["gpus"].contains(gpu)) {
-      return starts;
-    }
-    for (const nlohmann::json& instance : state["gpus"][gpu]) {
-      starts.push_back(instance.value("start", -1));
-    }
-    return starts;
-  }
-
   std::string BindPhase(const std::string& name) {
-    std::optional<nlohmann::json> pod = server_.GetPod("default", name);
+    std::optional<nlohmann::json> pod = rig_->api().GetPod("default", name);
     if (!pod) return "";
     return (*pod)["metadata"]["annotations"].value(keys::kHamiBindPhase, "");
   }
 
-  std::filesystem::path dir_;
-  FakeApiServer server_;
-  std::string kubeconfig_;
-  std::unique_ptr<TestKubelet> kubelet_;
-  std::unique_ptr<ServerProcess> agent_;
+  std::unique_ptr<AgentRig> rig_;
   std::map<std::string, Expected> expected_;
 };
 
 TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
   // The registration reads back as the GPUs fake NVML reported.
   ASSERT_TRUE(WaitFor([&] {
-    auto node = server_.GetNode(kNode);
+    auto node = rig_->api().GetNode(kNode);
     return ParseNodeInventory(*node).ok();
-  })) << agent_->Log();
+  })) << rig_->Log();
   absl::StatusOr<NodeInventory> inventory =
-      ParseNodeInventory(*server_.GetNode(kNode));
+      ParseNodeInventory(*rig_->api().GetNode(kNode));
   ASSERT_TRUE(inventory.ok());
   ASSERT_EQ(inventory->gpus.size(), static_cast<size_t>(kGpus));
   for (int i = 0; i < kGpus; ++i) {
@@ -217,8 +142,9 @@ TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
   std::vector<std::thread> threads;
   for (const auto& [uid, want] : expected_) {
     threads.emplace_back([&, uid = uid, count = want.grants.size()] {
-      absl::StatusOr<AdmittedContainer> admitted = kubelet_->AdmitContainer(
-          uid, "main", kResource, static_cast<int>(count));
+      absl::StatusOr<AdmittedContainer> admitted =
+          rig_->kubelet().AdmitContainer(uid, "main", kResource,
+                                         static_cast<int>(count));
       absl::MutexLock lock(&mu);
       results.emplace(uid, std::move(admitted));
     });
@@ -226,7 +152,7 @@ TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
   for (std::thread& thread : threads) thread.join();
   for (const auto& [uid, admitted] : results) {
     ASSERT_TRUE(admitted.ok()) << uid << ": " << admitted.status() << "\n"
-                               << agent_->Log();
+                               << rig_->Log();
     ExpectOwnShare(uid, *admitted);
   }
   for (const auto& [uid, want] : expected_) {
@@ -237,14 +163,14 @@ TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
 
 TEST_F(NodeAgentE2eTest, ConfusablePodsNeverStartWithAnotherPodsLimits) {
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
   // Written by some other scheduler: two different shares of one GPU in
   // flight at once, and kubelet admits the later one first.
   Bind("early", {ShareOf(Uuid(0), 1000, 0)}, 100);
   Bind("late", {ShareOf(Uuid(0), 9000, 0)}, 200);
   absl::SleepFor(absl::Milliseconds(300));
   absl::StatusOr<AdmittedContainer> late =
-      kubelet_->AdmitContainer("uid-late", "main", kResource, 1);
+      rig_->kubelet().AdmitContainer("uid-late", "main", kResource, 1);
   // The agent guessed "early"; PreStart found kubelet gave the ids to
   // "late" and refused to start it.
   ASSERT_FALSE(late.ok());
@@ -253,7 +179,7 @@ TEST_F(NodeAgentE2eTest, ConfusablePodsNeverStartWithAnotherPodsLimits) {
 
 TEST_F(NodeAgentE2eTest, KilledAgentComesBackWithoutLosingOrRepeating) {
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
   for (int i = 0; i < 8; ++i) {
     Bind(absl::StrCat("pod-", i), {ShareOf(Uuid(i % kGpus), 1000 + i, 0)},
          100 + i);
@@ -263,30 +189,31 @@ TEST_F(NodeAgentE2eTest, KilledAgentComesBackWithoutLosingOrRepeating) {
   for (const auto& [uid, want] : expected_) uids.push_back(uid);
   for (size_t i = 0; i < 4; ++i) {
     absl::StatusOr<AdmittedContainer> admitted =
-        kubelet_->AdmitContainer(uids[i], "main", kResource, 1);
-    ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+        rig_->kubelet().AdmitContainer(uids[i], "main", kResource, 1);
+    ASSERT_TRUE(admitted.ok()) << admitted.status() << rig_->Log();
     ExpectOwnShare(uids[i], *admitted);
   }
-  const int registrations = kubelet_->registrations();
-  agent_->Kill(SIGKILL);
-  EXPECT_TRUE(WaitFor([&] { return !kubelet_->stream_open(kResource); },
+  const int registrations = rig_->kubelet().registrations();
+  rig_->KillAgent();
+  EXPECT_TRUE(WaitFor([&] { return !rig_->kubelet().stream_open(kResource); },
                       absl::Seconds(5)));
 
   StartAgent();
-  EXPECT_TRUE(WaitFor([&] { return kubelet_->registrations() > registrations; },
+  EXPECT_TRUE(
+      WaitFor([&] { return rig_->kubelet().registrations() > registrations; },
+              absl::Seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return rig_->kubelet().stream_open(kResource); },
                       absl::Seconds(10)));
-  EXPECT_TRUE(WaitFor([&] { return kubelet_->stream_open(kResource); },
-                      absl::Seconds(10)));
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
   for (size_t i = 4; i < uids.size(); ++i) {
     absl::StatusOr<AdmittedContainer> admitted =
-        kubelet_->AdmitContainer(uids[i], "main", kResource, 1);
-    ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+        rig_->kubelet().AdmitContainer(uids[i], "main", kResource, 1);
+    ASSERT_TRUE(admitted.ok()) << admitted.status() << rig_->Log();
     ExpectOwnShare(uids[i], *admitted);
   }
   // Nothing is left: the pods served before the kill are not served again.
   for (int gpu = 0; gpu < kGpus; ++gpu) {
-    absl::StatusOr<AdmittedContainer> extra = kubelet_->AdmitContainer(
+    absl::StatusOr<AdmittedContainer> extra = rig_->kubelet().AdmitContainer(
         absl::StrCat("uid-intruder-", gpu), "main", kResource, 1);
     EXPECT_FALSE(extra.ok());
   }
@@ -298,21 +225,21 @@ TEST_F(NodeAgentE2eTest, KilledAgentComesBackWithoutLosingOrRepeating) {
 
 TEST_F(NodeAgentE2eTest, KubeletRestartAndGpuHealthReachBothSides) {
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
-  const int registrations = kubelet_->registrations();
-  ASSERT_TRUE(kubelet_->Restart().ok());
-  EXPECT_TRUE(WaitFor([&] { return kubelet_->registrations() > registrations; },
-                      absl::Seconds(10)))
-      << agent_->Log();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
+  const int registrations = rig_->kubelet().registrations();
+  ASSERT_TRUE(rig_->kubelet().Restart().ok());
+  EXPECT_TRUE(
+      WaitFor([&] { return rig_->kubelet().registrations() > registrations; },
+              absl::Seconds(10)))
+      << rig_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
 
   // GPU 2 falls off the bus: its replicas go unhealthy, the node
   // registration says so; it comes back.
-  std::ifstream in(dir_ / "gpus.json");
-  nlohmann::json inventory = nlohmann::json::parse(in);
+  nlohmann::json inventory = rig_->ReadInventory();
   inventory["gpus"][2]["lost"] = true;
-  std::ofstream(dir_ / "gpus.json") << inventory.dump();
-  EXPECT_TRUE(kubelet_->WaitForDevices(
+  rig_->WriteInventory(inventory);
+  EXPECT_TRUE(rig_->kubelet().WaitForDevices(
       kResource,
       [](const std::vector<agent::AdvertisedDevice>& devices) {
         int unhealthy = 0;
@@ -320,16 +247,16 @@ TEST_F(NodeAgentE2eTest, KubeletRestartAndGpuHealthReachBothSides) {
         return unhealthy == kSplit;
       },
       absl::Seconds(10)))
-      << agent_->Log();
+      << rig_->Log();
   EXPECT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
     return parsed.ok() && !parsed->gpus[2].healthy;
   }));
   inventory["gpus"][2].erase("lost");
-  std::ofstream(dir_ / "gpus.json") << inventory.dump();
-  EXPECT_TRUE(AllHealthy()) << agent_->Log();
+  rig_->WriteInventory(inventory);
+  EXPECT_TRUE(AllHealthy()) << rig_->Log();
   EXPECT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
     return parsed.ok() && parsed->gpus[2].healthy;
   }));
 }
@@ -346,16 +273,15 @@ namespace {
 // restarted agent adopts the instance, and the instance of a deleted pod is
 // removed.
 TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
-  std::ifstream in(dir_ / "gpus.json");
-  nlohmann::json inventory = nlohmann::json::parse(in);
+  nlohmann::json inventory = rig_->ReadInventory();
   inventory["gpus"][1]["mig_mode"] = true;
-  std::ofstream(dir_ / "gpus.json") << inventory.dump();
+  rig_->WriteInventory(inventory);
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
   ASSERT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*server_.GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
     return parsed.ok() && parsed->gpus[1].mode == SharingMode::kMig;
-  })) << agent_->Log();
+  })) << rig_->Log();
 
   DeviceGrant grant = ShareOf(Uuid(1), 40448, 42);
   grant.mode = SharingMode::kMig;
@@ -363,15 +289,15 @@ TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
   Bind("mig", {grant}, 100);
   absl::SleepFor(absl::Milliseconds(300));
   absl::StatusOr<AdmittedContainer> admitted =
-      kubelet_->AdmitContainer("uid-mig", "main", kResource, 1);
-  ASSERT_TRUE(admitted.ok()) << admitted.status() << agent_->Log();
+      rig_->kubelet().AdmitContainer("uid-mig", "main", kResource, 1);
+  ASSERT_TRUE(admitted.ok()) << admitted.status() << rig_->Log();
   const std::string visible = admitted->envs.at("NVIDIA_VISIBLE_DEVICES");
   EXPECT_THAT(visible, ::testing::StartsWith("MIG-"));
 
   // The pod's record now carries the instance's runtime identity.
   ASSERT_TRUE(WaitFor([&] { return BindPhase("mig") == "success"; }))
-      << agent_->Log();
-  nlohmann::json pod = *server_.GetPod("default", "mig");
+      << rig_->Log();
+  nlohmann::json pod = *rig_->api().GetPod("default", "mig");
   const nlohmann::json mig = nlohmann::json::parse(
       pod["metadata"]["annotations"][keys::kHamiMigAllocations]
           .get<std::string>());
@@ -381,16 +307,16 @@ TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
 
   // Restarted, the agent finds the instance where it was and adopts it:
   // still exactly one GPU instance, at slice 4.
-  agent_->Kill(SIGKILL);
+  rig_->KillAgent();
   StartAgent();
-  ASSERT_TRUE(AllHealthy()) << agent_->Log();
-  EXPECT_EQ(InstanceStarts(Uuid(1)), std::vector<int>{4});
+  ASSERT_TRUE(AllHealthy()) << rig_->Log();
+  EXPECT_EQ(rig_->InstanceStarts(Uuid(1)), std::vector<int>{4});
 
   // The pod goes away: the next sweep removes its instance.
-  server_.DeletePod("default", "mig");
-  EXPECT_TRUE(WaitFor([&] { return InstanceStarts(Uuid(1)).empty(); },
+  rig_->api().DeletePod("default", "mig");
+  EXPECT_TRUE(WaitFor([&] { return rig_->InstanceStarts(Uuid(1)).empty(); },
                       absl::Seconds(10)))
-      << agent_->Log();
+      << rig_->Log();
 }
 
 }  // namespace
