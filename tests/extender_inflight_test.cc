@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "testing/extender_calls.h"
 #include "testing/fake_pod_writer.h"
 #include "testing/fakes.h"
 #include "testing/kube_objects.h"
@@ -26,11 +27,14 @@
 namespace deviceshare::extender {
 namespace {
 
+using ::deviceshare::testing::BindingFor;
 using ::deviceshare::testing::FakeClock;
 using ::deviceshare::testing::FakePodWriter;
+using ::deviceshare::testing::FilterArgs;
 using ::deviceshare::testing::Grant;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
+using ::deviceshare::testing::NewBuiltinScheduler;
 using ::deviceshare::testing::NodeSpec;
 using ::deviceshare::testing::PodSpec;
 using ::deviceshare::testing::VolcanoPodObject;
@@ -41,27 +45,6 @@ using ::testing::IsEmpty;
 constexpr char kDeferred[] =
     "node n1 is still handing out pod default/p's GPUs (same device count, "
     "different share); retry";
-
-std::unique_ptr<Scheduler> NewScheduler() {
-  BackendRegistry registry;
-  EXPECT_TRUE(RegisterBuiltinBackends(registry).ok());
-  auto scheduler =
-      Scheduler::Create(deviceshare::testing::MakeConfig(), registry);
-  EXPECT_TRUE(scheduler.ok()) << scheduler.status();
-  return *std::move(scheduler);
-}
-
-ExtenderArgs Args(const nlohmann::json& pod, std::vector<std::string> nodes) {
-  ExtenderArgs args;
-  args.pod = pod;
-  args.node_names = std::move(nodes);
-  return args;
-}
-
-BindingArgs Binding(const nlohmann::json& pod, const std::string& node) {
-  return BindingArgs{pod["metadata"]["name"], pod["metadata"]["namespace"],
-                     pod["metadata"]["uid"], node};
-}
 
 int64_t TotalUsed(const Scheduler& scheduler, const std::string& node) {
   int64_t total = 0;
@@ -84,7 +67,7 @@ ExtenderOptions WithTimeout(absl::Duration timeout) {
 class ExtenderInFlightTest : public ::testing::Test {
  protected:
   explicit ExtenderInFlightTest(ExtenderOptions options = ExtenderOptions{})
-      : scheduler_(NewScheduler()),
+      : scheduler_(NewBuiltinScheduler()),
         extender_(scheduler_.get(), &writer_, &clock_, options) {
     EXPECT_TRUE(SetLogLevel("warn").ok());
   }
@@ -103,9 +86,9 @@ class ExtenderInFlightTest : public ::testing::Test {
   // Filter (reserving on `node`) and bind; the bind's error.
   std::string FilterAndBind(const nlohmann::json& pod,
                             const std::string& node) {
-    FilterResult filtered = extender_.Filter(Args(pod, {node}));
+    FilterResult filtered = extender_.Filter(FilterArgs(pod, {node}));
     EXPECT_THAT(filtered.node_names, ElementsAre(node)) << filtered.error;
-    return extender_.Bind(Binding(pod, node));
+    return extender_.Bind(BindingFor(pod, node));
   }
 
   // The pod as the API server has it now, delivered by the watch.
@@ -163,7 +146,7 @@ TEST_F(ExtenderInFlightTest, ConfusablePodWaitsUntilTheAgentIsDone) {
   // The room is free: a pod needing all of it but p's fits.
   nlohmann::json big =
       AddPod(HamiPodObject({.name = "big", .memory_mib = 7000}));
-  EXPECT_THAT(extender_.Filter(Args(big, {"n1"})).node_names,
+  EXPECT_THAT(extender_.Filter(FilterArgs(big, {"n1"})).node_names,
               ElementsAre("n1"));
   EXPECT_EQ(TotalUsed(*scheduler_, "n1"), 10000);
   EXPECT_EQ(extender_.ExpireReservations(), 0);
@@ -304,50 +287,56 @@ TEST_F(ExtenderInFlightTest, RecordsOfOtherSchedulersCountInEitherDialect) {
   nlohmann::json recorded = *writer_.Pod("default/p");
 
   // A fresh extender (restart) over the same store: p comes from the list.
-  std::unique_ptr<Scheduler> restarted = NewScheduler();
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
   Extender fresh(restarted.get(), &writer_, &clock_, ExtenderOptions{});
   fresh.OnNodesReplaced(
       {HamiNodeObject({.name = "n1", .gpus = 1, .memory_mib = 10000})});
   fresh.OnPodsReplaced({recorded});
   EXPECT_EQ(fresh.stats().pods_allocating, 1);
   nlohmann::json q = AddPod(HamiPodObject({.name = "q", .memory_mib = 4000}));
-  ASSERT_THAT(fresh.Filter(Args(q, {"n1"})).node_names, ElementsAre("n1"));
-  EXPECT_EQ(fresh.Bind(Binding(q, "n1")), kDeferred);
+  ASSERT_THAT(fresh.Filter(FilterArgs(q, {"n1"})).node_names,
+              ElementsAre("n1"));
+  EXPECT_EQ(fresh.Bind(BindingFor(q, "n1")), kDeferred);
 
   // Volcano's dialect: volcano.sh/bind-phase.
   nlohmann::json v =
       AddPod(VolcanoPodObject({.name = "v", .memory_mib = 2000}));
-  ASSERT_THAT(fresh.Filter(Args(v, {"n1"})).node_names, ElementsAre("n1"));
-  ASSERT_EQ(fresh.Bind(Binding(v, "n1")), kDeferred);  // p blocks it too
+  ASSERT_THAT(fresh.Filter(FilterArgs(v, {"n1"})).node_names,
+              ElementsAre("n1"));
+  ASSERT_EQ(fresh.Bind(BindingFor(v, "n1")), kDeferred);  // p blocks it too
   // p done: v binds; its record says volcano.sh/bind-phase allocating.
   ASSERT_TRUE(writer_
                   .PatchAnnotations(PodName{"default", "p", "uid-p"},
                                     {{keys::kHamiBindPhase, "success"}})
                   .ok());
   fresh.OnPodEvent("MODIFIED", *writer_.Pod("default/p"));
-  ASSERT_THAT(fresh.Filter(Args(v, {"n1"})).node_names, ElementsAre("n1"));
-  ASSERT_EQ(fresh.Bind(Binding(v, "n1")), "");
+  ASSERT_THAT(fresh.Filter(FilterArgs(v, {"n1"})).node_names,
+              ElementsAre("n1"));
+  ASSERT_EQ(fresh.Bind(BindingFor(v, "n1")), "");
   EXPECT_EQ(
       (*writer_.Pod(
           "default/v"))["metadata"]["annotations"][keys::kVolcanoBindPhase],
       "allocating");
   // Seen through another restart, v blocks q.
-  std::unique_ptr<Scheduler> again = NewScheduler();
+  std::unique_ptr<Scheduler> again = NewBuiltinScheduler();
   Extender third(again.get(), &writer_, &clock_, ExtenderOptions{});
   third.OnNodesReplaced(
       {HamiNodeObject({.name = "n1", .gpus = 1, .memory_mib = 10000})});
   third.OnPodsReplaced({*writer_.Pod("default/p"), *writer_.Pod("default/v")});
   EXPECT_EQ(third.stats().pods_allocating, 1);
-  ASSERT_THAT(third.Filter(Args(q, {"n1"})).node_names, ElementsAre("n1"));
-  EXPECT_THAT(third.Bind(Binding(q, "n1")), HasSubstr("pod default/v's GPUs"));
+  ASSERT_THAT(third.Filter(FilterArgs(q, {"n1"})).node_names,
+              ElementsAre("n1"));
+  EXPECT_THAT(third.Bind(BindingFor(q, "n1")),
+              HasSubstr("pod default/v's GPUs"));
   // The Volcano agent reports; q binds.
   ASSERT_TRUE(writer_
                   .PatchAnnotations(PodName{"default", "v", "uid-v"},
                                     {{keys::kVolcanoBindPhase, "success"}})
                   .ok());
   third.OnPodEvent("MODIFIED", *writer_.Pod("default/v"));
-  ASSERT_THAT(third.Filter(Args(q, {"n1"})).node_names, ElementsAre("n1"));
-  EXPECT_EQ(third.Bind(Binding(q, "n1")), "");
+  ASSERT_THAT(third.Filter(FilterArgs(q, {"n1"})).node_names,
+              ElementsAre("n1"));
+  EXPECT_EQ(third.Bind(BindingFor(q, "n1")), "");
 }
 
 TEST_F(ExtenderInFlightTest, ADeadAgentBlocksOnlyUntilTheTimeout) {
@@ -376,14 +365,15 @@ TEST_F(ExtenderInFlightTest, ARestartDoesNotRestartTheTimeout) {
   ASSERT_EQ(FilterAndBind(p, "n1"), "");
   clock_.Advance(absl::Minutes(5));
   // p's bind-time is five minutes old when a fresh extender lists it.
-  std::unique_ptr<Scheduler> restarted = NewScheduler();
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
   Extender fresh(restarted.get(), &writer_, &clock_, ExtenderOptions{});
   fresh.OnNodesReplaced(
       {HamiNodeObject({.name = "n1", .gpus = 1, .memory_mib = 10000})});
   fresh.OnPodsReplaced({*writer_.Pod("default/p")});
   nlohmann::json q = AddPod(HamiPodObject({.name = "q", .memory_mib = 4000}));
-  ASSERT_THAT(fresh.Filter(Args(q, {"n1"})).node_names, ElementsAre("n1"));
-  EXPECT_EQ(fresh.Bind(Binding(q, "n1")), "");
+  ASSERT_THAT(fresh.Filter(FilterArgs(q, {"n1"})).node_names,
+              ElementsAre("n1"));
+  EXPECT_EQ(fresh.Bind(BindingFor(q, "n1")), "");
 }
 
 class ExtenderInFlightShortTimeoutTest : public ExtenderInFlightTest {
@@ -419,7 +409,7 @@ TEST_F(ExtenderInFlightTest, ConcurrentConfusableBindsLetOneThrough) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = t; i < kPods; i += 4) {
-        const std::string error = extender_.Bind(Binding(pods[i], "n1"));
+        const std::string error = extender_.Bind(BindingFor(pods[i], "n1"));
         if (error.empty()) {
           ++bound;
         } else if (error.find("still handing out") != std::string::npos) {

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "testing/extender_calls.h"
 #include "testing/fake_pod_writer.h"
 #include "testing/fakes.h"
 #include "testing/kube_objects.h"
@@ -20,10 +21,13 @@
 namespace deviceshare::extender {
 namespace {
 
+using ::deviceshare::testing::BindingFor;
 using ::deviceshare::testing::FakeClock;
 using ::deviceshare::testing::FakePodWriter;
+using ::deviceshare::testing::FilterArgs;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
+using ::deviceshare::testing::NewBuiltinScheduler;
 using ::deviceshare::testing::NodeSpec;
 using ::deviceshare::testing::PodSpec;
 using ::deviceshare::testing::VolcanoPodObject;
@@ -31,27 +35,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
-
-std::unique_ptr<Scheduler> NewScheduler() {
-  BackendRegistry registry;
-  EXPECT_TRUE(RegisterBuiltinBackends(registry).ok());
-  auto scheduler =
-      Scheduler::Create(deviceshare::testing::MakeConfig(), registry);
-  EXPECT_TRUE(scheduler.ok()) << scheduler.status();
-  return *std::move(scheduler);
-}
-
-ExtenderArgs Args(const nlohmann::json& pod, std::vector<std::string> nodes) {
-  ExtenderArgs args;
-  args.pod = pod;
-  args.node_names = std::move(nodes);
-  return args;
-}
-
-BindingArgs Binding(const nlohmann::json& pod, const std::string& node) {
-  return BindingArgs{pod["metadata"]["name"], pod["metadata"]["namespace"],
-                     pod["metadata"]["uid"], node};
-}
 
 // Memory taken on every GPU of `node`, by position.
 std::vector<int64_t> UsedMemory(const Scheduler& scheduler,
@@ -84,7 +67,7 @@ ExtenderOptions WithoutInFlightRule() {
 class ExtenderTest : public ::testing::Test {
  protected:
   ExtenderTest()
-      : scheduler_(NewScheduler()),
+      : scheduler_(NewBuiltinScheduler()),
         extender_(scheduler_.get(), &writer_, &clock_, WithoutInFlightRule()) {
     // The concurrency test logs a line per refused pod at info.
     EXPECT_TRUE(SetLogLevel("warn").ok());
@@ -112,10 +95,10 @@ TEST_F(ExtenderTest, FilterReservesTheBestNodeAndPrioritizeSteersToIt) {
   // Binpack: a node already in use beats an idle one.
   nlohmann::json first =
       AddPod(HamiPodObject({.name = "first", .memory_mib = 8000}));
-  ASSERT_EQ(extender_.Bind(Binding(first, "b")), "");
+  ASSERT_EQ(extender_.Bind(BindingFor(first, "b")), "");
 
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 8000}));
-  FilterResult result = extender_.Filter(Args(pod, {"a", "b", "ghost"}));
+  FilterResult result = extender_.Filter(FilterArgs(pod, {"a", "b", "ghost"}));
   EXPECT_EQ(result.error, "");
   EXPECT_THAT(result.node_names, UnorderedElementsAre("a", "b"));
   EXPECT_THAT(result.failed_and_unresolvable_nodes,
@@ -124,7 +107,7 @@ TEST_F(ExtenderTest, FilterReservesTheBestNodeAndPrioritizeSteersToIt) {
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
 
   std::vector<HostPriority> priorities =
-      extender_.Prioritize(Args(pod, {"a", "b"}));
+      extender_.Prioritize(FilterArgs(pod, {"a", "b"}));
   ASSERT_EQ(priorities.size(), 2u);
   EXPECT_EQ(priorities[1].host, "b");
   EXPECT_EQ(priorities[1].score, 10);
@@ -136,8 +119,10 @@ TEST_F(ExtenderTest, FilterReservesTheBestNodeAndPrioritizeSteersToIt) {
 TEST_F(ExtenderTest, RefilterDoesNotCountThePodAgainstItself) {
   AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
-  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  EXPECT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
+  EXPECT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
 }
 
@@ -145,8 +130,9 @@ TEST_F(ExtenderTest, BindWritesTheHamiRecordThenTheBinding) {
   AddNodes({{.name = "a", .gpus = 2}});
   nlohmann::json pod =
       AddPod(HamiPodObject({.name = "p", .memory_mib = 3000, .cores = 50}));
-  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
-  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  ASSERT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
 
   nlohmann::json stored = *writer_.Pod("default/p");
   const nlohmann::json& annotations = stored["metadata"]["annotations"];
@@ -163,14 +149,14 @@ TEST_F(ExtenderTest, BindWritesTheHamiRecordThenTheBinding) {
   EXPECT_EQ(extender_.stats().binds, 1);
   EXPECT_EQ(extender_.stats().reservations_in_flight, 0);
   // Binding the same pod again where it is is not an error.
-  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  EXPECT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
 }
 
 TEST_F(ExtenderTest, VolcanoPodsGetVolcanoRecords) {
   AddNodes({{.name = "a", .gpus = 2}});
   nlohmann::json pod =
       AddPod(VolcanoPodObject({.name = "v", .memory_mib = 2000, .cores = 20}));
-  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");  // bind without filter
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");  // bind without filter
   const nlohmann::json annotations =
       (*writer_.Pod("default/v"))["metadata"]["annotations"];
   EXPECT_THAT(annotations[keys::kVolcanoAllocation].get<std::string>(),
@@ -185,9 +171,10 @@ TEST_F(ExtenderTest, VolcanoPodsGetVolcanoRecords) {
 TEST_F(ExtenderTest, FailedBindingRollsBackRecordAndReservation) {
   AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  ASSERT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
   writer_.FailNextBinds(1);
-  std::string error = extender_.Bind(Binding(pod, "a"));
+  std::string error = extender_.Bind(BindingFor(pod, "a"));
   EXPECT_THAT(error, HasSubstr("injected binding failure"));
 
   const nlohmann::json annotations =
@@ -202,8 +189,9 @@ TEST_F(ExtenderTest, FailedBindingRollsBackRecordAndReservation) {
   EXPECT_EQ(writer_.Events().back().reason, "BindingFailed");
 
   // The room is free again: a retry binds.
-  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
-  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  ASSERT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
+  EXPECT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
 }
 
@@ -211,7 +199,8 @@ TEST_F(ExtenderTest, FailedPatchReleasesWithoutBinding) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
   writer_.FailNextPatches(1);
-  EXPECT_THAT(extender_.Bind(Binding(pod, "a")), HasSubstr("injected patch"));
+  EXPECT_THAT(extender_.Bind(BindingFor(pod, "a")),
+              HasSubstr("injected patch"));
   EXPECT_THAT(writer_.BindingsByPod(), IsEmpty());
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
 }
@@ -220,11 +209,11 @@ TEST_F(ExtenderTest, BindElsewhereMovesTheReservationOrFails) {
   AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000},
             {.name = "b", .gpus = 1, .memory_mib = 10000}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 6000}));
-  FilterResult result = extender_.Filter(Args(pod, {"a", "b"}));
+  FilterResult result = extender_.Filter(FilterArgs(pod, {"a", "b"}));
   ASSERT_EQ(result.node_names.size(), 2u);
   const std::string reserved = TotalUsed(*scheduler_, "a") > 0 ? "a" : "b";
   const std::string other = reserved == "a" ? "b" : "a";
-  ASSERT_EQ(extender_.Bind(Binding(pod, other)), "");
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, other)), "");
   EXPECT_EQ(TotalUsed(*scheduler_, reserved), 0);
   EXPECT_EQ(TotalUsed(*scheduler_, other), 6000);
 
@@ -232,7 +221,7 @@ TEST_F(ExtenderTest, BindElsewhereMovesTheReservationOrFails) {
   // it should keep.
   nlohmann::json big =
       AddPod(HamiPodObject({.name = "big", .memory_mib = 6000}));
-  std::string error = extender_.Bind(Binding(big, other));
+  std::string error = extender_.Bind(BindingFor(big, other));
   EXPECT_THAT(error, HasSubstr("InsufficientMemory"));
   EXPECT_EQ(TotalUsed(*scheduler_, other), 6000);
   EXPECT_EQ(extender_.stats().bind_failures.at("NoFit"), 1);
@@ -242,7 +231,7 @@ TEST_F(ExtenderTest, NothingFitsGivesReasonsAndAnEvent) {
   AddNodes({{.name = "a", .gpus = 1, .memory_mib = 10000}});
   nlohmann::json pod =
       AddPod(HamiPodObject({.name = "p", .memory_mib = 20000}));
-  FilterResult result = extender_.Filter(Args(pod, {"a"}));
+  FilterResult result = extender_.Filter(FilterArgs(pod, {"a"}));
   EXPECT_THAT(result.node_names, IsEmpty());
   EXPECT_THAT(result.failed_nodes.at("a"), HasSubstr("InsufficientMemory"));
   ASSERT_EQ(writer_.Events().size(), 1u);
@@ -256,7 +245,7 @@ TEST_F(ExtenderTest, PodsWithoutGpusPassEveryNode) {
   AddNodes({{.name = "a"}});
   nlohmann::json pod = HamiPodObject({.name = "cpu"});
   pod["spec"]["containers"][0]["resources"] = nlohmann::json::object();
-  EXPECT_THAT(extender_.Filter(Args(pod, {"a", "x"})).node_names,
+  EXPECT_THAT(extender_.Filter(FilterArgs(pod, {"a", "x"})).node_names,
               ElementsAre("a", "x"));
 }
 
@@ -265,14 +254,15 @@ TEST_F(ExtenderTest, BadPodIsAnErrorNamingTheField) {
   nlohmann::json pod = HamiPodObject({.name = "bad", .memory_mib = 100});
   pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpumem"] =
       "-3";
-  EXPECT_THAT(extender_.Filter(Args(pod, {"a"})).error,
+  EXPECT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).error,
               HasSubstr("nvidia.com/gpumem"));
 }
 
 TEST_F(ExtenderTest, UnboundReservationsExpire) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  ASSERT_THAT(extender_.Filter(Args(pod, {"a"})).node_names, ElementsAre("a"));
+  ASSERT_THAT(extender_.Filter(FilterArgs(pod, {"a"})).node_names,
+              ElementsAre("a"));
   clock_.Advance(absl::Seconds(29));
   EXPECT_EQ(extender_.ExpireReservations(), 0);
   clock_.Advance(absl::Seconds(2));
@@ -280,14 +270,14 @@ TEST_F(ExtenderTest, UnboundReservationsExpire) {
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 0);
   EXPECT_EQ(extender_.stats().reservations_expired, 1);
   // A late bind still works: it places the pod afresh.
-  EXPECT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  EXPECT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
 }
 
 TEST_F(ExtenderTest, BoundPodsNeverExpire) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
   clock_.Advance(absl::Hours(1));
   EXPECT_EQ(extender_.ExpireReservations(), 0);
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
@@ -296,7 +286,7 @@ TEST_F(ExtenderTest, BoundPodsNeverExpire) {
 TEST_F(ExtenderTest, StaleWatchEventsDoNotReleaseABoundPod) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
   // The pod as it was before the patch: no record, no node.
   extender_.OnPodEvent("MODIFIED", pod);
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
@@ -313,15 +303,15 @@ TEST_F(ExtenderTest, ARestartRebuildsTheLedgersFromPodRecords) {
   for (int i = 0; i < 6; ++i) {
     nlohmann::json pod = AddPod(HamiPodObject(
         {.name = absl::StrCat("p", i), .memory_mib = 7000 + i, .cores = 10}));
-    ASSERT_EQ(extender_.Filter(Args(pod, {"a", "b"})).error, "");
-    ASSERT_EQ(extender_.Bind(Binding(pod, i % 2 ? "a" : "b")), "");
+    ASSERT_EQ(extender_.Filter(FilterArgs(pod, {"a", "b"})).error, "");
+    ASSERT_EQ(extender_.Bind(BindingFor(pod, i % 2 ? "a" : "b")), "");
     pods.push_back(*writer_.Pod(absl::StrCat("default/p", i)));
   }
   // One pod finished, one was never bound (an earlier run died mid-bind).
   pods[0]["status"]["phase"] = "Succeeded";
   pods[1]["spec"].erase("nodeName");
 
-  std::unique_ptr<Scheduler> restarted = NewScheduler();
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
   Extender fresh(restarted.get(), &writer_, &clock_, ExtenderOptions{});
   fresh.OnPodsReplaced(pods);  // pods before nodes: kept until they register
   fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 2}),
@@ -337,7 +327,7 @@ TEST_F(ExtenderTest, ARestartRebuildsTheLedgersFromPodRecords) {
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));
-  ASSERT_EQ(extender_.Bind(Binding(pod, "a")), "");
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
   extender_.OnNodeEvent("MODIFIED", HamiNodeObject({.name = "a", .gpus = 1}));
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 9000);
   extender_.OnNodeEvent("DELETED", HamiNodeObject({.name = "a", .gpus = 1}));
@@ -365,7 +355,7 @@ TEST_F(ExtenderTest, ConcurrentFiltersAndBindsNeverOvercommit) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = t; i < kPods; i += 8) {
-        FilterResult result = extender_.Filter(Args(pods[i], {"n"}));
+        FilterResult result = extender_.Filter(FilterArgs(pods[i], {"n"}));
         if (result.node_names.empty()) {
           ++refused;
           if (result.failed_nodes.empty() ||
@@ -374,7 +364,7 @@ TEST_F(ExtenderTest, ConcurrentFiltersAndBindsNeverOvercommit) {
           }
           continue;
         }
-        std::string error = extender_.Bind(Binding(pods[i], "n"));
+        std::string error = extender_.Bind(BindingFor(pods[i], "n"));
         if (error.empty()) {
           ++bound;
         } else {

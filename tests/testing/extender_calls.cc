@@ -1,0 +1,33 @@
+#include "testing/extender_calls.h"
+
+#include "deviceshare/backend/backend_registry.h"
+#include "deviceshare/builtin_backends.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+
+namespace deviceshare::testing {
+
+std::unique_ptr<Scheduler> NewBuiltinScheduler() {
+  BackendRegistry registry;
+  EXPECT_TRUE(RegisterBuiltinBackends(registry).ok());
+  auto scheduler = Scheduler::Create(MakeConfig(), registry);
+  EXPECT_TRUE(scheduler.ok()) << scheduler.status();
+  return *std::move(scheduler);
+}
+
+extender::ExtenderArgs FilterArgs(const nlohmann::json& pod,
+                                  std::vector<std::string> nodes) {
+  extender::ExtenderArgs args;
+  args.pod = pod;
+  args.node_names = std::move(nodes);
+  return args;
+}
+
+extender::BindingArgs BindingFor(const nlohmann::json& pod,
+                                 const std::string& node) {
+  return extender::BindingArgs{pod["metadata"]["name"],
+                               pod["metadata"]["namespace"],
+                               pod["metadata"]["uid"], node};
+}
+
+}  // namespace deviceshare::testing
