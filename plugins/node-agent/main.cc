@@ -18,9 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/agent/agent_service.h"
 #include "deviceshare/agent/discovery_json.h"
-#include "deviceshare/agent/inventory_source.h"
 #include "deviceshare/agent/node_registrar.h"
-#include "deviceshare/agent/nvml_source.h"
 #include "deviceshare/cli/command_flags.h"
 #include "deviceshare/config/config_parser.h"
 #include "spdlog/spdlog.h"
@@ -177,14 +175,9 @@ int Discover(int argc, char** argv) {
   absl::StatusOr<deviceshare::Config> config =
       agent::LoadConfigFile(absl::GetFlag(FLAGS_config));
   if (!config.ok()) return Fail("discover", config.status().message());
-  absl::StatusOr<std::unique_ptr<agent::GpuSource>> source;
-  if (!absl::GetFlag(FLAGS_inventory).empty()) {
-    source = agent::OpenInventorySource(absl::GetFlag(FLAGS_inventory));
-  } else {
-    agent::NvmlSourceOptions nvml;
-    nvml.library_path = absl::GetFlag(FLAGS_nvml_library);
-    source = agent::OpenNvmlSource(nvml);
-  }
+  absl::StatusOr<std::unique_ptr<agent::GpuSource>> source =
+      agent::OpenGpuSource(absl::GetFlag(FLAGS_inventory),
+                           absl::GetFlag(FLAGS_nvml_library));
   if (!source.ok()) return Fail("discover", source.status().message());
   absl::StatusOr<std::vector<agent::DiscoveredGpu>> gpus =
       (*source)->Discover();

@@ -49,14 +49,16 @@ absl::StatusOr<std::vector<std::string>> IdGpus(
   return gpus;
 }
 
-}  // namespace
-
+// The GPU uuids of `grants`, sorted (with repeats), as IdGpus gives them
+// for device ids.
 std::vector<std::string> GrantGpus(const std::vector<DeviceGrant>& grants) {
   std::vector<std::string> gpus;
   for (const DeviceGrant& grant : grants) gpus.push_back(grant.uuid);
   std::sort(gpus.begin(), gpus.end());
   return gpus;
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<AllocationMatcher>> AllocationMatcher::Create(
     AllocationMatcherOptions options, const Config& config,
@@ -176,11 +178,7 @@ void AllocationMatcher::ForgetLocked(const std::string& uid) {
   if (uid.empty()) return;
   pods_.erase(uid);
   finished_.erase(uid);
-  bool journaled = false;
-  for (const auto& [key, entry] : journal_->served()) {
-    if (key.first == uid) journaled = true;
-  }
-  if (!journaled) return;
+  if (!journal_->HasPod(uid)) return;
   absl::Status status = journal_->Forget(uid);
   if (!status.ok()) {
     spdlog::warn("pod {}: cannot forget it in the journal: {}", uid,
@@ -203,12 +201,7 @@ std::vector<AllocationMatcher::Candidate> AllocationMatcher::WaitingLocked()
         !finished_.contains(uid)) {
       // Someone marked it served. Trust that unless our journal knows the
       // pod (then the journal says which containers are left).
-      bool journaled = false;
-      for (const ContainerAllocation& container :
-           record.allocation.containers) {
-        if (ServedLocked(uid, container.container_index)) journaled = true;
-      }
-      if (!journaled) continue;
+      if (!journal_->HasPod(uid)) continue;
     }
     order.push_back(&state);
   }
@@ -251,17 +244,23 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
   // Free replicas per GPU, lowest first; ones offered to an admission still
   // running go last.
   std::map<std::string, std::vector<std::string>> free_by_gpu;
-  for (bool second_pass : {false, true}) {
-    for (const std::string& id : Sorted(available)) {
-      absl::StatusOr<ReplicaId> replica = ParseDeviceId(id);
-      if (!replica.ok()) return replica.status();
-      if (std::find(must_include.begin(), must_include.end(), id) !=
-              must_include.end() ||
-          served_ids.contains(id) || offered_.contains(id) != second_pass) {
-        continue;
-      }
+  std::vector<std::pair<std::string, std::string>> offered_elsewhere;
+  for (const std::string& id : Sorted(available)) {
+    absl::StatusOr<ReplicaId> replica = ParseDeviceId(id);
+    if (!replica.ok()) return replica.status();
+    if (std::find(must_include.begin(), must_include.end(), id) !=
+            must_include.end() ||
+        served_ids.contains(id)) {
+      continue;
+    }
+    if (offered_.contains(id)) {
+      offered_elsewhere.emplace_back(replica->gpu_uuid, id);
+    } else {
       free_by_gpu[replica->gpu_uuid].push_back(id);
     }
+  }
+  for (const auto& [gpu, id] : offered_elsewhere) {
+    free_by_gpu[gpu].push_back(id);
   }
   auto offer = [&](const std::vector<std::string>& ids) {
     for (const std::string& id : ids) {
@@ -467,10 +466,10 @@ absl::Status AllocationMatcher::PreStart(
     if (entry.device_ids == ids) served = &entry;
   }
   if (holder == nullptr || served == nullptr) {
-    spdlog::warn(
-        "devices {}: not in {} the checkpoint and the journal; "
-        "cannot check them",
-        absl::StrJoin(ids, ","), holder == nullptr ? "" : "both");
+    spdlog::warn("devices {}: {}; cannot check who holds them",
+                 absl::StrJoin(ids, ","),
+                 holder == nullptr ? "not in kubelet's checkpoint"
+                                   : "not in this agent's journal");
     return absl::OkStatus();
   }
   if (holder->pod_uid == served->pod_uid &&

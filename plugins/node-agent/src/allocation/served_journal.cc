@@ -131,6 +131,11 @@ absl::Status ServedJournal::Append(const std::string& line) {
   return absl::OkStatus();
 }
 
+bool ServedJournal::HasPod(const std::string& pod_uid) const {
+  auto first = served_.lower_bound({pod_uid, INT32_MIN});
+  return first != served_.end() && first->first.first == pod_uid;
+}
+
 absl::Status ServedJournal::Serve(const ServedContainer& entry) {
   absl::Status status = Append(ServedJson(entry).dump());
   if (status.ok()) served_[{entry.pod_uid, entry.container_index}] = entry;

@@ -43,16 +43,6 @@ absl::StatusOr<Config> LoadConfigFile(const std::string& path) {
 
 namespace {
 
-absl::StatusOr<std::unique_ptr<GpuSource>> OpenSource(
-    const AgentOptions& options) {
-  if (!options.inventory.empty()) {
-    return OpenInventorySource(options.inventory);
-  }
-  NvmlSourceOptions nvml;
-  nvml.library_path = options.nvml_library;
-  return OpenNvmlSource(nvml);
-}
-
 bool SameHealth(const std::vector<Gpu>& a, const std::vector<Gpu>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -73,6 +63,14 @@ bool SleepUnlessStopped(absl::Duration duration,
 }
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuSource>> OpenGpuSource(
+    const std::string& inventory, const std::string& nvml_library) {
+  if (!inventory.empty()) return OpenInventorySource(inventory);
+  NvmlSourceOptions nvml;
+  nvml.library_path = nvml_library;
+  return OpenNvmlSource(nvml);
+}
 
 std::string AgentResourceName(Dialect dialect,
                               const std::string& hami_count_resource) {
@@ -102,7 +100,8 @@ absl::Status RunAgent(const AgentOptions& options,
   for (const std::string& notice : config.notices) {
     spdlog::info("config: {}", notice);
   }
-  DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source, OpenSource(options));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source,
+                      OpenGpuSource(options.inventory, options.nvml_library));
   spdlog::info("GPUs from {}", source->Describe());
   DS_ASSIGN_OR_RETURN(std::vector<DiscoveredGpu> discovered,
                       source->Discover());

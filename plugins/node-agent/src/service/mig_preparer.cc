@@ -1,5 +1,6 @@
 #include "service/mig_preparer.h"
 
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,8 @@ MigPreparer MakeMigPreparer(MigControl* control) {
   return [realizer](const PodRecord& record, int32_t container_index,
                     std::vector<DeviceGrant>& grants,
                     const std::vector<PodRecord>& live) -> absl::Status {
+    std::map<std::string, absl::StatusOr<std::vector<RealizedMigSlot>>>
+        realized_by_gpu;
     for (size_t d = 0; d < grants.size(); ++d) {
       DeviceGrant& grant = grants[d];
       if (grant.mode != SharingMode::kMig) continue;
@@ -48,8 +51,13 @@ MigPreparer MakeMigPreparer(MigControl* control) {
             " has no placement in its record (start and size); this agent "
             "creates instances only at an exact placement"));
       }
-      absl::StatusOr<std::vector<RealizedMigSlot>> realized =
-          realizer->Realize(grant.uuid, HeldOn(grant.uuid, live));
+      // One realization per GPU covers every instance held on it.
+      auto [found, fresh] = realized_by_gpu.try_emplace(grant.uuid);
+      if (fresh) {
+        found->second = realizer->Realize(grant.uuid, HeldOn(grant.uuid, live));
+      }
+      const absl::StatusOr<std::vector<RealizedMigSlot>>& realized =
+          found->second;
       if (!realized.ok()) {
         return absl::Status(
             realized.status().code(),

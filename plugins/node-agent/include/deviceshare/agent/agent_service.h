@@ -13,6 +13,7 @@
 #define DEVICESHARE_AGENT_AGENT_SERVICE_H_
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deviceshare/agent/device_plugin_server.h"
+#include "deviceshare/agent/gpu_source.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/pod_request.h"
@@ -50,6 +52,11 @@ struct AgentOptions {
 // The deviceshare config file (config/config_parser.h); defaults for "".
 // Errors name --config and the file.
 absl::StatusOr<Config> LoadConfigFile(const std::string& path);
+
+// The GPUs of this node: the inventory file when one is named, else NVML
+// loaded from `nvml_library` (agent/nvml_source.h).
+absl::StatusOr<std::unique_ptr<GpuSource>> OpenGpuSource(
+    const std::string& inventory, const std::string& nvml_library);
 
 // The kubelet resource the agent serves in `dialect`: Volcano's
 // "volcano.sh/vgpu-number", or HAMi's count resource (configurable,

@@ -182,9 +182,6 @@ class AllocationMatcher : public ContainerAllocator {
   MatcherStats stats_ ABSL_GUARDED_BY(mu_);
 };
 
-// The GPU uuids of `grants` / of replica ids, sorted (with repeats).
-std::vector<std::string> GrantGpus(const std::vector<DeviceGrant>& grants);
-
 }  // namespace deviceshare::agent
 
 #endif  // DEVICESHARE_AGENT_ALLOCATION_MATCHER_H_

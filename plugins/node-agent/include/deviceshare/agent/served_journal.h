@@ -49,6 +49,9 @@ class ServedJournal {
     return served_;
   }
 
+  // Whether any container of the pod is served.
+  bool HasPod(const std::string& pod_uid) const;
+
   absl::Status Serve(const ServedContainer& entry);
   absl::Status Unserve(const std::string& pod_uid, int32_t container_index);
   absl::Status Forget(const std::string& pod_uid);
