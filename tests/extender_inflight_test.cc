@@ -28,14 +28,12 @@ namespace deviceshare::extender {
 namespace {
 
 using ::deviceshare::testing::BindingFor;
-using ::deviceshare::testing::FakeClock;
-using ::deviceshare::testing::FakePodWriter;
+using ::deviceshare::testing::ExtenderHarness;
 using ::deviceshare::testing::FilterArgs;
 using ::deviceshare::testing::Grant;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::NewBuiltinScheduler;
-using ::deviceshare::testing::NodeSpec;
 using ::deviceshare::testing::PodSpec;
 using ::deviceshare::testing::VolcanoPodObject;
 using ::testing::ElementsAre;
@@ -64,24 +62,10 @@ ExtenderOptions WithTimeout(absl::Duration timeout) {
   return options;
 }
 
-class ExtenderInFlightTest : public ::testing::Test {
+class ExtenderInFlightTest : public ::testing::Test, public ExtenderHarness {
  protected:
   explicit ExtenderInFlightTest(ExtenderOptions options = ExtenderOptions{})
-      : scheduler_(NewBuiltinScheduler()),
-        extender_(scheduler_.get(), &writer_, &clock_, options) {
-    EXPECT_TRUE(SetLogLevel("warn").ok());
-  }
-
-  void AddNodes(std::vector<NodeSpec> specs) {
-    std::vector<nlohmann::json> nodes;
-    for (const NodeSpec& spec : specs) nodes.push_back(HamiNodeObject(spec));
-    extender_.OnNodesReplaced(nodes);
-  }
-
-  nlohmann::json AddPod(nlohmann::json pod) {
-    writer_.AddPod(pod);
-    return pod;
-  }
+      : ExtenderHarness(options) {}
 
   // Filter (reserving on `node`) and bind; the bind's error.
   std::string FilterAndBind(const nlohmann::json& pod,
@@ -113,11 +97,6 @@ class ExtenderInFlightTest : public ::testing::Test {
     return pod["metadata"].contains("annotations") &&
            pod["metadata"]["annotations"].contains(keys::kHamiAllocated);
   }
-
-  FakeClock clock_;
-  FakePodWriter writer_;
-  std::unique_ptr<Scheduler> scheduler_;
-  Extender extender_;
 };
 
 TEST_F(ExtenderInFlightTest, ConfusablePodWaitsUntilTheAgentIsDone) {

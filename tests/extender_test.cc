@@ -22,13 +22,11 @@ namespace deviceshare::extender {
 namespace {
 
 using ::deviceshare::testing::BindingFor;
-using ::deviceshare::testing::FakeClock;
-using ::deviceshare::testing::FakePodWriter;
+using ::deviceshare::testing::ExtenderHarness;
 using ::deviceshare::testing::FilterArgs;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::NewBuiltinScheduler;
-using ::deviceshare::testing::NodeSpec;
 using ::deviceshare::testing::PodSpec;
 using ::deviceshare::testing::VolcanoPodObject;
 using ::testing::ElementsAre;
@@ -64,30 +62,9 @@ ExtenderOptions WithoutInFlightRule() {
   return options;
 }
 
-class ExtenderTest : public ::testing::Test {
+class ExtenderTest : public ::testing::Test, public ExtenderHarness {
  protected:
-  ExtenderTest()
-      : scheduler_(NewBuiltinScheduler()),
-        extender_(scheduler_.get(), &writer_, &clock_, WithoutInFlightRule()) {
-    // The concurrency test logs a line per refused pod at info.
-    EXPECT_TRUE(SetLogLevel("warn").ok());
-  }
-
-  void AddNodes(std::vector<NodeSpec> specs) {
-    std::vector<nlohmann::json> nodes;
-    for (const NodeSpec& spec : specs) nodes.push_back(HamiNodeObject(spec));
-    extender_.OnNodesReplaced(nodes);
-  }
-
-  nlohmann::json AddPod(nlohmann::json pod) {
-    writer_.AddPod(pod);
-    return pod;
-  }
-
-  FakeClock clock_;
-  FakePodWriter writer_;
-  std::unique_ptr<Scheduler> scheduler_;
-  Extender extender_;
+  ExtenderTest() : ExtenderHarness(WithoutInFlightRule()) {}
 };
 
 TEST_F(ExtenderTest, FilterReservesTheBestNodeAndPrioritizeSteersToIt) {

@@ -2,6 +2,7 @@
 
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/extender/serve.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 
@@ -28,6 +29,23 @@ extender::BindingArgs BindingFor(const nlohmann::json& pod,
   return extender::BindingArgs{pod["metadata"]["name"],
                                pod["metadata"]["namespace"],
                                pod["metadata"]["uid"], node};
+}
+
+ExtenderHarness::ExtenderHarness(extender::ExtenderOptions options)
+    : scheduler_(NewBuiltinScheduler()),
+      extender_(scheduler_.get(), &writer_, &clock_, options) {
+  EXPECT_TRUE(extender::SetLogLevel("warn").ok());
+}
+
+void ExtenderHarness::AddNodes(std::vector<NodeSpec> specs) {
+  std::vector<nlohmann::json> nodes;
+  for (const NodeSpec& spec : specs) nodes.push_back(HamiNodeObject(spec));
+  extender_.OnNodesReplaced(nodes);
+}
+
+nlohmann::json ExtenderHarness::AddPod(nlohmann::json pod) {
+  writer_.AddPod(pod);
+  return pod;
 }
 
 }  // namespace deviceshare::testing
