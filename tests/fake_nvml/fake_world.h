@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "nvml/nvml_abi.h"
+#include "gpu_abi/nvml_abi.h"
 
 #define FAKE_NVML_EXPORT extern "C" __attribute__((visibility("default")))
 

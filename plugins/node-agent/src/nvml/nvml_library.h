@@ -20,7 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "nvml/nvml_abi.h"
+#include "gpu_abi/nvml_abi.h"
 
 namespace deviceshare::agent {
 

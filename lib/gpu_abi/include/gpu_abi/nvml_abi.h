@@ -1,4 +1,4 @@
-// File: nvml/nvml_abi.h
+// File: gpu_abi/nvml_abi.h
 //
 // The part of NVML's C ABI (nvml.h, CUDA 13.0 / r580) that the node agent
 // uses, declared here because deviceshare may not depend on the CUDA
