@@ -36,6 +36,8 @@ ABSL_FLAG(std::string, device_plugin_dir, "/var/lib/kubelet/device-plugins",
 ABSL_FLAG(std::string, state_dir, "/run/deviceshare", "serve: agent state");
 ABSL_FLAG(std::string, hook_path, "/usr/local/vgpu",
           "serve: host dir of libvgpu.so and per-container dirs");
+ABSL_FLAG(std::string, vgpu_library, "",
+          "serve: libvgpu.so to install into --hook-path");
 ABSL_FLAG(std::string, mps_root, "/run/deviceshare/mps",
           "serve: MPS pipe/log/shm root");
 ABSL_FLAG(std::string, mps_control, "nvidia-cuda-mps-control",
@@ -61,21 +63,14 @@ constexpr FlagSpec kDiscoverFlags[] = {
     {"config", false},    {"nvml_library", false}, {"gpu_mode", false},
 };
 constexpr FlagSpec kServeFlags[] = {
-    {"node_name", false},
-    {"kubeconfig", false},
-    {"inventory", false},
-    {"device_plugin_dir", false},
-    {"config", false},
-    {"dialect", false},
-    {"state_dir", false},
-    {"hook_path", false},
-    {"mps_root", false},
-    {"mps_control", false},
-    {"gpu_mode", false},
-    {"cdi_kind", false},
-    {"nvml_library", false},
-    {"health_interval", false},
-    {"register_interval", false},
+    {"node_name", false},       {"kubeconfig", false},
+    {"inventory", false},       {"device_plugin_dir", false},
+    {"config", false},          {"dialect", false},
+    {"state_dir", false},       {"hook_path", false},
+    {"vgpu_library", false},    {"mps_root", false},
+    {"mps_control", false},     {"gpu_mode", false},
+    {"cdi_kind", false},        {"nvml_library", false},
+    {"health_interval", false}, {"register_interval", false},
     {"log_level", false},
 };
 
@@ -86,7 +81,7 @@ constexpr char kHelp[] = R"help(Usage:
   deviceshare-node-agent serve --node-name NAME [--kubeconfig FILE]
           [--inventory FILE] [--device-plugin-dir DIR] [--config FILE]
           [--dialect hami|volcano] [--state-dir DIR] [--hook-path DIR]
-          [--mps-root DIR] [--mps-control PATH] [--gpu-mode hami-core|mps]
+          [--vgpu-library PATH] [--mps-root DIR] [--mps-control PATH] [--gpu-mode hami-core|mps]
           [--cdi-kind KIND] [--nvml-library PATH] [--health-interval 5s]
           [--register-interval 30s] [--log-level info]
 
@@ -116,6 +111,10 @@ serve runs the node agent (a DaemonSet; examples/deploy):
     PreStartContainer against kubelet's checkpoint; see
     plugins/node-agent/include/deviceshare/agent/allocation_matcher.h),
     remembering what it served in <state-dir>/served-<node>.journal;
+  - installs --vgpu-library (deviceshare's libvgpu.so, the enforcer of
+    hami-core shares) as <hook-path>/libvgpu.so with the
+    <hook-path>/ld.so.preload that loads it in every hami-core container;
+    without the flag the hook path is left as it is (e.g. HAMi-core's);
   - creates MIG instances at the placement the scheduler chose, and runs
     the MPS control daemon for --gpu-mode mps GPUs.
 Credentials: --kubeconfig, else the pod's service account.
@@ -227,6 +226,7 @@ int Serve(int argc, char** argv) {
   options.config_path = absl::GetFlag(FLAGS_config);
   options.state_dir = absl::GetFlag(FLAGS_state_dir);
   options.hook_path = absl::GetFlag(FLAGS_hook_path);
+  options.vgpu_library = absl::GetFlag(FLAGS_vgpu_library);
   options.mps_root = absl::GetFlag(FLAGS_mps_root);
   options.mps_control_binary = absl::GetFlag(FLAGS_mps_control);
   options.cdi_kind = absl::GetFlag(FLAGS_cdi_kind);

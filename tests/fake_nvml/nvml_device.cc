@@ -184,18 +184,6 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device,
   return NVML_SUCCESS;
 }
 
-FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
-                                                      nvmlMemory_t* memory) {
-  FAKE_NVML_ENTER();
-  const Gpu* gpu = FullGpu(device);
-  if (gpu == nullptr || memory == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  if (gpu->lost) return NVML_ERROR_GPU_IS_LOST;
-  memory->total = gpu->memory_mib << 20;
-  memory->free = memory->total;
-  memory->used = 0;
-  return NVML_SUCCESS;
-}
-
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(
     nvmlDevice_t device, int* major, int* minor) {
   FAKE_NVML_ENTER();

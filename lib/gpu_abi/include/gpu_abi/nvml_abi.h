@@ -177,4 +177,23 @@ static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32);
 static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlDeviceAttributes_t) == 40);
 
+// nvmlDeviceGetMemoryInfo_v2 (r510+): `reserved` is what the driver and
+// firmware hold back; used + reserved + free == total.
+extern "C" {
+typedef struct nvmlMemory_v2_st {
+  unsigned int version;  // nvmlMemory_v2
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+}  // extern "C"
+
+// NVML_STRUCT_VERSION(Memory, 2).
+#define nvmlMemory_v2 (unsigned int)(sizeof(nvmlMemory_v2_t) | (2 << 24U))
+
+static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(offsetof(nvmlMemory_v2_t, used) == 32);
+static_assert(nvmlMemory_v2 == 0x02000028u);
+
 #endif  // DEVICESHARE_AGENT_NVML_NVML_ABI_H_

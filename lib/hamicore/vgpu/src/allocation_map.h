@@ -19,8 +19,8 @@
 namespace deviceshare::vgpu {
 
 enum class AllocationKind : uint32_t {
-  kLinear,   // cuMemAlloc, pitch, managed
-  kArray,    // cuArrayCreate, cuArray3DCreate
+  kLinear,  // cuMemAlloc, pitch, managed
+  kArray,   // cuArrayCreate, cuArray3DCreate
   kMipmapped,
   kVmmHandle,  // cuMemCreate
   kPooled,     // cuMemAllocAsync / FromPoolAsync; `owner` is the pool

@@ -42,8 +42,8 @@ void Log(LogLevel level, const char* format, ...) {
   if (prefix < 0) return;
   va_list args;
   va_start(args, format);
-  int body = std::vsnprintf(line + prefix, sizeof(line) - prefix - 1, format,
-                            args);
+  int body =
+      std::vsnprintf(line + prefix, sizeof(line) - prefix - 1, format, args);
   va_end(args);
   if (body < 0) return;
   size_t length = static_cast<size_t>(prefix) + static_cast<size_t>(body);

@@ -25,11 +25,11 @@ void Log(LogLevel level, const char* format, ...)
 
 }  // namespace deviceshare::vgpu
 
-#define VGPU_LOG(level, ...)                                          \
-  do {                                                                \
+#define VGPU_LOG(level, ...)                                                   \
+  do {                                                                         \
     if (::deviceshare::vgpu::LogEnabled(::deviceshare::vgpu::LogLevel::level)) \
-      ::deviceshare::vgpu::Log(::deviceshare::vgpu::LogLevel::level,  \
-                               __VA_ARGS__);                          \
+      ::deviceshare::vgpu::Log(::deviceshare::vgpu::LogLevel::level,           \
+                               __VA_ARGS__);                                   \
   } while (0)
 
 #endif  // DEVICESHARE_VGPU_LOG_H_

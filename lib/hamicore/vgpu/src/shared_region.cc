@@ -448,8 +448,7 @@ uint64_t SharedRegion::Limit(int device) const {
 
 void SharedRegion::AddGpuTime(int device, uint64_t ns) {
   if (device < 0 || slot_ < 0) return;
-  layout_->slots[slot_].gpu_ns[device].fetch_add(ns,
-                                                 std::memory_order_relaxed);
+  layout_->slots[slot_].gpu_ns[device].fetch_add(ns, std::memory_order_relaxed);
 }
 
 uint64_t SharedRegion::ContainerGpuTime(int device) const {
@@ -459,8 +458,8 @@ uint64_t SharedRegion::ContainerGpuTime(int device) const {
   uint32_t high_water =
       layout_->slot_high_water.load(std::memory_order_acquire);
   for (uint32_t slot = 0; slot < high_water && slot < kMaxSlots; ++slot) {
-    total += layout_->slots[slot].gpu_ns[device].load(
-        std::memory_order_relaxed);
+    total +=
+        layout_->slots[slot].gpu_ns[device].load(std::memory_order_relaxed);
   }
   return total;
 }

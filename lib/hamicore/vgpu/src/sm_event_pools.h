@@ -33,9 +33,8 @@ class EventPools {
     for (int i = 0; i < kMaxContexts; ++i) {
       CUcontext owner = slots_[i].ctx.load(std::memory_order_acquire);
       if (owner == ctx) return i;
-      if (owner == nullptr &&
-          slots_[i].ctx.compare_exchange_strong(owner, ctx,
-                                                std::memory_order_acq_rel)) {
+      if (owner == nullptr && slots_[i].ctx.compare_exchange_strong(
+                                  owner, ctx, std::memory_order_acq_rel)) {
         return i;
       }
       if (owner == ctx) return i;  // another thread claimed it for ctx
@@ -49,7 +48,9 @@ class EventPools {
     return slots_[pool].free.TryPop(event);
   }
   // False when the pool is full: the caller destroys the event.
-  bool Give(int pool, CUevent event) { return slots_[pool].free.TryPush(event); }
+  bool Give(int pool, CUevent event) {
+    return slots_[pool].free.TryPush(event);
+  }
 
   // Pops every pooled event as visit(context, event); for the destructor.
   template <typename Visit>

@@ -17,6 +17,10 @@ namespace {
 constexpr int64_t kDefaultEstimateNs = 1'000'000;
 constexpr int64_t kMaxDepthNs = 100'000'000;
 
+int64_t ClampTick(int64_t tick_ns) {
+  return std::clamp<int64_t>(tick_ns, 100'000, kMaxDepthNs);
+}
+
 int KindIndex(LaunchKind kind) { return kind == LaunchKind::kGraph ? 1 : 0; }
 
 bool IsLimit(int percent) { return percent > 0 && percent < 100; }
@@ -24,7 +28,8 @@ bool IsLimit(int percent) { return percent > 0 && percent < 100; }
 // Rises at once to a long launch (a queue of them must not run ahead on a
 // stale small estimate), falls smoothly.
 int64_t NextEstimate(int64_t current, int64_t measured) {
-  if (current <= 0 || measured > 2 * current) return std::max<int64_t>(measured, 1);
+  if (current <= 0 || measured > 2 * current)
+    return std::max<int64_t>(measured, 1);
   return std::max<int64_t>(current + (measured - current) / 4, 1);
 }
 
@@ -63,9 +68,8 @@ SmLimiter::SmLimiter(const LimiterDriver& driver, GpuTimeLedger* ledger,
       ledger_(ledger),
       clock_(clock),
       depth_ns_(std::clamp<int64_t>(options.bucket_depth_ns,
-                                    std::max<int64_t>(options.tick_ns, 1),
-                                    kMaxDepthNs)),
-      tick_ns_(std::clamp<int64_t>(options.tick_ns, 100'000, kMaxDepthNs)),
+                                    ClampTick(options.tick_ns), kMaxDepthNs)),
+      tick_ns_(ClampTick(options.tick_ns)),
       manual_meter_(options.manual_meter),
       device_count_(static_cast<int>(options.percent_by_device.size())),
       devices_(new Device[options.percent_by_device.size()]),
@@ -113,7 +117,14 @@ void SmLimiter::MeterLoop() {
     {
       std::lock_guard<std::mutex> guard(meter_mu_);
       if (stop_.load(std::memory_order_acquire)) break;
-      Tick();
+      try {
+        Tick();
+      } catch (...) {
+        // An exception must not reach the thread's top (std::terminate
+        // would kill the application): stop limiting instead.
+        FailOpen();
+        return;
+      }
     }
     clock_->SleepNs(tick_ns_);
   }
@@ -136,7 +147,7 @@ SmLimiter::Ticket SmLimiter::BeforeLaunch(int device, CUstream stream,
   Device& dev = devices_[device];
   for (;;) {
     const int64_t tokens = dev.tokens_ns.load(std::memory_order_relaxed);
-    if (tokens > 0 && 1000000 <
+    if (tokens > 0 && dev.in_flight.load(std::memory_order_relaxed) <
                           dev.max_in_flight.load(std::memory_order_relaxed)) {
       break;
     }
@@ -291,7 +302,8 @@ void SmLimiter::Refill(int device, int64_t wall_ns) {
   }
   int64_t others = 0;
   if (ledger_ != nullptr) {
-    const int64_t total = static_cast<int64_t>(ledger_->ContainerGpuTime(device));
+    const int64_t total =
+        static_cast<int64_t>(ledger_->ContainerGpuTime(device));
     if (dev.container_synced) {
       // A process that exits may take its time out of the sum: never credit.
       others = std::max<int64_t>(

@@ -13,6 +13,7 @@
 #include "deviceshare/agent/node_registrar.h"
 #include "deviceshare/agent/nvml_source.h"
 #include "deviceshare/agent/pod_patch_queue.h"
+#include "deviceshare/agent/vgpu_installer.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/object_paths.h"
@@ -99,6 +100,12 @@ absl::Status RunAgent(const AgentOptions& options,
   DS_ASSIGN_OR_RETURN(Config config, LoadConfigFile(options.config_path));
   for (const std::string& notice : config.notices) {
     spdlog::info("config: {}", notice);
+  }
+  if (!options.vgpu_library.empty()) {
+    DS_RETURN_IF_ERROR(
+        InstallVgpuLibrary(options.vgpu_library, options.hook_path));
+    spdlog::info("installed {} into {}", options.vgpu_library,
+                 options.hook_path);
   }
   DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source,
                       OpenGpuSource(options.inventory, options.nvml_library));

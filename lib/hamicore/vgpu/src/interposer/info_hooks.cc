@@ -31,7 +31,8 @@ VGPU_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
     uint64_t limit = runtime.region()->Limit(device);
     if (device < 0 || limit == 0) return CUDA_SUCCESS;
     uint64_t total = std::min<uint64_t>(limit, physical_total);
-    uint64_t used = std::min<uint64_t>(runtime.region()->Charged(device), total);
+    uint64_t used =
+        std::min<uint64_t>(runtime.region()->Charged(device), total);
     *total_bytes = total;
     *free_bytes = std::min<uint64_t>(total - used, physical_free);
     return CUDA_SUCCESS;

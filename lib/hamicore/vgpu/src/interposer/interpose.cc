@@ -53,7 +53,7 @@ constexpr size_t kNvmlHookCount = 0 VGPU_NVML_HOOKS(VGPU_COUNT);
 const HookTable<kCudaHookCount>& CudaHooks() {
   static const HookTable<kCudaHookCount> table = [] {
     const RealCuda& cuda = LoadRealCuda();
-#define VGPU_ENTRY(name, type)                   \
+#define VGPU_ENTRY(name, type)                  \
   Hook{#name, reinterpret_cast<void*>(&::name), \
        reinterpret_cast<void*>(cuda.name)},
     return HookTable<kCudaHookCount>{{VGPU_CUDA_HOOKS(VGPU_ENTRY)}};
@@ -65,7 +65,7 @@ const HookTable<kCudaHookCount>& CudaHooks() {
 const HookTable<kNvmlHookCount>& NvmlHooks() {
   static const HookTable<kNvmlHookCount> table = [] {
     const RealNvml& nvml = LoadRealNvml();
-#define VGPU_ENTRY(name, type)                   \
+#define VGPU_ENTRY(name, type)                  \
   Hook{#name, reinterpret_cast<void*>(&::name), \
        reinterpret_cast<void*>(nvml.name)},
     return HookTable<kNvmlHookCount>{{VGPU_NVML_HOOKS(VGPU_ENTRY)}};

@@ -62,7 +62,8 @@ CUresult ChargedLinear(VgpuRuntime& runtime, CUdeviceptr* dptr, size_t size,
   if (device < 0 || dptr == nullptr || size == 0) return allocate();
   uint64_t charge = ChargeFor(size);
   if (!ReserveOrTrim(runtime, device, charge)) {
-    VGPU_LOG(kNotice, "device %d: %zu bytes would pass the limit (%llu of %llu "
+    VGPU_LOG(kNotice,
+             "device %d: %zu bytes would pass the limit (%llu of %llu "
              "charged); out of memory",
              device, size,
              static_cast<unsigned long long>(runtime.region()->Charged(device)),
@@ -239,7 +240,7 @@ VGPU_EXPORT CUresult cuArrayCreate_v2(CUarray* array,
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   if (runtime.passthrough() || desc == nullptr) return real(array, desc);
   return Guarded([&] {
-    CUDA_ARRAY3D_DESCRIPTOR as3d = {desc->Width, desc->Height, 0,
+    CUDA_ARRAY3D_DESCRIPTOR as3d = {desc->Width,  desc->Height,      0,
                                     desc->Format, desc->NumChannels, 0};
     return vgpu::ChargedHandle(
         runtime, runtime.CurrentDevice(), array,
@@ -278,9 +279,9 @@ VGPU_EXPORT CUresult cuArrayDestroy(CUarray array) {
   return rc;
 }
 
-VGPU_EXPORT CUresult cuMipmappedArrayCreate(
-    CUmipmappedArray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc,
-    unsigned int levels) {
+VGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle,
+                                            const CUDA_ARRAY3D_DESCRIPTOR* desc,
+                                            unsigned int levels) {
   VgpuRuntime& runtime = VgpuRuntime::Get();
   auto real = runtime.cuda().cuMipmappedArrayCreate;
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
@@ -294,7 +295,8 @@ VGPU_EXPORT CUresult cuMipmappedArrayCreate(
       uint64_t add = vgpu::ArrayBytes(level);
       bytes = bytes > ~0ULL - add ? ~0ULL : bytes + add;
       level.Width = std::max<size_t>(level.Width / 2, 1);
-      level.Height = level.Height == 0 ? 0 : std::max<size_t>(level.Height / 2, 1);
+      level.Height =
+          level.Height == 0 ? 0 : std::max<size_t>(level.Height / 2, 1);
       level.Depth = level.Depth == 0 ? 0 : std::max<size_t>(level.Depth / 2, 1);
     }
     return vgpu::ChargedHandle(
@@ -357,57 +359,55 @@ VGPU_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   return rc;
 }
 
-#define VGPU_ALLOC_ASYNC(name)                                              \
-  VGPU_EXPORT CUresult name(CUdeviceptr* dptr, size_t size,                 \
-                            CUstream stream) {                              \
-    VgpuRuntime& runtime = VgpuRuntime::Get();                              \
-    auto real = runtime.cuda().name;                                        \
-    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                       \
-    if (runtime.passthrough()) return real(dptr, size, stream);             \
-    return Guarded([&] {                                                    \
-      return vgpu::AllocAsync(runtime, dptr, size, nullptr, stream,         \
-                              [&](CUmemoryPool) {                           \
-                                return real(dptr, size, stream);            \
-                              });                                           \
-    });                                                                     \
+#define VGPU_ALLOC_ASYNC(name)                                                 \
+  VGPU_EXPORT CUresult name(CUdeviceptr* dptr, size_t size, CUstream stream) { \
+    VgpuRuntime& runtime = VgpuRuntime::Get();                                 \
+    auto real = runtime.cuda().name;                                           \
+    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                          \
+    if (runtime.passthrough()) return real(dptr, size, stream);                \
+    return Guarded([&] {                                                       \
+      return vgpu::AllocAsync(                                                 \
+          runtime, dptr, size, nullptr, stream,                                \
+          [&](CUmemoryPool) { return real(dptr, size, stream); });             \
+    });                                                                        \
   }
 VGPU_ALLOC_ASYNC(cuMemAllocAsync)
 VGPU_ALLOC_ASYNC(cuMemAllocAsync_ptsz)
 #undef VGPU_ALLOC_ASYNC
 
-#define VGPU_ALLOC_FROM_POOL(name)                                          \
-  VGPU_EXPORT CUresult name(CUdeviceptr* dptr, size_t size,                 \
-                            CUmemoryPool pool, CUstream stream) {           \
-    VgpuRuntime& runtime = VgpuRuntime::Get();                              \
-    auto real = runtime.cuda().name;                                        \
-    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                       \
-    if (runtime.passthrough() || pool == nullptr) {                         \
-      return real(dptr, size, pool, stream);                                \
-    }                                                                       \
-    return Guarded([&] {                                                    \
-      return vgpu::AllocAsync(runtime, dptr, size, pool, stream,            \
-                              [&](CUmemoryPool chosen) {                    \
-                                return real(dptr, size, chosen, stream);    \
-                              });                                           \
-    });                                                                     \
+#define VGPU_ALLOC_FROM_POOL(name)                                             \
+  VGPU_EXPORT CUresult name(CUdeviceptr* dptr, size_t size, CUmemoryPool pool, \
+                            CUstream stream) {                                 \
+    VgpuRuntime& runtime = VgpuRuntime::Get();                                 \
+    auto real = runtime.cuda().name;                                           \
+    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                          \
+    if (runtime.passthrough() || pool == nullptr) {                            \
+      return real(dptr, size, pool, stream);                                   \
+    }                                                                          \
+    return Guarded([&] {                                                       \
+      return vgpu::AllocAsync(runtime, dptr, size, pool, stream,               \
+                              [&](CUmemoryPool chosen) {                       \
+                                return real(dptr, size, chosen, stream);       \
+                              });                                              \
+    });                                                                        \
   }
 VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync)
 VGPU_ALLOC_FROM_POOL(cuMemAllocFromPoolAsync_ptsz)
 #undef VGPU_ALLOC_FROM_POOL
 
-#define VGPU_FREE_ASYNC(name)                                               \
-  VGPU_EXPORT CUresult name(CUdeviceptr dptr, CUstream stream) {            \
-    VgpuRuntime& runtime = VgpuRuntime::Get();                              \
-    auto real = runtime.cuda().name;                                        \
-    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                       \
-    CUresult rc = real(dptr, stream);                                       \
-    if (rc == CUDA_SUCCESS && !runtime.passthrough() && dptr != 0) {        \
-      Guarded([&] {                                                         \
-        vgpu::Refund(runtime, dptr);                                        \
-        return CUDA_SUCCESS;                                                \
-      });                                                                   \
-    }                                                                       \
-    return rc;                                                              \
+#define VGPU_FREE_ASYNC(name)                                        \
+  VGPU_EXPORT CUresult name(CUdeviceptr dptr, CUstream stream) {     \
+    VgpuRuntime& runtime = VgpuRuntime::Get();                       \
+    auto real = runtime.cuda().name;                                 \
+    if (real == nullptr) return CUDA_ERROR_NOT_FOUND;                \
+    CUresult rc = real(dptr, stream);                                \
+    if (rc == CUDA_SUCCESS && !runtime.passthrough() && dptr != 0) { \
+      Guarded([&] {                                                  \
+        vgpu::Refund(runtime, dptr);                                 \
+        return CUDA_SUCCESS;                                         \
+      });                                                            \
+    }                                                                \
+    return rc;                                                       \
   }
 VGPU_FREE_ASYNC(cuMemFreeAsync)
 VGPU_FREE_ASYNC(cuMemFreeAsync_ptsz)

@@ -36,8 +36,9 @@ uint64_t SettleLocked(VgpuRuntime& runtime, CUmemoryPool pool, int device,
 CUresult PooledAllocate(VgpuRuntime& runtime, int device, CUmemoryPool pool,
                         CUdeviceptr* dptr, size_t size, CUstream stream,
                         const std::function<CUresult()>& allocate) {
-  uint64_t request =
-      size > ~0ULL - kGranule ? ~0ULL : (size + kGranule - 1) / kGranule * kGranule;
+  uint64_t request = size > ~0ULL - kGranule
+                         ? ~0ULL
+                         : (size + kGranule - 1) / kGranule * kGranule;
   SharedRegion* region = runtime.region();
   if (!region->Reserve(device, request) &&
       (TrimPools(runtime, device) == 0 || !region->Reserve(device, request))) {
@@ -64,10 +65,12 @@ CUresult PooledAllocate(VgpuRuntime& runtime, int device, CUmemoryPool pool,
     // and give the growth back.
     const RealCuda& cuda = runtime.cuda();
     cuda.cuMemFreeAsync(*dptr, stream);
-    if (cuda.cuMemPoolTrimTo != nullptr) cuda.cuMemPoolTrimTo(pool, state.bytes);
+    if (cuda.cuMemPoolTrimTo != nullptr)
+      cuda.cuMemPoolTrimTo(pool, state.bytes);
     state.bytes = SettleLocked(runtime, pool, device, held);
     runtime.pools().Insert(Key(pool), state);
-    VGPU_LOG(kNotice, "device %d: pool growth to %llu bytes passes the limit; "
+    VGPU_LOG(kNotice,
+             "device %d: pool growth to %llu bytes passes the limit; "
              "out of memory",
              device, static_cast<unsigned long long>(reserved));
     return CUDA_ERROR_OUT_OF_MEMORY;

@@ -19,68 +19,68 @@
 #include "gpu_abi/cuda_abi.h"
 #include "gpu_abi/nvml_abi.h"
 
-#define VGPU_CUDA_HOOKS(X)                                  \
-  X(cuInit, cuInit_fn)                                      \
-  X(cuGetProcAddress, cuGetProcAddress_fn)                  \
-  X(cuGetProcAddress_v2, cuGetProcAddress_v2_fn)            \
-  X(cuDeviceTotalMem_v2, cuDeviceTotalMem_v2_fn)            \
-  X(cuMemGetInfo_v2, cuMemGetInfo_v2_fn)                    \
-  X(cuMemAlloc_v2, cuMemAlloc_v2_fn)                        \
-  X(cuMemAllocPitch_v2, cuMemAllocPitch_v2_fn)              \
-  X(cuMemAllocManaged, cuMemAllocManaged_fn)                \
-  X(cuMemFree_v2, cuMemFree_v2_fn)                          \
-  X(cuArrayCreate_v2, cuArrayCreate_v2_fn)                  \
-  X(cuArray3DCreate_v2, cuArray3DCreate_v2_fn)              \
-  X(cuArrayDestroy, cuArrayDestroy_fn)                      \
-  X(cuMipmappedArrayCreate, cuMipmappedArrayCreate_fn)      \
-  X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy_fn)    \
-  X(cuMemCreate, cuMemCreate_fn)                            \
-  X(cuMemRelease, cuMemRelease_fn)                          \
-  X(cuMemAllocAsync, cuMemAllocAsync_fn)                    \
-  X(cuMemAllocAsync_ptsz, cuMemAllocAsync_fn)               \
-  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_fn)    \
-  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync_fn) \
-  X(cuMemFreeAsync, cuMemFreeAsync_fn)                      \
-  X(cuMemFreeAsync_ptsz, cuMemFreeAsync_fn)                 \
-  X(cuMemPoolDestroy, cuMemPoolDestroy_fn)                  \
-  X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode_fn)      \
-  X(cuGraphDestroy, cuGraphDestroy_fn)                      \
-  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags_fn) \
-  X(cuGraphExecDestroy, cuGraphExecDestroy_fn)              \
-  X(cuLaunchKernel, cuLaunchKernel_fn)                      \
-  X(cuLaunchKernel_ptsz, cuLaunchKernel_fn)                 \
-  X(cuLaunchKernelEx, cuLaunchKernelEx_fn)                  \
-  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx_fn)             \
-  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_fn) \
+#define VGPU_CUDA_HOOKS(X)                                        \
+  X(cuInit, cuInit_fn)                                            \
+  X(cuGetProcAddress, cuGetProcAddress_fn)                        \
+  X(cuGetProcAddress_v2, cuGetProcAddress_v2_fn)                  \
+  X(cuDeviceTotalMem_v2, cuDeviceTotalMem_v2_fn)                  \
+  X(cuMemGetInfo_v2, cuMemGetInfo_v2_fn)                          \
+  X(cuMemAlloc_v2, cuMemAlloc_v2_fn)                              \
+  X(cuMemAllocPitch_v2, cuMemAllocPitch_v2_fn)                    \
+  X(cuMemAllocManaged, cuMemAllocManaged_fn)                      \
+  X(cuMemFree_v2, cuMemFree_v2_fn)                                \
+  X(cuArrayCreate_v2, cuArrayCreate_v2_fn)                        \
+  X(cuArray3DCreate_v2, cuArray3DCreate_v2_fn)                    \
+  X(cuArrayDestroy, cuArrayDestroy_fn)                            \
+  X(cuMipmappedArrayCreate, cuMipmappedArrayCreate_fn)            \
+  X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy_fn)          \
+  X(cuMemCreate, cuMemCreate_fn)                                  \
+  X(cuMemRelease, cuMemRelease_fn)                                \
+  X(cuMemAllocAsync, cuMemAllocAsync_fn)                          \
+  X(cuMemAllocAsync_ptsz, cuMemAllocAsync_fn)                     \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_fn)          \
+  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync_fn)     \
+  X(cuMemFreeAsync, cuMemFreeAsync_fn)                            \
+  X(cuMemFreeAsync_ptsz, cuMemFreeAsync_fn)                       \
+  X(cuMemPoolDestroy, cuMemPoolDestroy_fn)                        \
+  X(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode_fn)            \
+  X(cuGraphDestroy, cuGraphDestroy_fn)                            \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags_fn)  \
+  X(cuGraphExecDestroy, cuGraphExecDestroy_fn)                    \
+  X(cuLaunchKernel, cuLaunchKernel_fn)                            \
+  X(cuLaunchKernel_ptsz, cuLaunchKernel_fn)                       \
+  X(cuLaunchKernelEx, cuLaunchKernelEx_fn)                        \
+  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx_fn)                   \
+  X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_fn)      \
   X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel_fn) \
-  X(cuGraphLaunch, cuGraphLaunch_fn)                        \
+  X(cuGraphLaunch, cuGraphLaunch_fn)                              \
   X(cuGraphLaunch_ptsz, cuGraphLaunch_fn)
 
-#define VGPU_CUDA_CALLS(X)                                  \
-  X(cuDeviceGetCount, cuDeviceGetCount_fn)                  \
-  X(cuDeviceGet, cuDeviceGet_fn)                            \
-  X(cuDeviceGetUuid_v2, cuDeviceGetUuid_v2_fn)              \
-  X(cuDeviceGetUuid, cuDeviceGetUuid_fn)                    \
-  X(cuCtxGetDevice, cuCtxGetDevice_fn)                      \
-  X(cuCtxGetCurrent, cuCtxGetCurrent_fn)                    \
-  X(cuCtxSetCurrent, cuCtxSetCurrent_fn)                    \
-  X(cuDeviceGetMemPool, cuDeviceGetMemPool_fn)              \
-  X(cuMemPoolGetAttribute, cuMemPoolGetAttribute_fn)        \
-  X(cuMemPoolTrimTo, cuMemPoolTrimTo_fn)                    \
-  X(cuStreamIsCapturing, cuStreamIsCapturing_fn)            \
-  X(cuEventCreate, cuEventCreate_fn)                        \
-  X(cuEventRecord, cuEventRecord_fn)                        \
-  X(cuEventQuery, cuEventQuery_fn)                          \
-  X(cuEventElapsedTime, cuEventElapsedTime_fn)              \
+#define VGPU_CUDA_CALLS(X)                           \
+  X(cuDeviceGetCount, cuDeviceGetCount_fn)           \
+  X(cuDeviceGet, cuDeviceGet_fn)                     \
+  X(cuDeviceGetUuid_v2, cuDeviceGetUuid_v2_fn)       \
+  X(cuDeviceGetUuid, cuDeviceGetUuid_fn)             \
+  X(cuCtxGetDevice, cuCtxGetDevice_fn)               \
+  X(cuCtxGetCurrent, cuCtxGetCurrent_fn)             \
+  X(cuCtxSetCurrent, cuCtxSetCurrent_fn)             \
+  X(cuDeviceGetMemPool, cuDeviceGetMemPool_fn)       \
+  X(cuMemPoolGetAttribute, cuMemPoolGetAttribute_fn) \
+  X(cuMemPoolTrimTo, cuMemPoolTrimTo_fn)             \
+  X(cuStreamIsCapturing, cuStreamIsCapturing_fn)     \
+  X(cuEventCreate, cuEventCreate_fn)                 \
+  X(cuEventRecord, cuEventRecord_fn)                 \
+  X(cuEventQuery, cuEventQuery_fn)                   \
+  X(cuEventElapsedTime, cuEventElapsedTime_fn)       \
   X(cuEventDestroy_v2, cuEventDestroy_v2_fn)
 
-#define VGPU_NVML_HOOKS(X)                                  \
-  X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo_fn)    \
+#define VGPU_NVML_HOOKS(X)                               \
+  X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo_fn) \
   X(nvmlDeviceGetMemoryInfo_v2, nvmlDeviceGetMemoryInfo_v2_fn)
 
-#define VGPU_NVML_CALLS(X)                                  \
-  X(nvmlInit_v2, nvmlInit_v2_fn)                            \
-  X(nvmlDeviceGetCount_v2, nvmlDeviceGetCount_v2_fn)        \
+#define VGPU_NVML_CALLS(X)                                           \
+  X(nvmlInit_v2, nvmlInit_v2_fn)                                     \
+  X(nvmlDeviceGetCount_v2, nvmlDeviceGetCount_v2_fn)                 \
   X(nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByIndex_v2_fn) \
   X(nvmlDeviceGetUUID, nvmlDeviceGetUUID_fn)
 

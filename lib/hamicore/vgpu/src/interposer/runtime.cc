@@ -17,7 +17,8 @@ VgpuRuntime* g_runtime = nullptr;
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 const char* UuidBody(const char* uuid) {
-  if (std::strncmp(uuid, "GPU-", 4) == 0 || std::strncmp(uuid, "MIG-", 4) == 0) {
+  if (std::strncmp(uuid, "GPU-", 4) == 0 ||
+      std::strncmp(uuid, "MIG-", 4) == 0) {
     return uuid + 4;
   }
   return uuid;
@@ -26,8 +27,8 @@ const char* UuidBody(const char* uuid) {
 bool AllIntegers(const std::vector<std::string>& entries) {
   if (entries.empty()) return false;
   for (const std::string& entry : entries) {
-    if (entry.empty() || entry.find_first_not_of("0123456789") !=
-                             std::string::npos) {
+    if (entry.empty() ||
+        entry.find_first_not_of("0123456789") != std::string::npos) {
       return false;
     }
   }
@@ -72,7 +73,6 @@ void AfterForkChild() {
   }
 }
 
-
 __attribute__((destructor)) void DetachAtExit() {
   if (g_runtime != nullptr && g_runtime->region() != nullptr) {
     g_runtime->region()->DetachProcess();
@@ -104,9 +104,8 @@ VgpuRuntime& VgpuRuntime::Get() {
 
 VgpuRuntime::VgpuRuntime() {
   for (auto& device : ordinal_device_) device.store(-2);
-  config_ = ReadConfig([](const char* name) -> const char* {
-    return std::getenv(name);
-  });
+  config_ = ReadConfig(
+      [](const char* name) -> const char* { return std::getenv(name); });
   SetLogLevel(config_.log_level);
   for (const std::string& error : config_.errors) {
     VGPU_LOG(kError, "ignoring %s", error.c_str());
@@ -268,8 +267,7 @@ void VgpuRuntime::StartLimiter() {
   }
   SmLimiterOptions options;
   bool any = false;
-  for (int ordinal = 0; ordinal < count && ordinal < kMaxOrdinals;
-       ++ordinal) {
+  for (int ordinal = 0; ordinal < count && ordinal < kMaxOrdinals; ++ordinal) {
     int percent = 0;
     std::string uuid = UuidOfOrdinal(ordinal);
     int index = uuid.empty() ? ordinal : ContainerIndex(uuid, ordinal);

@@ -39,6 +39,8 @@ struct AgentOptions {
   Dialect dialect = Dialect::kHami;
   std::string state_dir = "/run/deviceshare";
   std::string hook_path = "/usr/local/vgpu";
+  // Installed into hook_path at start (agent/vgpu_installer.h); "" = none.
+  std::string vgpu_library;
   std::string mps_root = "/run/deviceshare/mps";
   std::string mps_control_binary = "nvidia-cuda-mps-control";
   // How GPUs not in MIG mode are shared: hami-core or mps.
