@@ -42,7 +42,24 @@ class Path {
   virtual cudaError_t FreeAll() = 0;
 };
 
-class MallocPath : public Path {
+// Paths whose allocations all go back with cudaFree.
+class CudaFreePath : public Path {
+ public:
+  cudaError_t FreeAll() override {
+    cudaError_t first = cudaSuccess;
+    for (void* p : ptrs_) {
+      cudaError_t e = cudaFree(p);
+      if (first == cudaSuccess) first = e;
+    }
+    ptrs_.clear();
+    return first;
+  }
+
+ protected:
+  std::vector<void*> ptrs_;
+};
+
+class MallocPath : public CudaFreePath {
  public:
   bool AllocOne(size_t step, size_t* got, Stop* s) override {
     void* p = nullptr;
@@ -52,21 +69,9 @@ class MallocPath : public Path {
     *got = step;
     return true;
   }
-  cudaError_t FreeAll() override {
-    cudaError_t first = cudaSuccess;
-    for (void* p : ptrs_) {
-      cudaError_t e = cudaFree(p);
-      if (first == cudaSuccess) first = e;
-    }
-    ptrs_.clear();
-    return first;
-  }
-
- private:
-  std::vector<void*> ptrs_;
 };
 
-class ManagedPath : public Path {
+class ManagedPath : public CudaFreePath {
  public:
   bool AllocOne(size_t step, size_t* got, Stop* s) override {
     void* p = nullptr;
@@ -76,23 +81,11 @@ class ManagedPath : public Path {
     *got = step;
     return true;
   }
-  cudaError_t FreeAll() override {
-    cudaError_t first = cudaSuccess;
-    for (void* p : ptrs_) {
-      cudaError_t e = cudaFree(p);
-      if (first == cudaSuccess) first = e;
-    }
-    ptrs_.clear();
-    return first;
-  }
-
- private:
-  std::vector<void*> ptrs_;
 };
 
 // A row width that is not a multiple of the pitch alignment, so the driver
 // pads; the real bytes (pitch x height) are what counts against the limit.
-class PitchPath : public Path {
+class PitchPath : public CudaFreePath {
  public:
   bool AllocOne(size_t step, size_t* got, Stop* s) override {
     constexpr size_t kRowBytes = 8100;
@@ -105,18 +98,6 @@ class PitchPath : public Path {
     *got = pitch * height;
     return true;
   }
-  cudaError_t FreeAll() override {
-    cudaError_t first = cudaSuccess;
-    for (void* p : ptrs_) {
-      cudaError_t e = cudaFree(p);
-      if (first == cudaSuccess) first = e;
-    }
-    ptrs_.clear();
-    return first;
-  }
-
- private:
-  std::vector<void*> ptrs_;
 };
 
 // 2048 x 2048 x depth floats. The layout is opaque, so the nominal size is

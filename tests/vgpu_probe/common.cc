@@ -1,7 +1,9 @@
 // Output lines, argument parsing and small shared helpers of the probe.
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
+#include "env_config.h"
 #include "probe.h"
 
 namespace vgpu_probe {
@@ -97,36 +99,12 @@ bool ParseInt(const std::string& text, long long& out) {
 }
 
 bool ParseBytes(const std::string& text, unsigned long long& out) {
-  if (text.empty() || text[0] == '-') return false;
-  std::string digits = text;
-  unsigned shift = 0;
-  switch (text.back()) {
-    case 'k':
-    case 'K':
-      shift = 10;
-      break;
-    case 'm':
-    case 'M':
-      shift = 20;
-      break;
-    case 'g':
-    case 'G':
-      shift = 30;
-      break;
-    default:
-      break;
-  }
-  if (shift != 0) digits.pop_back();
-  size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(digits, &used, 10);
-  } catch (...) {
-    return false;
-  }
-  if (digits.empty() || used != digits.size()) return false;
-  if (shift != 0 && value > (~0ull >> shift)) return false;
-  out = value << shift;
+  // The interposer's own reading of "4g", "1024m", so the tests speak its
+  // units exactly.
+  std::optional<uint64_t> bytes =
+      deviceshare::vgpu::ParseByteSize(text.c_str());
+  if (!bytes) return false;
+  out = *bytes;
   return true;
 }
 
