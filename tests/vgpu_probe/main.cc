@@ -11,6 +11,7 @@
 //   alloc PATH BYTES               one allocation
 //   alloc-until-oom PATH STEP      STEP at a time until refused
 //   free-all                       free everything, sync, trim
+//   fork-alloc PATH BYTES          fork; the child inits and allocates
 //   launch-loop KERNEL GRID BLOCK SECONDS [sync-every N]
 //   hold MS | signal-ready PATH | wait-file PATH [TIMEOUT_MS]
 // PATH: memalloc pitch managed array array3d mipmapped vmm async frompool
@@ -69,6 +70,7 @@ constexpr OpSpec kOps[] = {
     {"alloc", 2, 2, CheckAlloc, RunAlloc, false},
     {"alloc-until-oom", 2, 2, CheckAlloc, RunAllocUntilOom, false},
     {"free-all", 0, 0, nullptr, RunFreeAll, false},
+    {"fork-alloc", 2, 2, CheckAlloc, RunForkAlloc, false},
     {"launch-loop", 4, 6, CheckLaunchLoop, RunLaunchLoop, false},
     {"hold", 1, 1, CheckMs, RunHold, false},
     {"signal-ready", 1, 1, nullptr, RunSignalReady, false},

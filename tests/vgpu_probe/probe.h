@@ -111,6 +111,7 @@ void RunTotalMem(Probe& probe, const Args& args);
 void RunNvmlMemInfo(Probe& probe, const Args& args);
 void RunAlloc(Probe& probe, const Args& args);
 void RunAllocUntilOom(Probe& probe, const Args& args);
+void RunForkAlloc(Probe& probe, const Args& args);
 void RunFreeAll(Probe& probe, const Args& args);
 bool CheckLaunchLoop(const Args& args, std::string& error);
 void RunLaunchLoop(Probe& probe, const Args& args);
