@@ -104,6 +104,15 @@ VgpuRuntime& VgpuRuntime::Get() {
 
 VgpuRuntime::VgpuRuntime() {
   for (auto& device : ordinal_device_) device.store(-2);
+  // Built inside whichever hook ran first: nothing may escape from here.
+  try {
+    Configure();
+  } catch (...) {
+    passthrough_ = true;
+  }
+}
+
+void VgpuRuntime::Configure() {
   config_ = ReadConfig(
       [](const char* name) -> const char* { return std::getenv(name); });
   SetLogLevel(config_.log_level);

@@ -70,6 +70,7 @@ class VgpuRuntime {
  private:
   friend void BuildRuntime();
   VgpuRuntime();
+  void Configure();
   void StartLimiter();
   void LoadContainerUuids();
 
