@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
@@ -52,6 +53,7 @@ class MatcherTest : public ::testing::Test {
     AllocationMatcherOptions options;
     options.node_name = kNode;
     options.kubelet_checkpoint_path = (dir_ / "checkpoint").string();
+    options.pod_watch_grace = grace_;
     absl::StatusOr<std::unique_ptr<AllocationMatcher>> matcher =
         AllocationMatcher::Create(
             options, Config{}, *std::move(journal),
@@ -87,6 +89,8 @@ class MatcherTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  // Refusals are asserted often here; the grace has its own test.
+  absl::Duration grace_ = absl::ZeroDuration();
   std::unique_ptr<AllocationMatcher> matcher_;
   std::map<std::string, nlohmann::json> patches_;
 };
@@ -114,6 +118,31 @@ TEST_F(MatcherTest, EachContainerGetsItsOwnPodsShareByGpu) {
   EXPECT_THAT(extra.status().message(), HasSubstr("GPU-0::1"));
   EXPECT_THAT(patches_["default/big"][keys::kHamiBindPhase], "success");
   EXPECT_THAT(patches_["default/small"][keys::kHamiBindPhase], "success");
+}
+
+TEST_F(MatcherTest, AnAllocateAheadOfThePodWatchWaitsForIt) {
+  grace_ = absl::Seconds(5);
+  Start();
+  matcher_->ReplacePods({});
+  // Kubelet admits the pod before the agent's watch has delivered it.
+  std::thread watch([this] {
+    absl::SleepFor(absl::Milliseconds(200));
+    matcher_->ApplyPod(
+        "ADDED", BoundPod(PodSpec{.name = "late", .memory_mib = 3000},
+                          Dialect::kHami, kNode, {ShareOf("GPU-0", 3000, 0)}));
+  });
+  absl::StatusOr<ContainerGrant> late = matcher_->Allocate({"GPU-0::0"});
+  watch.join();
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(EnvOf(*late)["CUDA_DEVICE_MEMORY_LIMIT_0"], "3000m");
+
+  // A pod that never comes is refused once the grace has passed.
+  grace_ = absl::Milliseconds(100);
+  Start();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ContainerGrant> none = matcher_->Allocate({"GPU-1::0"});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
 }
 
 TEST_F(MatcherTest, PreferredSteersKubeletToTheWaitingContainersGpus) {

@@ -111,11 +111,13 @@ void AllocationMatcher::ReplacePods(const std::vector<nlohmann::json>& pods) {
   }
   for (const std::string& uid : gone) ForgetLocked(uid);
   for (const nlohmann::json& pod : pods) UpsertLocked(pod);
+  ++pod_events_;
 }
 
 void AllocationMatcher::ApplyPod(absl::string_view type,
                                  const nlohmann::json& pod) {
   absl::MutexLock lock(&mu_);
+  ++pod_events_;
   if (type == "DELETED") {
     ForgetLocked(kube::PodUid(pod));
     return;
@@ -361,11 +363,26 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::Allocate(
     return gpus.status();
   }
   std::vector<Candidate> candidates;
-  for (const Candidate& candidate : WaitingLocked()) {
-    const auto& grants =
-        candidate.pod->record.allocation.containers[candidate.container_index]
-            .devices;
-    if (GrantGpus(grants) == *gpus) candidates.push_back(candidate);
+  const absl::Time deadline = absl::Now() + options_.pod_watch_grace;
+  while (true) {
+    for (const Candidate& candidate : WaitingLocked()) {
+      const auto& grants =
+          candidate.pod->record.allocation.containers[candidate.container_index]
+              .devices;
+      if (GrantGpus(grants) == *gpus) candidates.push_back(candidate);
+    }
+    if (!candidates.empty()) break;
+    // The pod may not have reached the agent's watch yet: wait for the
+    // next pod event (or the grace to pass) and match again.
+    struct PodEventSince {
+      const int64_t* events;
+      int64_t seen;
+      bool Arrived() const { return *events != seen; }
+    } since{&pod_events_, pod_events_};
+    if (!mu_.AwaitWithDeadline(absl::Condition(&since, &PodEventSince::Arrived),
+                               deadline)) {
+      break;
+    }
   }
   if (candidates.empty()) {
     ++stats_.refused;

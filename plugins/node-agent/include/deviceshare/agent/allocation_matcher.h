@@ -74,6 +74,10 @@ struct AllocationMatcherOptions {
   // When set (e.g. "nvidia.com/gpu"), containers also get CDI device names
   // "<kind>=<uuid>" for every GPU or MIG uuid they see.
   std::string cdi_kind;
+  // Kubelet and the agent watch pods separately, so kubelet may admit a pod
+  // a moment before the agent's watch delivers it: an Allocate that matches
+  // no waiting container waits this long for pod events before refusing.
+  absl::Duration pod_watch_grace = absl::Seconds(2);
 };
 
 // Completes a pod's MIG grants (mig_uuid, instance ids) before its edits are
@@ -170,6 +174,8 @@ class AllocationMatcher : public ContainerAllocator {
   mutable absl::Mutex mu_;
   std::unique_ptr<ServedJournal> journal_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, PodState> pods_ ABSL_GUARDED_BY(mu_);
+  // Counts pod-watch deliveries, for Allocate's wait on a miss.
+  int64_t pod_events_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Gpu> gpus_ ABSL_GUARDED_BY(mu_);
   // Pods this agent marked bind-phase=success (a success it did not write
   // means another plugin served the pod).
