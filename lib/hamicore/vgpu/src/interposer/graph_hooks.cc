@@ -4,6 +4,7 @@
 // destroyed. (HAMi-core never charges graph memory.) Nodes that stream
 // capture creates are not seen here; their pool's growth is settled by the
 // stream-ordered path when the capturing cuMemAllocAsync runs.
+#include "charge.h"
 #include "hook_support.h"
 #include "runtime.h"
 
@@ -89,10 +90,10 @@ VGPU_EXPORT CUresult cuGraphExecDestroy(CUgraphExec exec) {
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   CUresult rc = real(exec);
   if (rc == CUDA_SUCCESS && !runtime.passthrough()) {
-    Allocation bound;
-    if (runtime.allocations().Take(reinterpret_cast<uint64_t>(exec), &bound)) {
-      runtime.region()->Release(bound.device, bound.bytes);
-    }
+    Guarded([&] {
+      deviceshare::vgpu::Refund(runtime, reinterpret_cast<uint64_t>(exec));
+      return CUDA_SUCCESS;
+    });
   }
   return rc;
 }

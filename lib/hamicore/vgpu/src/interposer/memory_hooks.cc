@@ -4,17 +4,14 @@
 // is CUDA_ERROR_OUT_OF_MEMORY and nothing else.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
+#include "charge.h"
 #include "hook_support.h"
-#include "log.h"
 #include "pool_ledger.h"
 #include "runtime.h"
 
 namespace deviceshare::vgpu {
 namespace {
-
-constexpr uint64_t kAsyncGranule = 2ULL << 20;
 
 uint64_t FormatBytes(CUarray_format format) {
   switch (format) {
@@ -46,94 +43,32 @@ uint64_t ArrayBytes(const CUDA_ARRAY3D_DESCRIPTOR& desc) {
                             FormatBytes(desc.Format)});
 }
 
-// Reserves `bytes` on `device`; when the region says no, first gives back
-// what this process's pools hold unused, then asks again.
-bool ReserveOrTrim(VgpuRuntime& runtime, int device, uint64_t bytes) {
-  if (runtime.region()->Reserve(device, bytes)) return true;
-  if (TrimPools(runtime, device) == 0) return false;
-  return runtime.region()->Reserve(device, bytes);
-}
-
-// A linear allocation (cuMemAlloc, managed): reserve, allocate, record.
+// A linear allocation (cuMemAlloc, managed), charged by its rounded size
+// and recorded by its device pointer.
 template <typename Allocate>
 CUresult ChargedLinear(VgpuRuntime& runtime, CUdeviceptr* dptr, size_t size,
                        Allocate allocate) {
-  int device = runtime.CurrentDevice();
-  if (device < 0 || dptr == nullptr || size == 0) return allocate();
-  uint64_t charge = ChargeFor(size);
-  if (!ReserveOrTrim(runtime, device, charge)) {
-    VGPU_LOG(kNotice,
-             "device %d: %zu bytes would pass the limit (%llu of %llu "
-             "charged); out of memory",
-             device, size,
-             static_cast<unsigned long long>(runtime.region()->Charged(device)),
-             static_cast<unsigned long long>(runtime.region()->Limit(device)));
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  CUresult rc = allocate();
-  if (rc != CUDA_SUCCESS) {
-    runtime.region()->Release(device, charge);
-    return rc;
-  }
-  if (!runtime.allocations().Insert(
-          *dptr, Allocation{charge, device, AllocationKind::kLinear, 0})) {
-    runtime.cuda().cuMemFree_v2(*dptr);
-    runtime.region()->Release(device, charge);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  return CUDA_SUCCESS;
-}
-
-// A handle allocation (arrays, VMM): the same, keyed by the handle.
-template <typename Handle, typename Allocate, typename Destroy>
-CUresult ChargedHandle(VgpuRuntime& runtime, int device, Handle* handle,
-                       uint64_t charge, AllocationKind kind, Allocate allocate,
-                       Destroy destroy) {
-  if (device < 0 || handle == nullptr) return allocate();
-  if (!ReserveOrTrim(runtime, device, charge)) return CUDA_ERROR_OUT_OF_MEMORY;
-  CUresult rc = allocate();
-  if (rc != CUDA_SUCCESS) {
-    runtime.region()->Release(device, charge);
-    return rc;
-  }
-  uint64_t key;
-  if constexpr (std::is_pointer_v<Handle>) {
-    key = reinterpret_cast<uint64_t>(*handle);
-  } else {
-    key = static_cast<uint64_t>(*handle);
-  }
-  if (!runtime.allocations().Insert(key, Allocation{charge, device, kind, 0})) {
-    destroy(*handle);
-    runtime.region()->Release(device, charge);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  return CUDA_SUCCESS;
-}
-
-// After a successful free or destroy: refunds what `key` was charged.
-void Refund(VgpuRuntime& runtime, uint64_t key) {
-  Allocation allocation;
-  if (!runtime.allocations().Take(key, &allocation)) return;
-  if (allocation.kind == AllocationKind::kPooled) {
-    SettlePool(runtime, reinterpret_cast<CUmemoryPool>(allocation.owner));
-    return;
-  }
-  runtime.region()->Release(allocation.device, allocation.bytes);
+  int device = size == 0 ? -1 : runtime.CurrentDevice();
+  return ChargedAllocation(
+      runtime, device, dptr, ChargeFor(size), AllocationKind::kLinear, allocate,
+      [&](CUdeviceptr made) { runtime.cuda().cuMemFree_v2(made); });
 }
 
 template <typename Real>
 CUresult AllocAsync(VgpuRuntime& runtime, CUdeviceptr* dptr, size_t size,
                     CUmemoryPool pool, CUstream stream, Real real) {
-  int device = runtime.CurrentDevice();
-  if (device < 0 || dptr == nullptr || size == 0) return real(pool);
-  if (pool == nullptr) {
-    CUdevice ordinal = 0;
-    const RealCuda& cuda = runtime.cuda();
-    if (cuda.cuCtxGetDevice(&ordinal) != CUDA_SUCCESS ||
-        cuda.cuDeviceGetMemPool == nullptr ||
-        cuda.cuDeviceGetMemPool(&pool, ordinal) != CUDA_SUCCESS) {
-      return real(nullptr);
-    }
+  const RealCuda& cuda = runtime.cuda();
+  CUdevice ordinal = 0;
+  if (dptr == nullptr || size == 0 ||
+      cuda.cuCtxGetDevice(&ordinal) != CUDA_SUCCESS) {
+    return real(pool);
+  }
+  int device = runtime.DeviceForOrdinal(ordinal);
+  if (device < 0) return real(pool);
+  if (pool == nullptr &&
+      (cuda.cuDeviceGetMemPool == nullptr ||
+       cuda.cuDeviceGetMemPool(&pool, ordinal) != CUDA_SUCCESS)) {
+    return real(nullptr);
   }
   return PooledAllocate(runtime, device, pool, dptr, size, stream,
                         [&] { return real(pool); });
@@ -201,13 +136,11 @@ VGPU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch,
       return rc;
     }
     uint64_t actual = ChargeFor(vgpu::SaturatingProduct({*pitch, height}));
-    if (actual > estimate &&
-        !runtime.region()->Reserve(device, actual - estimate)) {
+    if (!vgpu::MoveCharge(runtime, device, estimate, actual)) {
       runtime.cuda().cuMemFree_v2(*dptr);
       runtime.region()->Release(device, estimate);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (actual < estimate) runtime.region()->Release(device, estimate - actual);
     if (!runtime.allocations().Insert(
             *dptr, Allocation{actual, device, AllocationKind::kLinear, 0})) {
       runtime.cuda().cuMemFree_v2(*dptr);
@@ -242,7 +175,7 @@ VGPU_EXPORT CUresult cuArrayCreate_v2(CUarray* array,
   return Guarded([&] {
     CUDA_ARRAY3D_DESCRIPTOR as3d = {desc->Width,  desc->Height,      0,
                                     desc->Format, desc->NumChannels, 0};
-    return vgpu::ChargedHandle(
+    return vgpu::ChargedAllocation(
         runtime, runtime.CurrentDevice(), array,
         ChargeFor(vgpu::ArrayBytes(as3d)), AllocationKind::kArray,
         [&] { return real(array, desc); },
@@ -257,7 +190,7 @@ VGPU_EXPORT CUresult cuArray3DCreate_v2(CUarray* array,
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   if (runtime.passthrough() || desc == nullptr) return real(array, desc);
   return Guarded([&] {
-    return vgpu::ChargedHandle(
+    return vgpu::ChargedAllocation(
         runtime, runtime.CurrentDevice(), array,
         ChargeFor(vgpu::ArrayBytes(*desc)), AllocationKind::kArray,
         [&] { return real(array, desc); },
@@ -299,7 +232,7 @@ VGPU_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle,
           level.Height == 0 ? 0 : std::max<size_t>(level.Height / 2, 1);
       level.Depth = level.Depth == 0 ? 0 : std::max<size_t>(level.Depth / 2, 1);
     }
-    return vgpu::ChargedHandle(
+    return vgpu::ChargedAllocation(
         runtime, runtime.CurrentDevice(), handle, ChargeFor(bytes),
         AllocationKind::kMipmapped, [&] { return real(handle, desc, levels); },
         [&](CUmipmappedArray made) {
@@ -335,7 +268,7 @@ VGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
   // Physical memory is created here, at the granularity the caller had to
   // use; cuMemMap only maps it (twice maps count once).
   return Guarded([&] {
-    return vgpu::ChargedHandle(
+    return vgpu::ChargedAllocation(
         runtime, runtime.DeviceForOrdinal(prop->location.id), handle, size,
         AllocationKind::kVmmHandle,
         [&] { return real(handle, size, prop, flags); },

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "charge.h"
 #include "log.h"
 
 namespace deviceshare::vgpu {
@@ -23,12 +24,7 @@ uint64_t SettleLocked(VgpuRuntime& runtime, CUmemoryPool pool, int device,
                       uint64_t held) {
   uint64_t reserved = 0;
   if (!PoolReserved(runtime.cuda(), pool, &reserved)) return held;
-  if (reserved <= held) {
-    runtime.region()->Release(device, held - reserved);
-    return reserved;
-  }
-  if (runtime.region()->Reserve(device, reserved - held)) return reserved;
-  return held;
+  return MoveCharge(runtime, device, held, reserved) ? reserved : held;
 }
 
 }  // namespace
@@ -36,14 +32,9 @@ uint64_t SettleLocked(VgpuRuntime& runtime, CUmemoryPool pool, int device,
 CUresult PooledAllocate(VgpuRuntime& runtime, int device, CUmemoryPool pool,
                         CUdeviceptr* dptr, size_t size, CUstream stream,
                         const std::function<CUresult()>& allocate) {
-  uint64_t request = size > ~0ULL - kGranule
-                         ? ~0ULL
-                         : (size + kGranule - 1) / kGranule * kGranule;
+  const uint64_t request = RoundUp(size, kGranule);
   SharedRegion* region = runtime.region();
-  if (!region->Reserve(device, request) &&
-      (TrimPools(runtime, device) == 0 || !region->Reserve(device, request))) {
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
+  if (!ReserveOrTrim(runtime, device, request)) return CUDA_ERROR_OUT_OF_MEMORY;
   std::lock_guard<std::mutex> guard(runtime.pool_mutex());
   Allocation state{0, device, AllocationKind::kPooled, 0};
   runtime.pools().Find(Key(pool), &state);
@@ -55,10 +46,7 @@ CUresult PooledAllocate(VgpuRuntime& runtime, int device, CUmemoryPool pool,
   uint64_t held = state.bytes + request;
   uint64_t reserved = 0;
   if (!PoolReserved(runtime.cuda(), pool, &reserved)) reserved = held;
-  if (reserved <= held) {
-    region->Release(device, held - reserved);
-    state.bytes = reserved;
-  } else if (region->Reserve(device, reserved - held)) {
+  if (MoveCharge(runtime, device, held, reserved)) {
     state.bytes = reserved;
   } else {
     // The pool grew by more than the limit leaves: undo this allocation

@@ -89,12 +89,14 @@ void BuildRuntime() {
   pthread_atfork(PrepareFork, AfterForkParent, AfterForkChild);
 }
 
+uint64_t RoundUp(uint64_t bytes, uint64_t granule) {
+  if (bytes > ~0ULL - granule) return ~0ULL;
+  return (bytes + granule - 1) / granule * granule;
+}
+
 uint64_t ChargeFor(uint64_t bytes) {
-  constexpr uint64_t kPage = 2ULL << 20;
-  constexpr uint64_t kSmall = 512;
-  if (bytes < (1ULL << 20)) return (bytes + kSmall - 1) / kSmall * kSmall;
-  if (bytes > ~0ULL - kPage) return ~0ULL;
-  return (bytes + kPage - 1) / kPage * kPage;
+  if (bytes < (1ULL << 20)) return RoundUp(bytes, 512);
+  return RoundUp(bytes, 2ULL << 20);
 }
 
 VgpuRuntime& VgpuRuntime::Get() {
@@ -104,6 +106,7 @@ VgpuRuntime& VgpuRuntime::Get() {
 
 VgpuRuntime::VgpuRuntime() {
   for (auto& device : ordinal_device_) device.store(-2);
+  for (auto& index : ordinal_index_) index.store(-1);
   // Built inside whichever hook ran first: nothing may escape from here.
   try {
     Configure();
@@ -219,6 +222,7 @@ int VgpuRuntime::DeviceForOrdinal(int ordinal) {
   std::string uuid = UuidOfOrdinal(ordinal);
   if (uuid.empty()) return -1;
   int index = ContainerIndex(uuid, ordinal);
+  ordinal_index_[ordinal].store(index, std::memory_order_release);
   uint64_t limit = 0;
   int sm = 0;
   if (index >= 0 && index < kMaxDevices) {
@@ -277,15 +281,14 @@ void VgpuRuntime::StartLimiter() {
   SmLimiterOptions options;
   bool any = false;
   for (int ordinal = 0; ordinal < count && ordinal < kMaxOrdinals; ++ordinal) {
+    // Learns the ordinal's UUID and container index once, for both.
+    DeviceForOrdinal(ordinal);
+    int index = ordinal_index_[ordinal].load(std::memory_order_acquire);
+    if (index < 0) index = ordinal;  // no UUID: the ordinal stands in
     int percent = 0;
-    std::string uuid = UuidOfOrdinal(ordinal);
-    int index = uuid.empty() ? ordinal : ContainerIndex(uuid, ordinal);
-    if (index >= 0 && index < kMaxDevices) {
-      percent = config_.sm_limit_percent[index];
-    }
+    if (index < kMaxDevices) percent = config_.sm_limit_percent[index];
     options.percent_by_device.push_back(percent);
     any = any || percent > 0;
-    DeviceForOrdinal(ordinal);
   }
   if (!any) return;
   region_->AttachProcess();

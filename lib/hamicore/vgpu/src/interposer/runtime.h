@@ -82,6 +82,8 @@ class VgpuRuntime {
   AllocationMap graphs_;
   std::mutex pool_mutex_;
   std::atomic<int> ordinal_device_[kMaxOrdinals];
+  // Container index of each ordinal, learnt with its device; -1 unknown.
+  std::atomic<int> ordinal_index_[kMaxOrdinals];
   std::mutex device_mutex_;
   std::vector<std::string> container_uuids_;  // under device_mutex_
   bool container_uuids_loaded_ = false;
@@ -94,6 +96,8 @@ class VgpuRuntime {
 // round_up(bytes, 2 MiB), or to 512 bytes below 1 MiB, where the driver
 // packs small allocations into shared pages.
 uint64_t ChargeFor(uint64_t bytes);
+// The next multiple of `granule` (> 0), saturating at the maximum.
+uint64_t RoundUp(uint64_t bytes, uint64_t granule);
 
 }  // namespace deviceshare::vgpu
 
