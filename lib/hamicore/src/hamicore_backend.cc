@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deviceshare/backend/share_backend.h"
+#include "deviceshare/backend/fractional_backend.h"
 #include "deviceshare/model/units.h"
 
 namespace deviceshare::hamicore {
@@ -25,10 +25,10 @@ absl::string_view CorePolicyName(const DeviceConfig& config) {
   return "";
 }
 
-class HamiCoreBackend final : public ShareBackend {
+class HamiCoreBackend final : public FractionalBackend {
  public:
   explicit HamiCoreBackend(const DeviceConfig& config)
-      : ShareBackend(SharingMode::kHamiCore, config) {}
+      : FractionalBackend(SharingMode::kHamiCore, config) {}
 
   absl::string_view name() const override { return kBackendName; }
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "deviceshare/backend/share_placement.h"
+#include "deviceshare/backend/container_placement.h"
 #include "deviceshare/policy/scoring.h"
 #include "deviceshare/policy/stranded_capacity.h"
 #include "deviceshare/status_macros.h"

@@ -6,16 +6,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "deviceshare/backend/share_backend.h"
+#include "deviceshare/backend/fractional_backend.h"
 #include "deviceshare/model/device_ledger.h"
 
 namespace deviceshare::mps {
 namespace {
 
-class MpsBackend final : public ShareBackend {
+class MpsBackend final : public FractionalBackend {
  public:
   explicit MpsBackend(const DeviceConfig& config)
-      : ShareBackend(SharingMode::kMps, config) {}
+      : FractionalBackend(SharingMode::kMps, config) {}
 
   absl::string_view name() const override { return kBackendName; }
 

@@ -36,8 +36,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "deviceshare/backend/fit.h"
 #include "deviceshare/model/gpu.h"
+#include "deviceshare/model/gpu_verdict.h"
 #include "deviceshare/model/mig_slot.h"
 
 namespace deviceshare {

@@ -5,7 +5,7 @@
 // that the node agent mounts and configures through environment variables
 // (shared/reference/formats.md, "Container edits").
 //
-// Placement is the share search of backend/share_placement.h on GPUs whose
+// Placement is the share search of backend/fractional_share.h on GPUs whose
 // mode is hami-core. Thread safety: immutable; see SharingBackend.
 #ifndef DEVICESHARE_HAMICORE_HAMICORE_BACKEND_H_
 #define DEVICESHARE_HAMICORE_HAMICORE_BACKEND_H_

@@ -3,7 +3,7 @@
 // The mps backend: each tenant is a client of the node's NVIDIA MPS server,
 // limited to an active-thread percentage (its cores request) and a pinned
 // device memory limit (its memory request). Placement is the share search
-// of backend/share_placement.h on GPUs whose mode is mps; the ledger caps
+// of backend/fractional_share.h on GPUs whose mode is mps; the ledger caps
 // an mps GPU at kMaxMpsClients (48) clients, or its split count if lower.
 // MPS and hami-core tenants never share a GPU: a GPU runs one mode.
 //

@@ -1,0 +1,59 @@
+// File: backend/fractional_backend.h
+//
+// FractionalBackend: the part common to the backends that hand out a share of a
+// whole GPU (hami-core, mps): placement, scores, bounds, commit and release
+// are those of backend/fractional_share.h for the backend's mode. A
+// subclass names itself and says how its shares are enforced (Edits),
+// starting from VisibleGpuEdits().
+//
+// Thread safety: immutable; see SharingBackend.
+#ifndef DEVICESHARE_BACKEND_FRACTIONAL_BACKEND_H_
+#define DEVICESHARE_BACKEND_FRACTIONAL_BACKEND_H_
+
+#include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/device_config.h"
+
+namespace deviceshare {
+
+class FractionalBackend : public SharingBackend {
+ public:
+  FractionalBackend(SharingMode mode, const DeviceConfig& config)
+      : mode_(mode), config_(config) {}
+
+  SharingMode mode() const final { return mode_; }
+
+  NodeFit Filter(const PodRequest& request, const NodeState& node,
+                 const PlacementOptions& options) const final;
+  int Score(const NodeState& node, const PodAllocation& placement,
+            const PlacementOptions& options) const final;
+  bool MayFit(const PodRequest& request, const NodeState& node) const final;
+  int ScoreUpperBound(const PodRequest& request, const NodeState& node,
+                      const PlacementOptions& options) const final;
+  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                      const GpuHeadroom& headroom) const final;
+  int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
+                      int utilisation_percent,
+                      const PlacementOptions& options) const final;
+  absl::Status Commit(const PodRequest& request,
+                      const PodAllocation& allocation,
+                      NodeState& node) const final;
+  void Release(absl::string_view pod_uid, NodeState& node) const final;
+
+ protected:
+  const DeviceConfig& config() const { return config_; }
+
+  // The edits every whole-GPU share starts from: the granted GPUs as device
+  // ids and NVIDIA_VISIBLE_DEVICES. A container without GPUs gets
+  // NVIDIA_VISIBLE_DEVICES=none when the config's overwriteEnv asks for it:
+  // otherwise the NVIDIA runtime may show it every GPU
+  // (volcano-vgpu-device-plugin #40).
+  ContainerEdits VisibleGpuEdits(const ContainerAllocation& container) const;
+
+ private:
+  SharingMode mode_;
+  DeviceConfig config_;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_FRACTIONAL_BACKEND_H_

@@ -1,0 +1,60 @@
+// File: backend/fractional_share.h
+//
+// The placement search of backends that hand out a fraction of a whole GPU
+// (hami-core, mps): a container's share of a GPU is its memory on that
+// card and its SM percent; a GPU offers it when the ledger can take it
+// beside everything already there and beside the pod's own earlier
+// containers (DeviceLedger::CheckPod), ranked by the GPU policy. The
+// container loop is PlaceContainers (backend/container_placement.h).
+//
+// Init containers are checked with the rest: the ledger charges a pod
+// max(init, sum of app) per GPU, so an init container does not add to the
+// app containers' memory.
+//
+// Also here: the cheap necessary fit tests and score bounds the scheduler
+// uses to skip nodes (see SharingBackend::MayFit and ScoreUpperBound).
+#ifndef DEVICESHARE_BACKEND_FRACTIONAL_SHARE_H_
+#define DEVICESHARE_BACKEND_FRACTIONAL_SHARE_H_
+
+#include "deviceshare/backend/fit.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_request.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/policy/policy_kind.h"
+
+namespace deviceshare {
+
+// Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
+// Without `explain`, a failure carries its code only (no message, no GPU
+// verdicts): the same code, at a fraction of the cost.
+NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
+                    SharingMode mode, PolicyKind gpu_policy,
+                    bool explain = true);
+
+// Necessary condition for PlaceShares to fit: each GPU container, taken
+// alone, finds `gpu_count` eligible GPUs with room for it. O(GPUs x
+// containers), no allocation.
+bool MaySharesFit(const PodRequest& request, const NodeState& node,
+                  SharingMode mode);
+
+// MaySharesFit from the headroom alone: every GPU container needs one GPU
+// with its memory (on the node's smallest card, for percent requests) and
+// its cores (at least 1 %: a 0-core tenant needs some SM share left).
+bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                          const GpuHeadroom& headroom);
+
+// Upper bound of NodeScore(policy, node, placement) for any placement
+// PlaceShares can return: binpack charges every container on the largest
+// card, spread charges only the app containers on the smallest card.
+int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeState& node);
+
+// Upper bound of ShareScoreUpperBound over the nodes of `shape` whose
+// utilisation is `utilisation_percent`: per dimension, the utilisation
+// after a placement rises by at most the rounded-up percent of the charge.
+int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeShape& shape, int utilisation_percent);
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_BACKEND_FRACTIONAL_SHARE_H_

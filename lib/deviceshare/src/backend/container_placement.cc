@@ -1,0 +1,344 @@
+#include "deviceshare/backend/container_placement.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "code_tally.h"
+
+namespace deviceshare {
+namespace {
+
+using internal::CodeTally;
+
+bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
+  if (needle.empty()) return true;
+  auto it =
+      std::search(haystack.begin(), haystack.end(), needle.begin(),
+                  needle.end(), [](char a, char b) {
+                    return absl::ascii_tolower(a) == absl::ascii_tolower(b);
+                  });
+  return it != haystack.end();
+}
+
+bool AnyContains(const std::vector<std::string>& needles,
+                 absl::string_view haystack) {
+  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
+    return ContainsIgnoreCase(haystack, n);
+  });
+}
+
+bool AnyEquals(const std::vector<std::string>& values, absl::string_view v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+struct Candidate {
+  size_t position;
+  int score;
+  int32_t gpu_index;
+  int32_t numa_node;
+};
+
+// Best first: higher score, then lower GPU index.
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.gpu_index < b.gpu_index;
+}
+
+// "3/4 InsufficientMemory, 1/4 GpuUnhealthy", most frequent first.
+std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
+  std::map<ReasonCode, int> counts;
+  for (const GpuVerdict& v : verdicts) ++counts[v.code];
+  std::vector<std::pair<ReasonCode, int>> sorted(counts.begin(), counts.end());
+  std::stable_sort(
+      sorted.begin(), sorted.end(),
+      [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [code, count] : sorted) {
+    parts.push_back(
+        absl::StrFormat("%d/%d %s", count, gpus, ReasonCodeName(code)));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+ReasonCode MostFrequent(const std::vector<GpuVerdict>& verdicts) {
+  CodeTally tally;
+  for (const GpuVerdict& v : verdicts) tally.Add(v.code);
+  return tally.top();
+}
+
+// The verdict to headline: the most frequent code, first GPU with it.
+const GpuVerdict& Headline(const std::vector<GpuVerdict>& verdicts) {
+  const ReasonCode top = MostFrequent(verdicts);
+  for (const GpuVerdict& v : verdicts) {
+    if (v.code == top) return v;
+  }
+  return verdicts.front();
+}
+
+absl::string_view UuidOf(const NodeState& node, int32_t gpu_index) {
+  std::optional<size_t> position = node.FindGpuIndex(gpu_index);
+  return position ? absl::string_view(node.inventory().gpus[*position].uuid)
+                  : absl::string_view("?");
+}
+
+NodeFit Unfit(ReasonCode code, std::string message,
+              std::vector<GpuVerdict> verdicts) {
+  NodeFit fit;
+  fit.code = code;
+  fit.message = std::move(message);
+  fit.gpu_verdicts = std::move(verdicts);
+  return fit;
+}
+
+// Picks `want` candidates: the best ones, or with numa-bind the best ones of
+// the NUMA node whose best `want` score highest. Empty if impossible.
+std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
+                              bool numa_bind) {
+  std::sort(candidates.begin(), candidates.end(), Better);
+  if (!numa_bind) {
+    if (static_cast<int32_t>(candidates.size()) < want) return {};
+    candidates.resize(want);
+    return candidates;
+  }
+  std::map<int32_t, std::vector<Candidate>> by_numa;
+  for (const Candidate& c : candidates) by_numa[c.numa_node].push_back(c);
+  std::vector<Candidate> best;
+  int64_t best_sum = -1;
+  for (auto& [numa, group] : by_numa) {  // ascending NUMA: stable ties
+    if (static_cast<int32_t>(group.size()) < want) continue;
+    group.resize(want);
+    int64_t sum = 0;
+    for (const Candidate& c : group) sum += c.score;
+    if (sum > best_sum) {
+      best_sum = sum;
+      best = group;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
+                           SharingMode mode) {
+  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
+  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
+  // Most pods name no filter; skip the string work for them.
+  if ((!request.use_models.empty() &&
+       !AnyContains(request.use_models, gpu.model)) ||
+      (!request.avoid_models.empty() &&
+       AnyContains(request.avoid_models, gpu.model))) {
+    return ReasonCode::kTypeMismatch;
+  }
+  if ((!request.avoid_uuids.empty() &&
+       AnyEquals(request.avoid_uuids, gpu.uuid)) ||
+      (!request.use_uuids.empty() && !AnyEquals(request.use_uuids, gpu.uuid))) {
+    return ReasonCode::kUuidMismatch;
+  }
+  return ReasonCode::kFits;
+}
+
+GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
+                            SharingMode mode) {
+  const ReasonCode code = EligibilityCode(request, gpu, mode);
+  std::string detail;
+  switch (code) {
+    case ReasonCode::kFits:
+      break;
+    case ReasonCode::kGpuUnhealthy:
+      detail = "unhealthy";
+      break;
+    case ReasonCode::kModeMismatch:
+      detail = absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
+                               SharingModeName(mode));
+      break;
+    case ReasonCode::kTypeMismatch:
+      detail =
+          !request.use_models.empty() &&
+                  !AnyContains(request.use_models, gpu.model)
+              ? absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
+                                absl::StrJoin(request.use_models, ","))
+              : absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
+                                absl::StrJoin(request.avoid_models, ","));
+      break;
+    default:  // kUuidMismatch
+      detail = AnyEquals(request.avoid_uuids, gpu.uuid)
+                   ? "uuid in nouse-gpuuuid"
+                   : "uuid not in use-gpuuuid";
+      break;
+  }
+  return GpuVerdict{code, gpu.index, std::move(detail)};
+}
+
+NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
+                        SharingMode mode, GpuOfferFn offer, bool explain) {
+  const size_t gpus = node.gpu_count();
+  if (request.mode && *request.mode != mode) {
+    return Unfit(
+        ReasonCode::kModeMismatch,
+        absl::StrFormat("ModeMismatch pod wants %s, backend is %s",
+                        SharingModeName(*request.mode), SharingModeName(mode)),
+        {});
+  }
+  if (gpus == 0 && request.HasGpuRequest()) {
+    return Unfit(ReasonCode::kNoGpus,
+                 absl::StrFormat("NoGpus node=%s", node.name()), {});
+  }
+  std::vector<GpuVerdict> eligible(gpus);
+  for (size_t pos = 0; pos < gpus; ++pos) {
+    const Gpu& gpu = node.inventory().gpus[pos];
+    eligible[pos] = explain ? CheckGpuEligible(request, gpu, mode)
+                            : GpuVerdict{EligibilityCode(request, gpu, mode),
+                                         gpu.index, ""};
+  }
+
+  NodeFit fit;
+  fit.allocation.pod_uid = request.uid;
+  fit.allocation.pod_key = request.Key();
+  fit.allocation.node_name = node.name();
+  fit.allocation.containers.reserve(request.containers.size());
+  // This pod's shares so far, per GPU position.
+  std::vector<std::vector<ContainerShare>> pending(gpus);
+  std::vector<Candidate> candidates;
+  std::vector<GpuVerdict> rejected;
+  std::vector<GpuOffer> offers(gpus);
+
+  for (size_t ci = 0; ci < request.containers.size(); ++ci) {
+    const ContainerRequest& container = request.containers[ci];
+    ContainerAllocation& out = fit.allocation.containers.emplace_back();
+    out.container_index = static_cast<int32_t>(ci);
+    out.name = container.name;
+    out.is_init = container.is_init;
+    if (!container.wants_gpu()) continue;
+
+    if (static_cast<size_t>(container.gpu_count) > gpus) {
+      return Unfit(
+          ReasonCode::kInsufficientGpus,
+          absl::StrFormat("InsufficientGpus container=%s want=%d gpus=%d",
+                          container.name, container.gpu_count, gpus),
+          {});
+    }
+    candidates.clear();
+    rejected.clear();
+    for (size_t pos = 0; pos < gpus; ++pos) {
+      if (!eligible[pos].fits()) {
+        rejected.push_back(eligible[pos]);
+        continue;
+      }
+      GpuOffer made =
+          offer(container, static_cast<int32_t>(ci), pos, pending[pos]);
+      if (made.verdict.fits()) {
+        const Gpu& gpu = node.inventory().gpus[pos];
+        offers[pos] = std::move(made);
+        candidates.push_back(
+            Candidate{pos, offers[pos].score, gpu.index, gpu.numa_node});
+      } else {
+        rejected.push_back(std::move(made.verdict));
+      }
+    }
+
+    std::vector<Candidate> chosen =
+        Choose(candidates, container.gpu_count, request.numa_bind);
+    if (chosen.empty() && !explain) {
+      ReasonCode code =
+          candidates.empty()
+              ? MostFrequent(rejected)
+              : (request.numa_bind && static_cast<int32_t>(candidates.size()) >=
+                                          container.gpu_count
+                     ? ReasonCode::kNumaNotFit
+                     : ReasonCode::kInsufficientGpus);
+      return Unfit(code, "", {});
+    }
+    if (chosen.empty()) {
+      std::string summary = Summary(rejected, gpus);
+      if (candidates.empty()) {
+        const GpuVerdict& head = Headline(rejected);
+        return Unfit(head.code,
+                     absl::StrFormat("%s gpu=%s %s container=%s; %s",
+                                     ReasonCodeName(head.code),
+                                     UuidOf(node, head.gpu_index), head.detail,
+                                     container.name, summary),
+                     std::move(rejected));
+      }
+      if (request.numa_bind &&
+          static_cast<int32_t>(candidates.size()) >= container.gpu_count) {
+        return Unfit(
+            ReasonCode::kNumaNotFit,
+            absl::StrFormat("NumaNotFit container=%s want=%d usable=%d "
+                            "but no NUMA node has %d",
+                            container.name, container.gpu_count,
+                            candidates.size(), container.gpu_count),
+            std::move(rejected));
+      }
+      return Unfit(ReasonCode::kInsufficientGpus,
+                   absl::StrFormat("InsufficientGpus container=%s want=%d "
+                                   "usable=%d; %s",
+                                   container.name, container.gpu_count,
+                                   candidates.size(), summary),
+                   std::move(rejected));
+    }
+    for (const Candidate& c : chosen) {
+      const Gpu& gpu = node.inventory().gpus[c.position];
+      const GpuOffer& taken = offers[c.position];
+      pending[c.position].push_back(taken.share);
+      DeviceGrant& grant = out.devices.emplace_back();
+      grant.uuid = gpu.uuid;
+      grant.gpu_index = gpu.index;
+      grant.mode = mode;
+      grant.memory_mib = taken.share.memory_mib;
+      grant.cores = taken.share.cores;
+      grant.mig = taken.share.mig;
+      grant.mig_action = taken.mig_action;
+    }
+  }
+  return fit;
+}
+
+absl::Status CommitShares(const PodRequest& request,
+                          const PodAllocation& allocation, SharingMode mode,
+                          NodeState& node) {
+  for (const ContainerAllocation& container : allocation.containers) {
+    for (const DeviceGrant& grant : container.devices) {
+      std::optional<size_t> position = node.FindGpu(grant.uuid);
+      SharingMode gpu_mode =
+          position ? node.inventory().gpus[*position].mode : mode;
+      if (grant.mode != mode || gpu_mode != mode) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "pod %s container %d gpu %s: grant mode %s on a %s gpu, backend "
+            "is %s",
+            allocation.pod_key, container.container_index, grant.uuid,
+            SharingModeName(grant.mode), SharingModeName(gpu_mode),
+            SharingModeName(mode)));
+      }
+    }
+  }
+  auto by_gpu = node.SharesByGpu(allocation);
+  if (!by_gpu.ok()) return by_gpu.status();
+  std::vector<size_t> done;
+  for (auto& [position, shares] : *by_gpu) {
+    absl::Status status =
+        node.AddPodToGpu(position, allocation.pod_uid, shares);
+    if (!status.ok()) {
+      for (size_t undo : done) {
+        node.RemovePodFromGpu(undo, allocation.pod_uid);
+      }
+      return status;
+    }
+    done.push_back(position);
+  }
+  return absl::OkStatus();
+}
+
+void ReleaseShares(absl::string_view pod_uid, SharingMode mode,
+                   NodeState& node) {
+  for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
+    if (node.inventory().gpus[pos].mode != mode) continue;
+    node.RemovePodFromGpu(pos, pod_uid);
+  }
+}
+
+}  // namespace deviceshare

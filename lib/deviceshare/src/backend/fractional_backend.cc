@@ -1,0 +1,78 @@
+#include "deviceshare/backend/fractional_backend.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "deviceshare/backend/container_placement.h"
+#include "deviceshare/backend/fractional_share.h"
+#include "deviceshare/policy/scoring.h"
+
+namespace deviceshare {
+
+NodeFit FractionalBackend::Filter(const PodRequest& request,
+                                  const NodeState& node,
+                                  const PlacementOptions& options) const {
+  return PlaceShares(request, node, mode_, options.gpu_policy, options.explain);
+}
+
+int FractionalBackend::Score(const NodeState& node,
+                             const PodAllocation& placement,
+                             const PlacementOptions& options) const {
+  return NodeScore(options.node_policy, node, placement);
+}
+
+bool FractionalBackend::MayFit(const PodRequest& request,
+                               const NodeState& node) const {
+  return MaySharesFit(request, node, mode_);
+}
+
+int FractionalBackend::ScoreUpperBound(const PodRequest& request,
+                                       const NodeState& node,
+                                       const PlacementOptions& options) const {
+  return ShareScoreUpperBound(options.node_policy, request, node);
+}
+
+bool FractionalBackend::MayFitHeadroom(const PodRequest& request,
+                                       const NodeShape& shape,
+                                       const GpuHeadroom& headroom) const {
+  return MaySharesFitHeadroom(request, shape, headroom);
+}
+
+int FractionalBackend::ShapeScoreBound(const PodRequest& request,
+                                       const NodeShape& shape,
+                                       int utilisation_percent,
+                                       const PlacementOptions& options) const {
+  return ShareShapeScoreBound(options.node_policy, request, shape,
+                              utilisation_percent);
+}
+
+absl::Status FractionalBackend::Commit(const PodRequest& request,
+                                       const PodAllocation& allocation,
+                                       NodeState& node) const {
+  return CommitShares(request, allocation, mode_, node);
+}
+
+void FractionalBackend::Release(absl::string_view pod_uid,
+                                NodeState& node) const {
+  ReleaseShares(pod_uid, mode_, node);
+}
+
+ContainerEdits FractionalBackend::VisibleGpuEdits(
+    const ContainerAllocation& container) const {
+  ContainerEdits edits;
+  if (container.devices.empty()) {
+    if (config_.overwrite_env) {
+      edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
+    }
+    return edits;
+  }
+  for (const DeviceGrant& grant : container.devices) {
+    edits.device_ids.push_back(grant.uuid);
+  }
+  edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES",
+                         absl::StrJoin(edits.device_ids, ","));
+  return edits;
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,186 @@
+#include "deviceshare/backend/fractional_share.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "code_tally.h"
+#include "deviceshare/backend/container_placement.h"
+#include "deviceshare/policy/scoring.h"
+
+namespace deviceshare {
+namespace {
+
+using internal::CodeTally;
+
+// The share `container` asks of the GPU of `ledger`: its memory on that
+// card and its cores.
+ContainerShare WholeShare(const ContainerRequest& container, int32_t index,
+                          const DeviceLedger& ledger) {
+  ContainerShare share;
+  share.container_index = index;
+  share.is_init = container.is_init;
+  share.memory_mib = container.MemoryOn(ledger.memory_capacity_mib());
+  share.cores = container.cores;
+  return share;
+}
+
+// Whether GPU `ledger` could take `container` (index `index`) if it were the
+// pod's only share there: the eligibility checks, then the ledger's.
+ReasonCode AloneCode(const PodRequest& request,
+                     const ContainerRequest& container, int32_t index,
+                     const DeviceLedger& ledger, SharingMode mode) {
+  ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
+  if (code != ReasonCode::kFits) return code;
+  const ContainerShare share = WholeShare(container, index, ledger);
+  return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
+}
+
+// The failure code PlaceShares gives a pod with a single GPU container,
+// without allocating: per GPU the same checks in the same order, then the
+// same choice of code. nullopt when the pod has another shape or enough GPUs
+// pass (the full search decides then).
+std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
+                                                   const NodeState& node,
+                                                   SharingMode mode) {
+  const ContainerRequest* only = nullptr;
+  int32_t index = 0;
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    if (!request.containers[i].wants_gpu()) continue;
+    if (only != nullptr) return std::nullopt;
+    only = &request.containers[i];
+    index = static_cast<int32_t>(i);
+  }
+  if (only == nullptr ||
+      static_cast<size_t>(only->gpu_count) > node.gpu_count()) {
+    return std::nullopt;
+  }
+  CodeTally rejected;
+  int32_t usable = 0;
+  for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
+    ReasonCode code = AloneCode(request, *only, index, node.ledger(pos), mode);
+    if (code == ReasonCode::kFits) {
+      ++usable;
+    } else {
+      rejected.Add(code);
+    }
+  }
+  if (usable >= only->gpu_count) return std::nullopt;
+  return usable == 0 ? rejected.top() : ReasonCode::kInsufficientGpus;
+}
+
+NodeFit CodeOnly(ReasonCode code) {
+  NodeFit fit;
+  fit.code = code;
+  return fit;
+}
+
+// The most (binpack) or least (spread) a placement of `request` can charge
+// a node whose cards are `card_mib` large: binpack counts every container,
+// init ones too; spread only the app containers.
+Usage ChargeBound(PolicyKind node_policy, const PodRequest& request,
+                  int64_t card_mib) {
+  Usage charge;
+  const bool binpack = node_policy == PolicyKind::kBinpack;
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu() || (!binpack && container.is_init)) continue;
+    charge.memory_mib += container.gpu_count * container.MemoryOn(card_mib);
+    charge.cores += int64_t{container.gpu_count} * container.cores;
+    charge.slots += container.gpu_count;
+  }
+  return charge;
+}
+
+int64_t CeilPercent(int64_t part, int64_t whole) {
+  return whole <= 0 ? 0 : (part * 100 + whole - 1) / whole;
+}
+
+}  // namespace
+
+NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
+                    SharingMode mode, PolicyKind gpu_policy, bool explain) {
+  if (!explain && (!request.mode || *request.mode == mode)) {
+    std::optional<ReasonCode> code =
+        QuietSingleContainerCode(request, node, mode);
+    if (code) return CodeOnly(*code);
+  }
+  return PlaceContainers(
+      request, node, mode,
+      [&](const ContainerRequest& container, int32_t index, size_t position,
+          std::vector<ContainerShare>& pending) {
+        const DeviceLedger& ledger = node.ledger(position);
+        GpuOffer offer;
+        offer.share = WholeShare(container, index, ledger);
+        pending.push_back(offer.share);
+        offer.verdict = explain ? ledger.CheckPod(pending)
+                                : GpuVerdict{ledger.CheckPodCode(pending),
+                                             ledger.gpu().index, ""};
+        if (offer.verdict.fits()) {
+          offer.score = GpuScore(gpu_policy, ledger, ChargeOf(pending));
+        }
+        pending.pop_back();
+        return offer;
+      },
+      explain);
+}
+
+bool MaySharesFit(const PodRequest& request, const NodeState& node,
+                  SharingMode mode) {
+  if (request.mode && *request.mode != mode) return false;
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    const ContainerRequest& container = request.containers[i];
+    if (!container.wants_gpu()) continue;
+    int32_t usable = 0;
+    for (size_t pos = 0; pos < node.gpu_count() && usable < container.gpu_count;
+         ++pos) {
+      if (AloneCode(request, container, static_cast<int32_t>(i),
+                    node.ledger(pos), mode) == ReasonCode::kFits) {
+        ++usable;
+      }
+    }
+    if (usable < container.gpu_count) return false;
+  }
+  return true;
+}
+
+bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
+                          const GpuHeadroom& headroom) {
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu()) continue;
+    if (headroom.cores < std::max(container.cores, 1) ||
+        headroom.memory_mib < container.MemoryOn(shape.min_gpu_memory_mib)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeState& node) {
+  const bool binpack = node_policy == PolicyKind::kBinpack;
+  Usage charge = ChargeBound(
+      node_policy, request,
+      binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib());
+  Usage after = NodeUsage(node);
+  after.memory_mib += charge.memory_mib;
+  after.cores += charge.cores;
+  after.slots += charge.slots;
+  return PolicyScore(node_policy, after, NodeCapacity(node));
+}
+
+int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
+                         const NodeShape& shape, int utilisation_percent) {
+  // Utilisation only grows with a placement, so spread can do no better than
+  // 100 - utilisation now.
+  if (node_policy == PolicyKind::kSpread) return 100 - utilisation_percent;
+  Usage charge = ChargeBound(node_policy, request, shape.max_gpu_memory_mib);
+  // The three percents summed to at most 3u + 2 before; each grows by at
+  // most the rounded-up percent of its charge (floor(a + b) <= floor(a) +
+  // ceil(b)).
+  int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
+                CeilPercent(charge.memory_mib, shape.memory_mib) +
+                CeilPercent(charge.cores, shape.cores) +
+                CeilPercent(charge.slots, shape.slots);
+  return static_cast<int>(std::min<int64_t>(100, sum / 3));
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,201 @@
+#include "wire_fields.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "config/mig_geometry_parser.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::wire {
+namespace {
+
+// The vendor column of an allocation item. Both upstreams write only this
+// value for NVIDIA grants; other vendors use other annotations.
+constexpr char kVendor[] = "NVIDIA";
+constexpr int kGrantFields = 4;  // UUID,NVIDIA,memMiB,cores
+constexpr size_t kMaxQuotedValue = 80;
+
+bool AllDigits(absl::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string Shorten(absl::string_view value) {
+  if (value.size() <= kMaxQuotedValue) return std::string(value);
+  return absl::StrCat(value.substr(0, kMaxQuotedValue), "...");
+}
+
+constexpr char kMigIdShape[] =
+    "is not a GPU uuid nor a MIG id GPU-x[group-position] or "
+    "GPU-x[profile-start]";
+
+// The inside `a-n` of a MIG id `id` (see ParseGrants in the header).
+absl::Status ParseMigSuffix(absl::string_view id, absl::string_view inside,
+                            absl::string_view where, MigSlot& slot) {
+  const size_t dash = inside.rfind('-');
+  if (dash == absl::string_view::npos || dash == 0 ||
+      dash + 1 == inside.size() ||
+      inside.find(']') != absl::string_view::npos) {
+    return FieldError(where, "uuid", id, kMigIdShape);
+  }
+  absl::string_view name = inside.substr(0, dash);
+  std::string number(inside.substr(dash + 1));
+  // `a--n`: the '-' before the number is its sign, so report it as negative
+  // rather than read a group named "a-".
+  if (name.back() == '-') {
+    name.remove_suffix(1);
+    number.insert(0, "-");
+    if (name.empty()) return FieldError(where, "uuid", id, kMigIdShape);
+  }
+  const bool placement = internal::IsMigProfileName(name);
+  DS_ASSIGN_OR_RETURN(int64_t n,
+                      ParseCount(number, kInt32Max, where,
+                                 placement ? "MIG start" : "MIG position"));
+  if (placement) {
+    slot.profile = std::string(name);
+    slot.start = static_cast<int32_t>(n);
+  } else {
+    slot.group = std::string(name);
+    slot.position = static_cast<int32_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// `GPU-x` or a MIG instance id `GPU-x[a-n]`.
+absl::Status ParseGrantUuid(absl::string_view text, absl::string_view where,
+                            DeviceGrant& grant) {
+  if (text.empty()) return FieldError(where, "uuid", text, "is empty");
+  size_t open = text.find('[');
+  if (open == absl::string_view::npos) {
+    grant.uuid = std::string(text);
+    return absl::OkStatus();
+  }
+  if (open == 0 || text.back() != ']' || open + 2 >= text.size() ||
+      text.find('[', open + 1) != absl::string_view::npos) {
+    return FieldError(where, "uuid", text, kMigIdShape);
+  }
+  DS_RETURN_IF_ERROR(ParseMigSuffix(
+      text, text.substr(open + 1, text.size() - open - 2), where, grant.mig));
+  grant.uuid = std::string(text.substr(0, open));
+  grant.mode = SharingMode::kMig;
+  return absl::OkStatus();
+}
+
+// The `[group-position]` / `[profile-start]` suffix of a MIG grant, or ""
+// when its slot has neither.
+std::string MigSuffix(const MigSlot& slot) {
+  if (!slot.group.empty() && slot.position >= 0) {
+    return absl::StrCat("[", slot.group, "-", slot.position, "]");
+  }
+  if (!slot.profile.empty() && slot.start >= 0) {
+    return absl::StrCat("[", slot.profile, "-", slot.start, "]");
+  }
+  return "";
+}
+
+absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
+                                       absl::string_view where) {
+  std::vector<absl::string_view> fields = absl::StrSplit(item, ',');
+  if (fields.size() != kGrantFields) {
+    return FieldError(
+        where, "UUID,NVIDIA,memMiB,cores", item,
+        absl::StrFormat("has %d fields, want %d", fields.size(), kGrantFields));
+  }
+  DeviceGrant grant;
+  DS_RETURN_IF_ERROR(ParseGrantUuid(fields[0], where, grant));
+  if (fields[1] != kVendor) {
+    return FieldError(where, "vendor", fields[1],
+                      absl::StrCat("is not ", kVendor));
+  }
+  DS_ASSIGN_OR_RETURN(grant.memory_mib,
+                      ParseCount(fields[2], kInt64Max, where, "memMiB"));
+  DS_ASSIGN_OR_RETURN(int64_t cores,
+                      ParseCount(fields[3], kMaxGrantCores, where, "cores"));
+  grant.cores = static_cast<int32_t>(cores);
+  return grant;
+}
+
+}  // namespace
+
+absl::Status FieldError(absl::string_view where, absl::string_view field,
+                        absl::string_view value, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s field %s: \"%s\" %s", where, field, Shorten(value), why));
+}
+
+absl::StatusOr<int64_t> ParseCount(absl::string_view value, int64_t max,
+                                   absl::string_view where,
+                                   absl::string_view field) {
+  if (value.empty()) return FieldError(where, field, value, "is empty");
+  if (value[0] == '-' && AllDigits(value.substr(1))) {
+    return FieldError(where, field, value, "is negative");
+  }
+  if (!AllDigits(value)) {
+    return FieldError(where, field, value, "is not a decimal integer");
+  }
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed) || parsed > max) {
+    return FieldError(where, field, value,
+                      absl::StrCat("is out of range (max ", max, ")"));
+  }
+  return parsed;
+}
+
+absl::StatusOr<bool> ParseBool(absl::string_view value, absl::string_view where,
+                               absl::string_view field) {
+  if (value == BoolText(true)) return true;
+  if (value == BoolText(false)) return false;
+  return FieldError(where, field, value, "is not true or false");
+}
+
+absl::string_view BoolText(bool value) { return value ? "true" : "false"; }
+
+absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
+    absl::string_view text, char terminator, absl::string_view where) {
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty()) return std::vector<absl::string_view>();
+  if (text.back() != terminator) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: \"%s\" does not end with '%c'", where, Shorten(text), terminator));
+  }
+  text.remove_suffix(1);
+  std::vector<absl::string_view> items = absl::StrSplit(text, terminator);
+  return items;
+}
+
+void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
+                  std::string* out) {
+  for (const DeviceGrant& grant : grants) {
+    absl::StrAppend(out, grant.uuid);
+    if (mig_form == MigIdForm::kSuffixed && grant.mode == SharingMode::kMig) {
+      absl::StrAppend(out, MigSuffix(grant.mig));
+    }
+    absl::StrAppend(out, ",", kVendor, ",", grant.memory_mib, ",", grant.cores,
+                    ":");
+  }
+}
+
+absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
+                                                     absl::string_view where) {
+  DS_ASSIGN_OR_RETURN(std::vector<absl::string_view> items,
+                      SplitTerminated(entry, ':', where));
+  std::vector<DeviceGrant> grants;
+  grants.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    DS_ASSIGN_OR_RETURN(
+        DeviceGrant grant,
+        ParseGrant(items[i], absl::StrCat(where, " device ", i)));
+    grants.push_back(std::move(grant));
+  }
+  return grants;
+}
+
+}  // namespace deviceshare::wire

@@ -1,0 +1,181 @@
+#include "deviceshare/k8s/node_parser.h"
+
+#include <string>
+
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/codec/volcano_codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testing/format_goldens.h"
+#include "testing/status_matchers.h"
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::StatusIs;
+using ::nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+namespace goldens = ::deviceshare::testing::goldens;
+
+json NodeWith(json annotations) {
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata", {{"name", "gpu-node-1"}}}};
+  if (!annotations.is_null()) {
+    node["metadata"]["annotations"] = std::move(annotations);
+  }
+  return node;
+}
+
+TEST(NodeParserTest, HamiJsonRegistrationAndAllocatable) {
+  json node = NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterJson},
+                        {"unrelated", "x"}});
+  node["status"]["allocatable"] = {
+      {"cpu", "15500m"}, {"memory", "64Gi"}, {"nvidia.com/gpu", "10"}};
+  auto inventory = ParseNodeInventory(node);
+  ASSERT_OK(inventory);
+  EXPECT_EQ(inventory->name, "gpu-node-1");
+  EXPECT_EQ(inventory->cpu_milli, 15500);
+  EXPECT_EQ(inventory->memory_mib, 65536);
+  EXPECT_EQ(inventory->gpus,
+            *DecodeHamiNodeRegisterJson(goldens::kHamiRegisterJson));
+}
+
+TEST(NodeParserTest, HamiLegacyRegistration) {
+  auto inventory = ParseNodeInventory(
+      NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}));
+  ASSERT_OK(inventory);
+  EXPECT_EQ(inventory->gpus,
+            *DecodeHamiNodeRegisterLegacy(goldens::kHamiRegisterLegacy));
+  EXPECT_EQ(inventory->cpu_milli, 0);  // no status: not tracked
+  EXPECT_EQ(inventory->memory_mib, 0);
+}
+
+TEST(NodeParserTest, VolcanoRegistration) {
+  auto inventory = ParseNodeInventory(
+      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}}));
+  ASSERT_OK(inventory);
+  EXPECT_EQ(inventory->gpus,
+            *DecodeVolcanoNodeRegister(goldens::kVolcanoRegister));
+}
+
+TEST(NodeParserTest, HamiRegistrationWinsOverVolcano) {
+  auto inventory = ParseNodeInventory(
+      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister},
+                {keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}));
+  ASSERT_OK(inventory);
+  ASSERT_EQ(inventory->gpus.size(), 1u);
+  EXPECT_EQ(inventory->gpus[0].uuid,
+            "GPU-00552014-5c87-89ac-b1a6-7b53aa24b0ec");
+}
+
+TEST(NodeParserTest, YamlNumbersAreQuantitiesToo) {
+  // ParseJsonOrYaml turns unquoted YAML scalars into numbers.
+  json node =
+      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}});
+  node["status"]["allocatable"] = {{"cpu", 8}, {"memory", 1073741824}};
+  auto inventory = ParseNodeInventory(node);
+  ASSERT_OK(inventory);
+  EXPECT_EQ(inventory->cpu_milli, 8000);
+  EXPECT_EQ(inventory->memory_mib, 1024);
+}
+
+TEST(NodeParserTest, NoRegistrationIsNotFoundNamingTheNode) {
+  for (const json& annotations :
+       {json(nullptr), json::object(), json{{"volcano.sh/other", "x"}}}) {
+    SCOPED_TRACE(annotations.dump());
+    EXPECT_THAT(ParseNodeInventory(NodeWith(annotations)),
+                StatusIs(absl::StatusCode::kNotFound,
+                         AllOf(HasSubstr("gpu-node-1"),
+                               HasSubstr(keys::kHamiNodeRegister),
+                               HasSubstr(keys::kVolcanoNodeRegister))));
+  }
+}
+
+TEST(NodeParserTest, MalformedRegistrationNamesNodeKeyEntryAndField) {
+  EXPECT_THAT(ParseNodeInventory(NodeWith(
+                  {{keys::kVolcanoNodeRegister, "GPU-0,10,lots,T,true,mig:"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("gpu-node-1"),
+                             HasSubstr(keys::kVolcanoNodeRegister),
+                             HasSubstr("entry 0"), HasSubstr("memMiB"),
+                             HasSubstr("\"lots\""))));
+  EXPECT_THAT(ParseNodeInventory(
+                  NodeWith({{keys::kHamiNodeRegister, R"([{"id":"GPU-0",)"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("gpu-node-1"),
+                             HasSubstr(keys::kHamiNodeRegister))));
+}
+
+TEST(NodeParserTest, InventoryIsValidated) {
+  // Decodes (count and devmem are omitempty) but cannot be scheduled on.
+  EXPECT_THAT(ParseNodeInventory(NodeWith(
+                  {{keys::kHamiNodeRegister,
+                    R"([{"id":"GPU-0","devmem":1024,"devcore":100}])"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("gpu-node-1"), HasSubstr("GPU-0"),
+                             HasSubstr("split_count"))));
+  EXPECT_THAT(
+      ParseNodeInventory(NodeWith(
+          {{keys::kVolcanoNodeRegister,
+            "GPU-0,10,1024,T,true,hami-core:GPU-0,10,1024,T,true,mps:"}})),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("appears twice")));
+}
+
+TEST(NodeParserTest, WrongShapesAreInvalidArgumentNeverExceptions) {
+  json good =
+      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}});
+  struct Case {
+    json node;
+    const char* message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({json::array({good}), "want a Node object"});
+  cases.push_back({json{{"kind", "Node"}}, "metadata is missing"});
+  cases.push_back({json{{"metadata", "x"}}, "metadata"});
+  cases.push_back({json{{"metadata", json::object()}}, "metadata.name"});
+  cases.push_back({json{{"metadata", {{"name", 7}}}}, "metadata.name"});
+  cases.push_back(
+      {json{{"metadata", {{"name", "n"}, {"annotations", json::array()}}}},
+       "metadata.annotations"});
+  cases.push_back(
+      {NodeWith({{keys::kHamiNodeRegister, 42}}), keys::kHamiNodeRegister});
+  {
+    json node = good;
+    node["status"] = "Ready";
+    cases.push_back({node, "node.status"});
+  }
+  {
+    json node = good;
+    node["status"]["allocatable"] = json::array();
+    cases.push_back({node, "status.allocatable"});
+  }
+  {
+    json node = good;
+    node["status"]["allocatable"]["cpu"] = "lots";
+    cases.push_back({node, "status.allocatable.cpu"});
+  }
+  {
+    json node = good;
+    node["status"]["allocatable"]["memory"] = "-1Gi";
+    cases.push_back({node, "status.allocatable.memory"});
+  }
+  {
+    json node = good;
+    node["status"]["allocatable"]["memory"] = json::array({1});
+    cases.push_back({node, "status.allocatable.memory"});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.node.dump());
+    EXPECT_THAT(
+        ParseNodeInventory(c.node),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+  }
+  EXPECT_OK(ParseNodeInventory(good));
+}
+
+}  // namespace
+}  // namespace deviceshare

@@ -1,0 +1,233 @@
+#include "deviceshare/k8s/pod_annotations.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/codec/volcano_codec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "testing/status_matchers.h"
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::Container;
+using ::deviceshare::testing::Grant;
+using ::deviceshare::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+using Annotations = std::map<std::string, std::string>;
+
+const absl::Time kNow = absl::FromUnixSeconds(1700000123);
+
+ContainerRequest Wants(std::string name, bool is_init, int32_t gpus) {
+  ContainerRequest container;
+  container.name = std::move(name);
+  container.is_init = is_init;
+  container.gpu_count = gpus;
+  container.memory_mib = gpus > 0 ? 2000 : 0;
+  return container;
+}
+
+// init (1 GPU), app (2 GPUs), sidecar (none), app (1 GPU).
+PodRequest Request(Dialect dialect) {
+  PodRequest request;
+  request.uid = "uid-1";
+  request.namespace_name = "ml";
+  request.name = "trainer";
+  request.dialect = dialect;
+  request.containers = {Wants("warmup", true, 1), Wants("main", false, 2),
+                        Wants("sidecar", false, 0), Wants("eval", false, 1)};
+  return request;
+}
+
+// The allocation the scheduler would make for `request`, as read back: grants
+// have gpu_index -1. `init_gets_gpu` is off for Volcano, which does not
+// carry init containers.
+PodAllocation AllocationFor(const PodRequest& request, bool init_gets_gpu) {
+  PodAllocation allocation;
+  allocation.pod_uid = request.uid;
+  allocation.pod_key = request.Key();
+  allocation.node_name = "gpu-node-1";
+  const std::vector<std::vector<DeviceGrant>> grants = {
+      init_gets_gpu ? std::vector<DeviceGrant>{Grant("GPU-a", 1000, 10)}
+                    : std::vector<DeviceGrant>{},
+      {Grant("GPU-a", 3000, 50), Grant("GPU-b", 3000, 50)},
+      {},
+      {Grant("GPU-b", 2000, 0)},
+  };
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    ContainerAllocation container;
+    container.container_index = static_cast<int32_t>(i);
+    container.name = request.containers[i].name;
+    container.is_init = request.containers[i].is_init;
+    container.devices = grants[i];
+    allocation.containers.push_back(std::move(container));
+  }
+  return allocation;
+}
+
+TEST(PodAnnotationsTest, HamiDialectWritesTheBindAnnotations) {
+  const PodAllocation allocation =
+      AllocationFor(Request(Dialect::kHami), /*init_gets_gpu=*/true);
+  const std::string record = EncodeHamiAllocation(allocation);
+  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kHami, kNow),
+              UnorderedElementsAre(
+                  Pair(keys::kHamiBindPhase, keys::kBindPhaseAllocating),
+                  Pair(keys::kHamiBindTime, "1700000123"),
+                  Pair(keys::kHamiAllocated, record),
+                  Pair(keys::kHamiToAllocate, record),
+                  Pair(keys::kHamiNode, "gpu-node-1"),
+                  Pair(keys::kHamiTime, "1700000123")));
+}
+
+TEST(PodAnnotationsTest, VolcanoDialectWritesTheBindAnnotations) {
+  const PodAllocation allocation =
+      AllocationFor(Request(Dialect::kVolcano), /*init_gets_gpu=*/false);
+  const std::string record = EncodeVolcanoAllocation(allocation);
+  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kVolcano, kNow),
+              UnorderedElementsAre(
+                  Pair(keys::kVolcanoBindPhase, keys::kBindPhaseAllocating),
+                  Pair(keys::kVolcanoBindTime, "1700000123"),
+                  Pair(keys::kVolcanoToAllocate, record),
+                  Pair(keys::kVolcanoNode, "gpu-node-1"),
+                  Pair(keys::kVolcanoTime, "1700000123"),
+                  Pair(keys::kVolcanoAllocation, record)));
+}
+
+TEST(PodAnnotationsTest, HamiRoundTripKeepsInitAndGpuLessContainers) {
+  const PodRequest request = Request(Dialect::kHami);
+  const PodAllocation allocation = AllocationFor(request, true);
+  auto read = AllocationFromAnnotations(
+      request, AllocationAnnotations(allocation, Dialect::kHami, kNow),
+      "gpu-node-1");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ(**read, allocation);
+}
+
+TEST(PodAnnotationsTest, VolcanoRoundTripMapsEntriesToAppContainersWithGpus) {
+  const PodRequest request = Request(Dialect::kVolcano);
+  const PodAllocation allocation = AllocationFor(request, false);
+  auto read = AllocationFromAnnotations(
+      request, AllocationAnnotations(allocation, Dialect::kVolcano, kNow),
+      "gpu-node-1");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ(**read, allocation);
+}
+
+TEST(PodAnnotationsTest, VolcanoCannotCarryInitContainerGrants) {
+  // Volcano's record has entries for app containers only, so an init
+  // container's grants are not written and do not come back.
+  PodRequest request = Request(Dialect::kVolcano);
+  const PodAllocation with_init = AllocationFor(request, true);
+  auto read = AllocationFromAnnotations(
+      request, AllocationAnnotations(with_init, Dialect::kVolcano, kNow),
+      "gpu-node-1");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  EXPECT_THAT((*read)->containers[0].devices, IsEmpty());
+  EXPECT_EQ(**read, AllocationFor(request, false));
+}
+
+TEST(PodAnnotationsTest, NoRecordIsNullopt) {
+  auto read = AllocationFromAnnotations(
+      Request(Dialect::kHami),
+      {{keys::kHamiNode, "gpu-node-1"}, {"other", "x"}}, "gpu-node-1");
+  ASSERT_OK(read);
+  EXPECT_FALSE(read->has_value());
+}
+
+TEST(PodAnnotationsTest, HamiRecordWinsOverVolcano) {
+  const PodRequest request = Request(Dialect::kHami);
+  const PodAllocation allocation = AllocationFor(request, true);
+  Annotations annotations =
+      AllocationAnnotations(allocation, Dialect::kHami, kNow);
+  // A Volcano record that would not even fit this request.
+  annotations[keys::kVolcanoAllocation] = "GPU-z,NVIDIA,1,1:";
+  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ(**read, allocation);
+}
+
+TEST(PodAnnotationsTest, ToAllocateIsTheFallbackRecord) {
+  const PodRequest request = Request(Dialect::kVolcano);
+  const PodAllocation allocation = AllocationFor(request, false);
+  const Annotations annotations = {
+      {keys::kVolcanoToAllocate, EncodeVolcanoAllocation(allocation)}};
+  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ(**read, allocation);
+}
+
+TEST(PodAnnotationsTest, ModeComesFromTheRequestOrTheMigId) {
+  PodRequest request = Request(Dialect::kHami);
+  request.mode = SharingMode::kMps;
+  const Annotations annotations = {
+      {keys::kHamiAllocated,
+       ";GPU-a,NVIDIA,3000,50:GPU-b[group1-0],NVIDIA,3000,0:;;"
+       "GPU-b,NVIDIA,2000,0:;"}};
+  auto read = AllocationFromAnnotations(request, annotations, "n");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  const auto& main = (*read)->containers[1].devices;
+  ASSERT_EQ(main.size(), 2u);
+  EXPECT_EQ(main[0].mode, SharingMode::kMps);
+  EXPECT_EQ(main[1].mode, SharingMode::kMig);
+  EXPECT_EQ(main[1].uuid, "GPU-b");
+  EXPECT_EQ(main[1].gpu_index, -1);
+  EXPECT_EQ((*read)->node_name, "n");
+}
+
+TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
+  const PodRequest hami = Request(Dialect::kHami);
+  EXPECT_THAT(
+      AllocationFromAnnotations(
+          hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;;"}}, "n"),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
+                HasSubstr("has 2 container entries"), HasSubstr("wants 4"))));
+  const PodRequest volcano = Request(Dialect::kVolcano);
+  EXPECT_THAT(
+      AllocationFromAnnotations(
+          volcano, {{keys::kVolcanoAllocation, "GPU-a,NVIDIA,1,1:"}}, "n"),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoAllocation),
+                HasSubstr("has 1 container entries"), HasSubstr("wants 2"))));
+}
+
+TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
+  EXPECT_THAT(
+      AllocationFromAnnotations(
+          Request(Dialect::kHami),
+          {{keys::kHamiAllocated, ";GPU-a,NVIDIA,x,1:;;GPU-b,NVIDIA,1,1:;"}},
+          "n"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
+                     HasSubstr("container 1 device 0"), HasSubstr("memMiB"),
+                     HasSubstr("\"x\""))));
+  EXPECT_THAT(AllocationFromAnnotations(
+                  Request(Dialect::kVolcano),
+                  {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1:"}}, "n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("ml/trainer"),
+                             HasSubstr(keys::kVolcanoToAllocate))));
+}
+
+}  // namespace
+}  // namespace deviceshare

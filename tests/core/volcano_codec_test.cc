@@ -1,0 +1,202 @@
+#include "deviceshare/codec/volcano_codec.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "deviceshare/codec/annotation_keys.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "testing/format_goldens.h"
+#include "testing/status_matchers.h"
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::Container;
+using ::deviceshare::testing::Grant;
+using ::deviceshare::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace goldens = ::deviceshare::testing::goldens;
+
+// What the Volcano format can carry: index = position, core capacity 100,
+// NUMA 0, capability bits derived from the mode.
+Gpu VolcanoGpu(int32_t index, std::string uuid, int64_t memory_mib,
+               SharingMode mode, bool healthy) {
+  Gpu gpu;
+  gpu.index = index;
+  gpu.uuid = std::move(uuid);
+  gpu.model = "NVIDIA-NVIDIA H100 80GB HBM3";
+  gpu.memory_mib = memory_mib;
+  gpu.split_count = 4 + index;
+  gpu.mode = mode;
+  gpu.mig_capable = mode == SharingMode::kMig;
+  gpu.mps_capable = mode == SharingMode::kMps;
+  gpu.healthy = healthy;
+  return gpu;
+}
+
+TEST(VolcanoCodecTest, GoldenNodeRegisterDecodesEveryFieldAndReencodes) {
+  auto gpus = DecodeVolcanoNodeRegister(goldens::kVolcanoRegister);
+  ASSERT_OK(gpus);
+  ASSERT_EQ(gpus->size(), 1u);
+  const Gpu& gpu = (*gpus)[0];
+  EXPECT_EQ(gpu.uuid, "GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448");
+  EXPECT_EQ(gpu.index, 0);
+  EXPECT_EQ(gpu.split_count, 10);
+  EXPECT_EQ(gpu.memory_mib, 81920);
+  EXPECT_EQ(gpu.model, "NVIDIA-NVIDIA A100-SXM4-80GB");
+  EXPECT_TRUE(gpu.healthy);
+  EXPECT_EQ(gpu.mode, SharingMode::kMig);
+  EXPECT_TRUE(gpu.mig_capable);
+  EXPECT_FALSE(gpu.mps_capable);
+  EXPECT_EQ(gpu.core_capacity, 100);
+  EXPECT_EQ(gpu.numa_node, 0);
+  EXPECT_EQ(EncodeVolcanoNodeRegister(*gpus), goldens::kVolcanoRegister);
+}
+
+TEST(VolcanoCodecTest, GoldenAllocationDecodesEveryFieldAndReencodes) {
+  auto entries = DecodeVolcanoAllocation(goldens::kVolcanoAllocation);
+  ASSERT_OK(entries);
+  // Grants carry gpu_index -1 and mode hami-core: the string has neither.
+  EXPECT_THAT(*entries, ElementsAre(ElementsAre(Grant("GPU-a", 3000, 50),
+                                                Grant("GPU-b", 3000, 50)),
+                                    ElementsAre(Grant("GPU-c", 2000, 0))));
+
+  PodAllocation allocation;
+  allocation.containers = {Container(0, false, (*entries)[0]),
+                           Container(1, false, (*entries)[1])};
+  EXPECT_EQ(EncodeVolcanoAllocation(allocation), goldens::kVolcanoAllocation);
+}
+
+TEST(VolcanoCodecTest, GoldenMigIdKeepsThePhysicalUuidAndMarksMig) {
+  auto entries = DecodeVolcanoAllocation(goldens::kVolcanoMigAllocation);
+  ASSERT_OK(entries);
+  DeviceGrant want = Grant("GPU-a", 10240, 0);
+  want.mode = SharingMode::kMig;
+  want.mig.group = "group2";
+  want.mig.position = 3;
+  // Re-encoding and the other MIG cases: mig_codec_test.cc.
+  EXPECT_THAT(*entries, ElementsAre(ElementsAre(want)));
+}
+
+TEST(VolcanoCodecTest, NodeRegisterRoundTripsManyGpus) {
+  const std::vector<Gpu> gpus = {
+      VolcanoGpu(0, "GPU-0", 81920, SharingMode::kHamiCore, true),
+      VolcanoGpu(1, "GPU-1", 40960, SharingMode::kMig, false),
+      VolcanoGpu(2, "GPU-2", 24576, SharingMode::kMps, true),
+  };
+  const std::string text = EncodeVolcanoNodeRegister(gpus);
+  EXPECT_EQ(text,
+            "GPU-0,4,81920,NVIDIA-NVIDIA H100 80GB HBM3,true,hami-core:"
+            "GPU-1,5,40960,NVIDIA-NVIDIA H100 80GB HBM3,false,mig:"
+            "GPU-2,6,24576,NVIDIA-NVIDIA H100 80GB HBM3,true,mps:");
+  auto decoded = DecodeVolcanoNodeRegister(text);
+  ASSERT_OK(decoded);
+  EXPECT_EQ(*decoded, gpus);
+  EXPECT_EQ(EncodeVolcanoNodeRegister(*decoded), text);
+}
+
+TEST(VolcanoCodecTest, EmptyTextsAreEmptyLists) {
+  EXPECT_EQ(EncodeVolcanoNodeRegister({}), "");
+  EXPECT_EQ(EncodeVolcanoAllocation(PodAllocation{}), "");
+  auto gpus = DecodeVolcanoNodeRegister("");
+  ASSERT_OK(gpus);
+  EXPECT_TRUE(gpus->empty());
+  auto entries = DecodeVolcanoAllocation("");
+  ASSERT_OK(entries);
+  EXPECT_TRUE(entries->empty());
+}
+
+TEST(VolcanoCodecTest, AllocationWritesOnlyAppContainersWithDevices) {
+  PodAllocation allocation;
+  allocation.containers = {
+      Container(0, /*is_init=*/true, {Grant("GPU-i", 1000, 10)}),
+      Container(1, false, {Grant("GPU-a", 3000, 50), Grant("GPU-b", 3000, 50)}),
+      Container(2, false, {}),
+      Container(3, false, {Grant("GPU-a", 2000, 0)}),
+  };
+  const std::string text = EncodeVolcanoAllocation(allocation);
+  EXPECT_EQ(text,
+            "GPU-a,NVIDIA,3000,50:GPU-b,NVIDIA,3000,50:;GPU-a,NVIDIA,2000,0:");
+  auto entries = DecodeVolcanoAllocation(text);
+  ASSERT_OK(entries);
+  EXPECT_THAT(*entries, ElementsAre(allocation.containers[1].devices,
+                                    allocation.containers[3].devices));
+}
+
+TEST(VolcanoCodecTest, AllocationAcceptsEntriesEmptiedByTheNodePlugin) {
+  // The node plugin empties each served container in devices-to-allocate.
+  auto entries = DecodeVolcanoAllocation(";GPU-c,NVIDIA,2000,0:");
+  ASSERT_OK(entries);
+  EXPECT_THAT(*entries,
+              ElementsAre(ElementsAre(), ElementsAre(Grant("GPU-c", 2000, 0))));
+}
+
+struct BadInput {
+  const char* text;
+  const char* where;  // the entry / position named in the message
+  const char* field;
+  const char* value;
+};
+
+TEST(VolcanoCodecTest, MalformedNodeRegisterIsInvalidArgumentNamingAll) {
+  const BadInput cases[] = {
+      {"GPU-0,10,81920,T,true:", "entry 0", "UUID,split,memMiB,type", "T,true"},
+      {"GPU-0,10,8x,T,true,mig:", "entry 0", "memMiB", "\"8x\""},
+      {"GPU-0,10,1,T,true,mig:GPU-1,-1,1,T,true,mig:", "entry 1", "split",
+       "\"-1\""},
+      {"GPU-0,2147483648,1,T,true,mig:", "entry 0", "split", "\"2147483648\""},
+      {"GPU-0,1,9223372036854775808,T,true,mig:", "entry 0", "memMiB",
+       "\"9223372036854775808\""},
+      {",10,81920,T,true,mig:", "entry 0", "uuid", "\"\""},
+      {"GPU-0,10,81920,T,yes,mig:", "entry 0", "health", "\"yes\""},
+      {"GPU-0,10,81920,T,TRUE,mig:", "entry 0", "health", "\"TRUE\""},
+      {"GPU-0,10,81920,T,true,vgpu:", "entry 0", "mode", "\"vgpu\""},
+      {"GPU-0,10,,T,true,mig:", "entry 0", "memMiB", "\"\""},
+      {"GPU-0,10,81920,T,true,mig:GPU-1", "", "does not end with ':'", "GPU-1"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_THAT(DecodeVolcanoNodeRegister(c.text),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr(keys::kVolcanoNodeRegister),
+                               HasSubstr(c.where), HasSubstr(c.field),
+                               HasSubstr(c.value))));
+  }
+}
+
+TEST(VolcanoCodecTest, MalformedAllocationIsInvalidArgumentNamingAll) {
+  const BadInput cases[] = {
+      {"GPU-a,NVIDIA,3000:", "container 0 device 0", "UUID,NVIDIA",
+       "GPU-a,NVIDIA,3000"},
+      {"GPU-a,NVIDIA,3000,50:;GPU-b,NVIDIA,lots,50:", "container 1 device 0",
+       "memMiB", "\"lots\""},
+      {"GPU-a,NVIDIA,3000,50:GPU-b,NVIDIA,3000,-5:", "container 0 device 1",
+       "cores", "\"-5\""},
+      {"GPU-a,NVIDIA,3000,101:", "container 0 device 0", "cores", "\"101\""},
+      {"GPU-a,NVIDIA,99999999999999999999,1:", "container 0 device 0", "memMiB",
+       "\"99999999999999999999\""},
+      {",NVIDIA,3000,50:", "container 0 device 0", "uuid", "\"\""},
+      {"GPU-a,AMD,3000,50:", "container 0 device 0", "vendor", "\"AMD\""},
+      {"GPU-a[group2-3,NVIDIA,1,0:", "container 0 device 0", "uuid",
+       "\"GPU-a[group2-3\""},
+      {"[g1-1],NVIDIA,1,0:", "container 0 device 0", "uuid", "\"[g1-1]\""},
+      {"GPU-a,NVIDIA,3000,50", "container 0", "does not end with ':'",
+       "GPU-a,NVIDIA,3000,50"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.text);
+    EXPECT_THAT(
+        DecodeVolcanoAllocation(c.text),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 AllOf(HasSubstr(keys::kVolcanoAllocation), HasSubstr(c.where),
+                       HasSubstr(c.field), HasSubstr(c.value))));
+  }
+}
+
+}  // namespace
+}  // namespace deviceshare

@@ -1,0 +1,251 @@
+// Golden end-to-end tests of `simulate --output json` with the mig and mps
+// backends and the automatic mode choice. Expected slots follow the MIG
+// placement tables (reference/mig-mps-nvml.md §1.2) and the search rules in
+// mig/slot_search.h.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "simulate_fixtures.h"
+#include "testing/status_matchers.h"
+
+namespace deviceshare {
+namespace {
+
+using ::deviceshare::testing::Docs;
+using ::deviceshare::testing::Gpus;
+using ::deviceshare::testing::PlacementOf;
+using ::deviceshare::testing::PodYaml;
+using ::deviceshare::testing::ShortCluster;
+using ::deviceshare::testing::ShortNode;
+using ::deviceshare::testing::SimulateJson;
+using ::deviceshare::testing::UnschedulableOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using Json = nlohmann::ordered_json;
+
+constexpr char kH100[] = "NVIDIA H100 80GB HBM3";
+constexpr int64_t kH100MiB = 81559;
+
+std::string MigH100Cluster(int gpus) {
+  return ShortCluster(
+      {ShortNode("n1", Gpus("n1", gpus, kH100MiB, kH100, "mode: mig"))});
+}
+
+// The only device of `pod`'s first container.
+Json DeviceOf(const Json& report, const std::string& pod) {
+  Json placement = PlacementOf(report, pod);
+  if (placement.is_null()) return nullptr;
+  return placement["containers"][0]["devices"][0];
+}
+
+std::string Pods(const std::string& prefix, int count,
+                 const std::string& limits) {
+  std::vector<std::string> pods;
+  for (int i = 1; i <= count; ++i) {
+    pods.push_back(PodYaml(absl::StrCat(prefix, i), limits));
+  }
+  return Docs(pods);
+}
+
+TEST(SimulateMigTest, SevenNineGiBPodsGetSevenDistinct1gSlotsAndTheEighthNot) {
+  auto report =
+      SimulateJson(MigH100Cluster(1),
+                   Pods("p", 8, "nvidia.com/gpu: 1, nvidia.com/gpumem: 9216"),
+                   "scheduler: {modes: [mig]}\n");
+  ASSERT_OK(report);
+  std::set<int> starts;
+  for (int i = 1; i <= 7; ++i) {
+    Json device = DeviceOf(*report, absl::StrCat("p", i));
+    ASSERT_FALSE(device.is_null()) << "p" << i;
+    EXPECT_EQ(device["mode"], "mig");
+    EXPECT_EQ(device["mig_profile"], "1g.10gb");
+    EXPECT_EQ(device["memory_mib"], 9984);  // the instance's, not the ask
+    starts.insert(device["mig_start"].get<int>());
+  }
+  EXPECT_EQ(starts, (std::set<int>{0, 1, 2, 3, 4, 5, 6}));
+  // The first instance keeps the low slices free for 4g and 7g.
+  EXPECT_EQ(DeviceOf(*report, "p1")["mig_start"], 6);
+  Json eighth = UnschedulableOf(*report, "p8");
+  ASSERT_FALSE(eighth.is_null());
+  EXPECT_EQ(eighth["reason_counts"], Json::parse(R"({"MigNoSlot": 1})"));
+  EXPECT_THAT(eighth["reasons"]["n1"].get<std::string>(),
+              StartsWith("MigNoSlot"));
+}
+
+TEST(SimulateMigTest, A3gThenA4gSizedPodBothFitOnOneIdleH100) {
+  auto report = SimulateJson(
+      MigH100Cluster(1),
+      Docs({PodYaml("three", "nvidia.com/gpu: 1, nvidia.com/gpumem: 40448"),
+            PodYaml("four",
+                    "nvidia.com/gpu: 1, nvidia.com/gpumem: 40448, "
+                    "nvidia.com/gpucores: 50")}),
+      "scheduler: {modes: [mig]}\n");
+  ASSERT_OK(report);
+  Json three = DeviceOf(*report, "three");
+  Json four = DeviceOf(*report, "four");
+  ASSERT_FALSE(three.is_null());
+  ASSERT_FALSE(four.is_null());
+  EXPECT_EQ(three["mig_profile"], "3g.40gb");
+  EXPECT_EQ(three["mig_start"], 4);  // not 0: 4g has no other start
+  EXPECT_EQ(four["mig_profile"], "4g.40gb");
+  EXPECT_EQ(four["mig_start"], 0);
+  EXPECT_EQ(four["cores"], 57);  // 4 of 7 compute slices
+}
+
+TEST(SimulateMigTest, ConfigMapSearchFollowsGroupOrderAndKeepsTheGroup) {
+  const std::string config = R"(scheduler: {modes: [mig], migSearch: configmap}
+nvidia:
+  knownMigGeometries:
+  - models: ["A100-SXM4-80GB"]
+    allowedGeometries:
+    - group: group1
+      geometries: [{name: 1g.10gb, memory: 9728, count: 7}]
+    - group: group2
+      geometries: [{name: 2g.20gb, memory: 19968, count: 3},
+                   {name: 1g.10gb, memory: 9728, count: 1}]
+    - group: group3
+      geometries: [{name: 3g.40gb, memory: 40192, count: 2}]
+    - group: group4
+      geometries: [{name: 7g.80gb, memory: 80896, count: 1}]
+)";
+  const std::string cluster = ShortCluster({ShortNode(
+      "n1", Gpus("n1", 2, 81920, "NVIDIA A100-SXM4-80GB", "mode: mig"))});
+  auto report = SimulateJson(
+      cluster,
+      Docs({PodYaml("small", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000"),
+            PodYaml("big", "nvidia.com/gpu: 1, nvidia.com/gpumem: 30000"),
+            PodYaml("small2", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000")}),
+      config);
+  ASSERT_OK(report);
+  Json small = DeviceOf(*report, "small");
+  Json big = DeviceOf(*report, "big");
+  Json small2 = DeviceOf(*report, "small2");
+  ASSERT_FALSE(small.is_null());
+  ASSERT_FALSE(big.is_null());
+  ASSERT_FALSE(small2.is_null());
+  // The first group that holds 9000 MiB is group1.
+  EXPECT_EQ(small["uuid"], "GPU-n1-0");
+  EXPECT_EQ(small["mig_group"], "group1");
+  EXPECT_EQ(small["mig_position"], 0);
+  EXPECT_EQ(small["memory_mib"], 9728);  // the config's memory
+  // GPU 0 is committed to group1, which has nothing of 30000 MiB; on the
+  // idle GPU 1, group3 is the first that does.
+  EXPECT_EQ(big["uuid"], "GPU-n1-1");
+  EXPECT_EQ(big["mig_group"], "group3");
+  EXPECT_EQ(big["mig_profile"], "3g.40gb");
+  // Another small pod stays in group1 and never reuses position 0.
+  EXPECT_EQ(small2["uuid"], "GPU-n1-0");
+  EXPECT_EQ(small2["mig_group"], "group1");
+  EXPECT_EQ(small2["mig_position"], 1);
+  EXPECT_NE(small2["mig_start"], small["mig_start"]);
+}
+
+TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {
+  const std::string cluster = ShortCluster({ShortNode(
+      "n1", Gpus("n1", 1, kH100MiB, kH100, "mode: mps, split: 64"))});
+  auto report = SimulateJson(
+      cluster,
+      Pods("c", 49,
+           "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: "
+           "2"),
+      "scheduler: {modes: [mps]}\n");
+  ASSERT_OK(report);
+  EXPECT_EQ((*report)["summary"]["placed"], 48);
+  Json last = UnschedulableOf(*report, "c49");
+  ASSERT_FALSE(last.is_null());
+  EXPECT_EQ(last["reason_counts"],
+            Json::parse(R"({"MpsClientsExhausted": 1})"));
+  Json first = PlacementOf(*report, "c1")["containers"][0];
+  EXPECT_EQ(first["devices"][0]["mode"], "mps");
+  const Json& env = first["env"];
+  EXPECT_EQ(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "2");
+  EXPECT_EQ(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"], "0=1000M");
+  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], "/tmp/nvidia-mps");
+  EXPECT_EQ(env["CUDA_MPS_LOG_DIRECTORY"], "/tmp/nvidia-log");
+  EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], "GPU-n1-0");
+  EXPECT_FALSE(env.contains("CUDA_DEVICE_SM_LIMIT"));  // not hami-core
+}
+
+TEST(SimulateModeChoiceTest, AMixedNodeChoosesTheModeThatStrandsLeast) {
+  // GPU 0 is shared by hami-core, GPU 1 is a MIG H100; the pods name no
+  // mode.
+  const std::string cluster = ShortCluster({ShortNode(
+      "mixed", absl::StrCat(Gpus("mixed", 1, 81920, "NVIDIA A100-SXM4-80GB"),
+                            Gpus("mixed", 1, kH100MiB, kH100, "mode: mig",
+                                 /*first=*/1)))});
+  auto report = SimulateJson(
+      cluster,
+      Docs({PodYaml("large", "nvidia.com/gpu: 1, nvidia.com/gpumem: 75000"),
+            PodYaml("next", "nvidia.com/gpu: 1, nvidia.com/gpumem: 20000")}),
+      "scheduler: {modes: [hami-core, mig]}\n");
+  ASSERT_OK(report);
+  // Both backends fit "large"; a 7g.80gb instance would strand its spare
+  // memory and all the SMs the pod did not ask for.
+  Json large = PlacementOf(*report, "large");
+  ASSERT_FALSE(large.is_null());
+  EXPECT_EQ(large["containers"][0]["devices"][0]["mode"], "hami-core");
+  EXPECT_THAT(large["mode_choice"].get<std::string>(),
+              HasSubstr("mode hami-core chosen"));
+  EXPECT_THAT(large["mode_choice"].get<std::string>(),
+              HasSubstr("mig: fits, strands"));
+  // Now only the MIG GPU holds 20000 MiB: the choice says why.
+  Json next = PlacementOf(*report, "next");
+  ASSERT_FALSE(next.is_null());
+  Json device = next["containers"][0]["devices"][0];
+  EXPECT_EQ(device["mode"], "mig");
+  EXPECT_EQ(device["mig_profile"], "1g.20gb");
+  EXPECT_THAT(next["mode_choice"].get<std::string>(),
+              HasSubstr("mode mig chosen"));
+  EXPECT_THAT(next["mode_choice"].get<std::string>(),
+              HasSubstr("InsufficientMemory"));
+}
+
+TEST(SimulateModeChoiceTest, APodThatNamesItsModeHasNoChoiceToExplain) {
+  const std::string cluster = ShortCluster({ShortNode(
+      "mixed", absl::StrCat(Gpus("mixed", 1, 81920, "NVIDIA A100-SXM4-80GB"),
+                            Gpus("mixed", 1, kH100MiB, kH100, "mode: mig",
+                                 /*first=*/1)))});
+  auto report = SimulateJson(
+      cluster,
+      PodYaml("named", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000",
+              "nvidia.com/vgpu-mode: mig"),
+      "scheduler: {modes: [hami-core, mig]}\n");
+  ASSERT_OK(report);
+  Json named = PlacementOf(*report, "named");
+  ASSERT_FALSE(named.is_null());
+  EXPECT_EQ(named["containers"][0]["devices"][0]["mig_profile"], "1g.10gb");
+  EXPECT_FALSE(named.contains("mode_choice"));
+}
+
+TEST(SimulateModeChoiceTest, TheModesExampleUsesAllThreeBackends) {
+  simulate::SimulateOptions options;
+  options.cluster_path = DEVICESHARE_EXAMPLES_DIR "/modes/cluster.yaml";
+  options.pods_path = DEVICESHARE_EXAMPLES_DIR "/modes/workload.yaml";
+  options.config_path = DEVICESHARE_EXAMPLES_DIR "/modes/deviceshare.yaml";
+  auto report = simulate::Simulate(options);
+  ASSERT_OK(report);
+  Json json = simulate::ReportJson(*report);
+  EXPECT_EQ(json["summary"]["placed"], 6);
+  auto mode_of = [&](const std::string& pod) {
+    Json device = DeviceOf(json, pod);
+    return device.is_null() ? std::string() : device["mode"].get<std::string>();
+  };
+  EXPECT_EQ(mode_of("infer-3g"), "mig");
+  EXPECT_EQ(DeviceOf(json, "infer-3g")["mig_profile"], "3g.40gb");
+  EXPECT_EQ(mode_of("notebook"), "mig");
+  EXPECT_EQ(mode_of("batch-mps"), "mps");
+  EXPECT_EQ(mode_of("train-a"), "hami-core");
+  // The A100s are full: MPS fits 19000 MiB exactly, a MIG instance would
+  // strand the rest of its 1g.20gb and the SM slice.
+  EXPECT_EQ(mode_of("serve-b"), "mps");
+  EXPECT_THAT(PlacementOf(json, "serve-b")["mode_choice"].get<std::string>(),
+              HasSubstr("mode mps chosen"));
+}
+
+}  // namespace
+}  // namespace deviceshare
