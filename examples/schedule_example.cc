@@ -104,7 +104,7 @@ absl::Status Run() {
                                   absl::StrFormat("document %d: %s", i + 1,
                                                   request.status().message())));
     }
-    DS_ASSIGN_OR_RETURN(ScheduleOutcome outcome, scheduler->Schedule(*request));
+    DS_ASSIGN_OR_RETURN(Decision outcome, scheduler->Schedule(*request));
     if (!outcome.allocation) {
       std::vector<std::string> reasons;
       for (const auto& [node, reason] : outcome.reasons) {

@@ -18,13 +18,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "deviceshare/cli/command_flags.h"
 #include "deviceshare/extender/serve.h"
-#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/policy/policy_name.h"
+#include "deviceshare/policy/policy_registry.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/progress_bar.h"
 #include "deviceshare/simulate/simulate.h"
@@ -269,12 +271,18 @@ std::optional<std::string> ParseFlags(int argc, char** argv,
 
 // Sets `policy` from a --*-policy flag's text unless it is empty; returns
 // the error message for an unknown policy.
-std::optional<std::string> ParsePolicy(
-    absl::string_view flag, const std::string& text,
-    std::optional<deviceshare::PolicyKind>& policy) {
+std::optional<std::string> ParsePolicy(absl::string_view flag,
+                                       const std::string& text,
+                                       std::optional<std::string>& policy) {
   if (text.empty()) return std::nullopt;
-  auto parsed = deviceshare::ParsePolicyKind(text, flag);
+  auto parsed = deviceshare::ParsePolicyName(text, flag);
   if (!parsed.ok()) return std::string(parsed.status().message());
+  const deviceshare::PolicyRegistry& registry = deviceshare::BuiltinPolicies();
+  if (!registry.Contains(*parsed)) {
+    return absl::StrCat(flag, ": \"", text,
+                        "\" is not a registered policy (registered: ",
+                        absl::StrJoin(registry.RegisteredNames(), ", "), ")");
+  }
   policy = *parsed;
   return std::nullopt;
 }

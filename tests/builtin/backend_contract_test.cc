@@ -82,7 +82,7 @@ TEST_P(BackendContractTest, FilterNeverMutates) {
   ASSERT_OK(backend_->Allocate(
       MakePod("resident", {GpuContainer("c", 1, 30000, 40)}), node, {}));
   for (const PodRequest& pod : SampleRequests()) {
-    for (PolicyKind policy : {PolicyKind::kBinpack, PolicyKind::kSpread}) {
+    for (const PlacementPolicy* policy : {&BinpackPolicy(), &SpreadPolicy()}) {
       NodeState before = node;
       backend_->Filter(pod, node, {policy, policy});
       for (size_t i = 0; i < node.gpu_count(); ++i) {
@@ -144,7 +144,7 @@ TEST_P(BackendContractTest, ScoresStayWithinZeroToHundred) {
     PodRequest pod = MakePod(absl::StrCat("p", step),
                              {GpuContainer("c", 1 + step % 2, memory, cores)});
     pod.mode = backend_->mode();
-    for (PolicyKind policy : {PolicyKind::kBinpack, PolicyKind::kSpread}) {
+    for (const PlacementPolicy* policy : {&BinpackPolicy(), &SpreadPolicy()}) {
       NodeFit fit = backend_->Filter(pod, node, {policy, policy});
       if (!fit.fits()) continue;
       int score = backend_->Score(node, fit.allocation, {policy, policy});
@@ -174,7 +174,7 @@ TEST_P(BackendContractTest, MayFitAndScoreUpperBoundAreSafe) {
     if (uniform(0, 3) == 0) containers.insert(containers.begin(), init);
     PodRequest pod = MakePod(absl::StrCat("p", step), containers);
     pod.mode = backend_->mode();
-    for (PolicyKind policy : {PolicyKind::kBinpack, PolicyKind::kSpread}) {
+    for (const PlacementPolicy* policy : {&BinpackPolicy(), &SpreadPolicy()}) {
       PlacementOptions options{policy, policy};
       NodeFit fit = backend_->Filter(pod, node, options);
       if (!backend_->MayFit(pod, node)) {

@@ -55,8 +55,8 @@ scheduler:
   dialect: volcano
   modes: [mig, hami-core, mps]
 )");
-  EXPECT_EQ(config.scheduler.node_policy, PolicyKind::kSpread);
-  EXPECT_EQ(config.scheduler.gpu_policy, PolicyKind::kSpread);
+  EXPECT_EQ(config.scheduler.node_policy, "spread");
+  EXPECT_EQ(config.scheduler.gpu_policy, "spread");
   EXPECT_EQ(config.scheduler.default_dialect, Dialect::kVolcano);
   EXPECT_THAT(config.scheduler.enabled_modes,
               ElementsAre(SharingMode::kMig, SharingMode::kHamiCore,
@@ -346,13 +346,19 @@ vnpus:
 }
 
 TEST(ConfigParserTest, SchedulerValuesAreChecked) {
-  EXPECT_THAT(ParseConfigYaml("scheduler: {nodePolicy: fifo}"),
+  // Whether a policy of that name is registered is checked when the
+  // scheduler is made (SchedulerTest.ConfigPoliciesMustBeRegistered); its
+  // spelling here.
+  EXPECT_THAT(ParseConfigYaml("scheduler: {nodePolicy: first fit}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.nodePolicy"),
-                                       HasSubstr("\"fifo\""),
-                                       HasSubstr("binpack or spread"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {gpuPolicy: topology-aware}"),
+                                       HasSubstr("\"first fit\""),
+                                       HasSubstr("not a policy name"))));
+  EXPECT_THAT(ParseConfigYaml("scheduler: {gpuPolicy: \"binpack,numa\"}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.gpuPolicy"),
-                                       HasSubstr("\"topology-aware\""))));
+                                       HasSubstr("\"binpack,numa\""))));
+  EXPECT_EQ(
+      MustParse("scheduler: {gpuPolicy: Topology-Aware}").scheduler.gpu_policy,
+      "topology-aware");
   EXPECT_THAT(ParseConfigYaml("scheduler: {gpuPolicy: 1}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.gpuPolicy"),
                                        HasSubstr("1 is not a string"))));
@@ -590,7 +596,7 @@ data:
   README: hello
 )");
   EXPECT_EQ(config.device.device_split_count, 6);
-  EXPECT_EQ(config.scheduler.node_policy, PolicyKind::kSpread);
+  EXPECT_EQ(config.scheduler.node_policy, "spread");
   EXPECT_THAT(config.scheduler.enabled_modes,
               ElementsAre(SharingMode::kHamiCore, SharingMode::kMig));
   EXPECT_THAT(config.notices,

@@ -36,8 +36,8 @@ using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kGiB = 1024;
-constexpr PolicyKind kBinpack = PolicyKind::kBinpack;
-constexpr PolicyKind kSpread = PolicyKind::kSpread;
+const PlacementPolicy& kBinpack = BinpackPolicy();
+const PlacementPolicy& kSpread = SpreadPolicy();
 
 ContainerRequest InitContainer(const std::string& name, int64_t memory_mib,
                                int cores = 0) {
@@ -64,16 +64,16 @@ class SharePlacementTest : public ::testing::Test {
   }
 
   NodeFit Filter(const PodRequest& pod, const NodeState& node,
-                 PolicyKind gpu_policy) const {
+                 const PlacementPolicy& gpu_policy) const {
     PlacementOptions options;
-    options.gpu_policy = gpu_policy;
-    options.node_policy = gpu_policy;
+    options.gpu_policy = &gpu_policy;
+    options.node_policy = &gpu_policy;
     return backend_->Filter(pod, node, options);
   }
 
   // Filter + Commit; the pod must fit.
   PodAllocation Place(const PodRequest& pod, NodeState& node,
-                      PolicyKind gpu_policy) const {
+                      const PlacementPolicy& gpu_policy) const {
     NodeFit fit = Filter(pod, node, gpu_policy);
     EXPECT_TRUE(fit.fits()) << pod.name << ": " << fit.message;
     if (!fit.fits()) return {};
@@ -127,8 +127,8 @@ TEST_F(SharePlacementTest, SpreadScoreOfIdleGpuIsHigherThanOfUsedGpu) {
   NodeState node(MakeNode("n1", 2));
   PlaceOn(node, "resident", "GPU-n1-0", 10 * kGiB);
   const PodCharge charge{10 * kGiB, 0, 1, false};
-  int used = GpuScore(kSpread, node.ledger(0), charge);
-  int idle = GpuScore(kSpread, node.ledger(1), charge);
+  int used = kSpread.GpuScore(node.ledger(0), charge);
+  int idle = kSpread.GpuScore(node.ledger(1), charge);
   // Idle after: memory 10/80 = 12 %, cores 0 %, slots 1/10 = 10 %:
   // utilisation 22/3 = 7, spread 93.
   EXPECT_EQ(idle, 93);
@@ -137,8 +137,8 @@ TEST_F(SharePlacementTest, SpreadScoreOfIdleGpuIsHigherThanOfUsedGpu) {
   EXPECT_GT(idle, used);
   EXPECT_GT(idle, 0);
   // And binpack is the mirror image: 7 and 15.
-  EXPECT_EQ(GpuScore(kBinpack, node.ledger(1), charge), 7);
-  EXPECT_EQ(GpuScore(kBinpack, node.ledger(0), charge), 15);
+  EXPECT_EQ(kBinpack.GpuScore(node.ledger(1), charge), 7);
+  EXPECT_EQ(kBinpack.GpuScore(node.ledger(0), charge), 15);
 
   // So Filter under spread avoids the used GPU even though it is index 0.
   NodeFit fit =
@@ -202,17 +202,17 @@ TEST_F(SharePlacementTest, ScoresAreAlwaysWithinZeroAndHundred) {
   NodeState node(MakeNode("n1", 2, 80 * kGiB, /*split=*/4));
   // Extremes: nothing, exactly full, far over capacity.
   const DeviceLedger& idle = node.ledger(0);
-  EXPECT_EQ(GpuScore(kBinpack, idle, PodCharge{}), 0);
-  EXPECT_EQ(GpuScore(kSpread, idle, PodCharge{}), 100);
-  EXPECT_EQ(GpuScore(kBinpack, idle, PodCharge{80 * kGiB, 100, 4, true}), 100);
-  EXPECT_EQ(GpuScore(kSpread, idle, PodCharge{80 * kGiB, 100, 4, true}), 0);
-  EXPECT_EQ(GpuScore(kBinpack, idle, PodCharge{1000 * kGiB, 900, 40, true}),
+  EXPECT_EQ(kBinpack.GpuScore(idle, PodCharge{}), 0);
+  EXPECT_EQ(kSpread.GpuScore(idle, PodCharge{}), 100);
+  EXPECT_EQ(kBinpack.GpuScore(idle, PodCharge{80 * kGiB, 100, 4, true}), 100);
+  EXPECT_EQ(kSpread.GpuScore(idle, PodCharge{80 * kGiB, 100, 4, true}), 0);
+  EXPECT_EQ(kBinpack.GpuScore(idle, PodCharge{1000 * kGiB, 900, 40, true}),
             100);
-  EXPECT_EQ(GpuScore(kSpread, idle, PodCharge{1000 * kGiB, 900, 40, true}), 0);
+  EXPECT_EQ(kSpread.GpuScore(idle, PodCharge{1000 * kGiB, 900, 40, true}), 0);
 
   // Node scores while the node fills up: in range, and binpack never drops.
-  PlacementOptions binpack{kBinpack, kBinpack};
-  PlacementOptions spread{kSpread, kSpread};
+  PlacementOptions binpack{&kBinpack, &kBinpack};
+  PlacementOptions spread{&kSpread, &kSpread};
   int last_binpack = -1;
   for (int i = 0;; ++i) {
     PodRequest pod =
@@ -402,9 +402,9 @@ TEST_F(SharePlacementTest, UnhealthyGpuIsNeverChosen) {
   inventory.gpus[0].healthy = false;
   NodeState node(inventory);
   // Spread and binpack would both pick GPU 0 on an idle node.
-  for (PolicyKind policy : {kBinpack, kSpread}) {
+  for (const PlacementPolicy* policy : {&kBinpack, &kSpread}) {
     NodeFit fit =
-        Filter(MakePod("p", {GpuContainer("c", 1, kGiB)}), node, policy);
+        Filter(MakePod("p", {GpuContainer("c", 1, kGiB)}), node, *policy);
     ASSERT_TRUE(fit.fits()) << fit.message;
     EXPECT_THAT(GpuIndices(fit.allocation), ElementsAre(1));
   }
@@ -673,8 +673,8 @@ TEST_F(SharePlacementTest, FilterNeverMutatesTheNode) {
 
   int fitted = 0;
   for (const PodRequest& pod : pods) {
-    for (PolicyKind policy : {kBinpack, kSpread}) {
-      NodeFit fit = Filter(pod, node, policy);
+    for (const PlacementPolicy* policy : {&kBinpack, &kSpread}) {
+      NodeFit fit = Filter(pod, node, *policy);
       if (fit.fits()) ++fitted;
       for (size_t i = 0; i < node.gpu_count(); ++i) {
         EXPECT_TRUE(node.ledger(i) == before.ledger(i))

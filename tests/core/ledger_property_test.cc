@@ -139,8 +139,8 @@ class Driver {
     const SharingBackend* backend = backends_->ForMode(SharingMode::kHamiCore);
     const auto& nodes = state_->nodes();
     auto it = std::next(nodes.begin(), Uniform(0, nodes.size() - 1));
-    PolicyKind policy =
-        Uniform(0, 1) ? PolicyKind::kBinpack : PolicyKind::kSpread;
+    const PlacementPolicy* policy =
+        Uniform(0, 1) ? &BinpackPolicy() : &SpreadPolicy();
     NodeFit fit = backend->Filter(pod, *it->second, {policy, policy});
     if (!fit.fits()) return;
     ASSERT_OK(state_->AddPod(pod, fit.allocation)) << pod.name;

@@ -20,7 +20,7 @@ using ::deviceshare::testing::MakeNode;
 using ::deviceshare::testing::MakePod;
 
 class SchedulePruningTest
-    : public ::testing::TestWithParam<std::tuple<PolicyKind, PolicyKind>> {};
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(SchedulePruningTest, ChoosesWhatAFullScanChooses) {
   auto [node_policy, gpu_policy] = GetParam();
@@ -65,12 +65,11 @@ TEST_P(SchedulePruningTest, ChoosesWhatAFullScanChooses) {
     pod.cpu_milli = uniform(0, 8000);
     if (uniform(0, 6) == 0) pod.numa_bind = true;
     if (uniform(0, 5) == 0) {
-      pod.node_policy =
-          uniform(0, 1) ? PolicyKind::kBinpack : PolicyKind::kSpread;
+      pod.node_policy = uniform(0, 1) ? "binpack" : "spread";
     }
 
     const NodeVerdict* expected = nullptr;
-    std::vector<NodeVerdict> verdicts = (*scheduler)->Filter(pod);
+    std::vector<NodeVerdict> verdicts = (*scheduler)->FilterFreshForTest(pod);
     for (const NodeVerdict& v : verdicts) {
       if (!v.fit.fits()) continue;
       if (expected == nullptr || v.score > expected->score) expected = &v;
@@ -109,9 +108,8 @@ TEST_P(SchedulePruningTest, ChoosesWhatAFullScanChooses) {
 
 INSTANTIATE_TEST_SUITE_P(
     Policies, SchedulePruningTest,
-    ::testing::Combine(
-        ::testing::Values(PolicyKind::kBinpack, PolicyKind::kSpread),
-        ::testing::Values(PolicyKind::kBinpack, PolicyKind::kSpread)));
+    ::testing::Combine(::testing::Values("binpack", "spread"),
+                       ::testing::Values("binpack", "spread")));
 
 }  // namespace
 }  // namespace deviceshare

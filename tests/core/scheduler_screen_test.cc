@@ -1,5 +1,6 @@
-// Scheduler::Screen: the remembered quiet filter must always agree with a
-// fresh Filter, however the state moved in between.
+// Scheduler::Filter: the remembered verdicts (per pod and per request
+// shape) must always agree with a fresh filter, however the state moved in
+// between.
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -37,13 +38,18 @@ TEST(SchedulerScreenTest, AgreesWithFilterAcrossRandomChanges) {
         MakePod(absl::StrCat("p", step),
                 {GpuContainer("main", 1 + random() % 2, memory,
                               static_cast<int>(random() % 3) * 30)});
-    std::vector<NodeVerdict> fresh = (*scheduler)->Filter(pod, names, false);
-    std::vector<NodeVerdict> screened = (*scheduler)->Screen(pod, names);
+    std::vector<NodeVerdict> fresh =
+        (*scheduler)->FilterFreshForTest(pod, names);
+    absl::StatusOr<std::vector<NodeVerdict>> remembered =
+        (*scheduler)->Filter(pod, names);
+    ASSERT_TRUE(remembered.ok()) << remembered.status();
+    const std::vector<NodeVerdict>& screened = *remembered;
     ASSERT_EQ(fresh.size(), screened.size());
     for (size_t i = 0; i < fresh.size(); ++i) {
       SCOPED_TRACE(absl::StrCat("step ", step, " node ", fresh[i].node));
       EXPECT_EQ(screened[i].node, fresh[i].node);
       EXPECT_EQ(screened[i].fit.code, fresh[i].fit.code);
+      EXPECT_EQ(screened[i].fit.message, fresh[i].fit.message);
       if (fresh[i].fit.fits()) {
         EXPECT_EQ(screened[i].score, fresh[i].score);
         EXPECT_EQ(screened[i].stranded_percent, fresh[i].stranded_percent);

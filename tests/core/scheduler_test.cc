@@ -26,6 +26,7 @@ using ::deviceshare::testing::MakeConfig;
 using ::deviceshare::testing::MakeNode;
 using ::deviceshare::testing::MakePod;
 using ::deviceshare::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -35,8 +36,8 @@ using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kGiB = 1024;
-constexpr PolicyKind kBinpack = PolicyKind::kBinpack;
-constexpr PolicyKind kSpread = PolicyKind::kSpread;
+constexpr char kBinpack[] = "binpack";
+constexpr char kSpread[] = "spread";
 
 std::unique_ptr<Scheduler> MakeScheduler(const Config& config) {
   BackendRegistry registry;
@@ -52,7 +53,7 @@ PodRequest SmallPod(const std::string& name, int64_t memory_mib = 10 * kGiB) {
 
 // Schedules `pod`; it must be placed. Returns the node name.
 std::string Place(Scheduler& scheduler, const PodRequest& pod) {
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler.Schedule(pod);
+  absl::StatusOr<Decision> outcome = scheduler.Schedule(pod);
   EXPECT_TRUE(outcome.ok()) << outcome.status();
   if (!outcome.ok()) return "";
   EXPECT_TRUE(outcome->allocation.has_value()) << pod.name;
@@ -85,7 +86,7 @@ std::unique_ptr<Scheduler> TwoNodesBFuller(const Config& config) {
 TEST(SchedulerTest, NodeBinpackPicksTheFullerNode) {
   auto scheduler = TwoNodesBFuller(MakeConfig(kBinpack, kBinpack));
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(SmallPod("p"));
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(SmallPod("p"));
   ASSERT_OK(outcome);
   ASSERT_TRUE(outcome->allocation.has_value());
   EXPECT_EQ(outcome->allocation->node_name, "b");
@@ -97,7 +98,7 @@ TEST(SchedulerTest, NodeBinpackPicksTheFullerNode) {
 TEST(SchedulerTest, NodeSpreadPicksTheEmptierNode) {
   auto scheduler = TwoNodesBFuller(MakeConfig(kSpread, kBinpack));
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(SmallPod("p"));
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(SmallPod("p"));
   ASSERT_OK(outcome);
   ASSERT_TRUE(outcome->allocation.has_value());
   EXPECT_EQ(outcome->allocation->node_name, "a");
@@ -108,7 +109,7 @@ TEST(SchedulerTest, NodeSpreadPicksTheEmptierNode) {
 TEST(SchedulerTest, FilterScoresEveryNodeByTheNodePolicy) {
   auto scheduler = TwoNodesBFuller(MakeConfig(kBinpack, kBinpack));
   ASSERT_NE(scheduler, nullptr);
-  std::vector<NodeVerdict> verdicts = scheduler->Filter(SmallPod("p"));
+  std::vector<NodeVerdict> verdicts = *scheduler->Filter(SmallPod("p"));
   ASSERT_THAT(verdicts, SizeIs(2));
   EXPECT_EQ(verdicts[0].node, "a");
   EXPECT_EQ(verdicts[1].node, "b");
@@ -141,7 +142,7 @@ TEST(SchedulerTest, PerPodGpuPolicyBeatsTheConfig) {
             "a");
 
   auto gpu_of = [&](const PodRequest& pod) {
-    absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(pod);
+    absl::StatusOr<Decision> outcome = scheduler->Schedule(pod);
     EXPECT_TRUE(outcome.ok() && outcome->allocation.has_value());
     if (!outcome.ok() || !outcome->allocation) return std::string();
     std::string uuid = outcome->allocation->containers.at(0).devices.at(0).uuid;
@@ -162,8 +163,7 @@ TEST(SchedulerTest, PerPodGpuPolicyBeatsTheConfig) {
             "a");
   PodRequest binpack_pod = SmallPod("p3");
   binpack_pod.gpu_policy = kBinpack;
-  absl::StatusOr<ScheduleOutcome> outcome =
-      spread_config->Schedule(binpack_pod);
+  absl::StatusOr<Decision> outcome = spread_config->Schedule(binpack_pod);
   ASSERT_OK(outcome);
   ASSERT_TRUE(outcome->allocation.has_value());
   EXPECT_EQ(outcome->allocation->containers[0].devices[0].uuid, "GPU-a-0");
@@ -174,15 +174,14 @@ TEST(SchedulerTest, PerPodGpuPolicyBeatsTheConfig) {
 }
 
 TEST(SchedulerTest, TiesGoToTheSmallerNodeName) {
-  for (PolicyKind policy : {kBinpack, kSpread}) {
+  for (std::string policy : {kBinpack, kSpread}) {
     auto scheduler = MakeScheduler(MakeConfig(policy, kBinpack));
     ASSERT_NE(scheduler, nullptr);
     // Registered out of order.
     ASSERT_OK(scheduler->UpsertNode(MakeNode("node-c", 2)));
     ASSERT_OK(scheduler->UpsertNode(MakeNode("node-a", 2)));
     ASSERT_OK(scheduler->UpsertNode(MakeNode("node-b", 2)));
-    EXPECT_EQ(Place(*scheduler, SmallPod("p")), "node-a")
-        << PolicyKindName(policy);
+    EXPECT_EQ(Place(*scheduler, SmallPod("p")), "node-a") << policy;
   }
   // Equal usage on node-c and node-b: binpack takes node-b.
   auto scheduler = MakeScheduler(MakeConfig(kBinpack, kBinpack));
@@ -205,7 +204,7 @@ TEST(SchedulerTest, UnfittablePodGetsAReasonPerNodeNotAnError) {
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
   ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 1, 40 * kGiB)));
-  absl::StatusOr<ScheduleOutcome> outcome =
+  absl::StatusOr<Decision> outcome =
       scheduler->Schedule(SmallPod("huge", 100 * kGiB));
   ASSERT_OK(outcome);
   EXPECT_FALSE(outcome->allocation.has_value());
@@ -228,7 +227,7 @@ TEST(SchedulerTest, UnfittablePodGetsAReasonPerNodeNotAnError) {
 TEST(SchedulerTest, EmptyClusterPlacesNothing) {
   auto scheduler = MakeScheduler(MakeConfig());
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(SmallPod("p"));
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(SmallPod("p"));
   ASSERT_OK(outcome);
   EXPECT_FALSE(outcome->allocation.has_value());
   EXPECT_THAT(outcome->reasons, IsEmpty());
@@ -253,7 +252,7 @@ TEST(SchedulerTest, ReleaseFreesTheShares) {
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 1)));
   ASSERT_EQ(Place(*scheduler, SmallPod("first", 60 * kGiB)), "a");
-  absl::StatusOr<ScheduleOutcome> blocked =
+  absl::StatusOr<Decision> blocked =
       scheduler->Schedule(SmallPod("second", 60 * kGiB));
   ASSERT_OK(blocked);
   EXPECT_FALSE(blocked->allocation.has_value());
@@ -284,7 +283,7 @@ TEST(SchedulerTest, FilterOnNamedNodesReportsUnknownOnes) {
   ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
   std::vector<std::string> names = {"ghost", "b"};
-  std::vector<NodeVerdict> verdicts = scheduler->Filter(SmallPod("p"), names);
+  std::vector<NodeVerdict> verdicts = *scheduler->Filter(SmallPod("p"), names);
   ASSERT_THAT(verdicts, SizeIs(2));
   // In the given order, not sorted.
   EXPECT_EQ(verdicts[0].node, "ghost");
@@ -293,10 +292,60 @@ TEST(SchedulerTest, FilterOnNamedNodesReportsUnknownOnes) {
   EXPECT_THAT(verdicts[0].fit.message, HasSubstr("ghost"));
   EXPECT_EQ(verdicts[1].node, "b");
   EXPECT_TRUE(verdicts[1].fit.fits()) << verdicts[1].fit.message;
-  EXPECT_EQ(verdicts[1].fit.allocation.node_name, "b");
+  // The allocation stays with the scheduler for the reserve step.
+  EXPECT_EQ(verdicts[1].fit.allocation.node_name, "");
   // Filter commits nothing.
   scheduler->Inspect(
       [](const ClusterState& state) { EXPECT_EQ(state.pod_count(), 0u); });
+  absl::StatusOr<ReserveOutcome> reserved =
+      scheduler->Reserve(SmallPod("p"), names);
+  ASSERT_OK(reserved);
+  ASSERT_TRUE(reserved->placed.has_value());
+  EXPECT_EQ(reserved->placed->fit.allocation.node_name, "b");
+  ASSERT_THAT(reserved->rejected, SizeIs(1));
+  EXPECT_EQ(reserved->rejected[0].fit.code, ReasonCode::kNodeUnknown);
+}
+
+TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
+  BackendRegistry registry;
+  ASSERT_OK(RegisterBuiltinBackends(registry));
+  EXPECT_THAT(
+      Scheduler::Create(MakeConfig("fifo", "binpack"), registry),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("scheduler.nodePolicy"), HasSubstr("\"fifo\""),
+                     HasSubstr("registered: binpack, spread"))));
+  EXPECT_THAT(
+      Scheduler::Create(MakeConfig("binpack", "topology-aware"), registry),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("scheduler.gpuPolicy"),
+                     HasSubstr("\"topology-aware\""))));
+}
+
+// The prefilter step refuses a pod that names an unregistered policy
+// (HAMi's topology-aware, numa or mutex, say), naming the annotation.
+TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+  for (const char* unknown : {"topology-aware", "numa", "mutex"}) {
+    PodRequest pod = SmallPod("p");
+    pod.gpu_policy = unknown;
+    EXPECT_THAT(scheduler->Schedule(pod),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("pod default/p"),
+                               HasSubstr("hami.io/gpu-scheduler-policy"),
+                               HasSubstr(absl::StrCat("\"", unknown, "\"")),
+                               HasSubstr("registered: binpack, spread"))))
+        << unknown;
+    EXPECT_THAT(scheduler->Filter(pod),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+  }
+  PodRequest pod = SmallPod("q");
+  pod.node_policy = "fifo";
+  EXPECT_THAT(scheduler->Schedule(pod),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("hami.io/node-scheduler-policy"),
+                             HasSubstr("\"fifo\""))));
 }
 
 TEST(SchedulerTest, HostCpuIsChecked) {
@@ -312,12 +361,12 @@ TEST(SchedulerTest, HostCpuIsChecked) {
 
   PodRequest second = SmallPod("second", kGiB);
   second.cpu_milli = 1500;
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(second);
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(second);
   ASSERT_OK(outcome);
   EXPECT_FALSE(outcome->allocation.has_value());
   EXPECT_THAT(outcome->reasons,
               ElementsAre(Pair("a", "InsufficientCpu free=1000m want=1500m")));
-  std::vector<NodeVerdict> verdicts = scheduler->Filter(second);
+  std::vector<NodeVerdict> verdicts = *scheduler->Filter(second);
   ASSERT_THAT(verdicts, SizeIs(1));
   EXPECT_EQ(verdicts[0].fit.code, ReasonCode::kInsufficientCpu);
 
@@ -343,7 +392,7 @@ TEST(SchedulerTest, HostMemoryIsChecked) {
   ASSERT_EQ(Place(*scheduler, first), "a");
   PodRequest second = SmallPod("second", kGiB);
   second.memory_mib = 8 * kGiB;
-  std::vector<NodeVerdict> verdicts = scheduler->Filter(second);
+  std::vector<NodeVerdict> verdicts = *scheduler->Filter(second);
   ASSERT_THAT(verdicts, SizeIs(1));
   EXPECT_EQ(verdicts[0].fit.code, ReasonCode::kInsufficientNodeMemory);
   EXPECT_EQ(verdicts[0].fit.message,
@@ -369,14 +418,14 @@ TEST(SchedulerTest, ModeThatIsNotEnabledIsAModeMismatch) {
   ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
   PodRequest pod = SmallPod("p");
   pod.mode = SharingMode::kMig;
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(pod);
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(pod);
   ASSERT_OK(outcome);
   EXPECT_FALSE(outcome->allocation.has_value());
   EXPECT_THAT(outcome->reasons,
               ElementsAre(Pair("a", StartsWith("ModeMismatch")),
                           Pair("b", StartsWith("ModeMismatch"))));
   EXPECT_THAT(outcome->reasons.at("a"), HasSubstr("mig"));
-  std::vector<NodeVerdict> verdicts = scheduler->Filter(pod);
+  std::vector<NodeVerdict> verdicts = *scheduler->Filter(pod);
   ASSERT_THAT(verdicts, SizeIs(2));
   EXPECT_EQ(verdicts[0].fit.code, ReasonCode::kModeMismatch);
   // The enabled mode, named explicitly, is fine.
@@ -391,7 +440,7 @@ TEST(SchedulerTest, EditsForAPlacedContainer) {
   ContainerRequest sidecar;
   sidecar.name = "sidecar";
   PodRequest pod = MakePod("p", {sidecar, GpuContainer("main", 2, 6000, 30)});
-  absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(pod);
+  absl::StatusOr<Decision> outcome = scheduler->Schedule(pod);
   ASSERT_OK(outcome);
   ASSERT_TRUE(outcome->allocation.has_value());
   const PodAllocation& allocation = *outcome->allocation;
@@ -439,7 +488,7 @@ TEST(SchedulerTest, ConcurrentScheduleAndReleaseKeepTheStateConsistent) {
       for (int i = 0; i < kPodsPerThread; ++i) {
         PodRequest pod = MakePod(absl::StrCat("t", t, "-p", i),
                                  {GpuContainer("c", 1, 1000, 5)});
-        absl::StatusOr<ScheduleOutcome> outcome = scheduler->Schedule(pod);
+        absl::StatusOr<Decision> outcome = scheduler->Schedule(pod);
         if (!outcome.ok() || !outcome->allocation.has_value()) {
           ++failures;
           continue;
@@ -565,10 +614,10 @@ TEST(SchedulerPlaceTest, ReportsTheCandidatesThatNoLongerFit) {
   ASSERT_TRUE(scheduler->UpsertNode(MakeNode("free", 1, 10000)).ok());
   const std::vector<std::string> order = {"full", "free"};
   ASSERT_TRUE(
-      scheduler->Place(MakePod("a", {GpuContainer("c", 1, 9000)}), {order[0]})
+      scheduler->Reserve(MakePod("a", {GpuContainer("c", 1, 9000)}), {order[0]})
           .ok());
   auto placed =
-      scheduler->Place(MakePod("b", {GpuContainer("c", 1, 9000)}), order);
+      scheduler->Reserve(MakePod("b", {GpuContainer("c", 1, 9000)}), order);
   ASSERT_TRUE(placed.ok());
   ASSERT_TRUE(placed->placed.has_value());
   EXPECT_EQ(placed->placed->node, "free");
@@ -577,7 +626,7 @@ TEST(SchedulerPlaceTest, ReportsTheCandidatesThatNoLongerFit) {
   EXPECT_EQ(placed->rejected[0].fit.code, ReasonCode::kInsufficientMemory);
   // Nothing left: every candidate's verdict, and nothing placed.
   auto none =
-      scheduler->Place(MakePod("c", {GpuContainer("c", 1, 9000)}), order);
+      scheduler->Reserve(MakePod("c", {GpuContainer("c", 1, 9000)}), order);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->placed.has_value());
   EXPECT_EQ(none->rejected.size(), 2u);

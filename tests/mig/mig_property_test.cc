@@ -206,10 +206,8 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
   PlacementOptions options;
   constexpr int kSteps = 20000;
   for (int step = 0; step < kSteps; ++step) {
-    options.node_policy =
-        step % 2 == 0 ? PolicyKind::kBinpack : PolicyKind::kSpread;
-    options.gpu_policy =
-        step % 3 == 0 ? PolicyKind::kSpread : PolicyKind::kBinpack;
+    options.node_policy = step % 2 == 0 ? &BinpackPolicy() : &SpreadPolicy();
+    options.gpu_policy = step % 3 == 0 ? &SpreadPolicy() : &BinpackPolicy();
     const int action = Uniform(rng, 0, 99);
     if (action < 50) {
       PodRequest pod = RandomPod(rng, step, profiles, sizes, 2);

@@ -93,7 +93,7 @@ TEST(SimulateGoldenTest, GpuBinpackStacksSingleGpuPods) {
 
 TEST(SimulateGoldenTest, GpuPolicyFlagOverridesConfig) {
   simulate::SimulateOptions options;
-  options.gpu_policy = PolicyKind::kSpread;
+  options.gpu_policy = "spread";
   auto report = SimulateJson(ShortCluster({ShortNode("n1", Gpus("n1", 4))}),
                              ThreeSmallPods(), kBinpack, options);
   ASSERT_OK(report);

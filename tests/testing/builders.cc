@@ -64,7 +64,8 @@ ContainerAllocation Container(int32_t index, bool is_init,
   return container;
 }
 
-Config MakeConfig(PolicyKind node_policy, PolicyKind gpu_policy) {
+Config MakeConfig(const std::string& node_policy,
+                  const std::string& gpu_policy) {
   Config config;
   config.scheduler.node_policy = node_policy;
   config.scheduler.gpu_policy = gpu_policy;

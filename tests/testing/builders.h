@@ -41,8 +41,8 @@ ContainerAllocation Container(int32_t index, bool is_init,
                               std::vector<DeviceGrant> devices);
 
 // Defaults with hami-core enabled and the given policies.
-Config MakeConfig(PolicyKind node_policy = PolicyKind::kBinpack,
-                  PolicyKind gpu_policy = PolicyKind::kBinpack);
+Config MakeConfig(const std::string& node_policy = "binpack",
+                  const std::string& gpu_policy = "binpack");
 
 }  // namespace deviceshare::testing
 

@@ -171,26 +171,22 @@ class MigBackend final : public SharingBackend {
 
   int Score(const NodeState& node, const PodAllocation& placement,
             const PlacementOptions& options) const override {
-    return NodeScore(options.node_policy, node, placement);
+    return options.node_policy->NodeScore(node, placement);
   }
 
   bool MayFit(const PodRequest& request, const NodeState& node) const override;
 
   // A MIG grant may charge more than the pod asks (a whole profile), so the
-  // share bounds do not hold: binpack is bounded by 100, spread by the
-  // node's spread score now (utilisation only grows).
+  // share bounds do not hold: the utilisation after a placement is at
+  // least the node's now (it only grows) and at most 100.
   int ScoreUpperBound(const PodRequest& request, const NodeState& node,
                       const PlacementOptions& options) const override {
-    return options.node_policy == PolicyKind::kSpread
-               ? 100 - NodeUtilisationPercent(node)
-               : 100;
+    return options.node_policy->ScoreBound(NodeUtilisationPercent(node), 100);
   }
   int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
                       int utilisation_percent,
                       const PlacementOptions& options) const override {
-    return options.node_policy == PolicyKind::kSpread
-               ? 100 - utilisation_percent
-               : 100;
+    return options.node_policy->ScoreBound(utilisation_percent, 100);
   }
 
   absl::Status Commit(const PodRequest& request,
@@ -286,7 +282,7 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
     offer.score = OfferScore(
         pick.action,
         GrantStrandedPercent(container, share.memory_mib, share.cores, gpu),
-        GpuScore(options.gpu_policy, ledger, ChargeOf(pending)));
+        options.gpu_policy->GpuScore(ledger, ChargeOf(pending)));
   }
   pending.pop_back();
   return offer;

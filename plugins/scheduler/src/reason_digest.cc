@@ -2,7 +2,7 @@
 
 namespace deviceshare::simulate {
 
-ReasonDigest DigestReasons(const ScheduleOutcome& outcome) {
+ReasonDigest DigestReasons(const Decision& outcome) {
   ReasonDigest digest;
   digest.examples = outcome.reasons;
   digest.counts = outcome.reason_counts;

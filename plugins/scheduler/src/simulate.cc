@@ -234,8 +234,7 @@ absl::StatusOr<SimulationReport> Simulate(
   report.notes.push_back(absl::StrFormat(
       "policies: node %s, gpu %s; split count %d (nvidia.deviceSplitCount) "
       "unless a node registers its own",
-      PolicyKindName(report.config.scheduler.node_policy),
-      PolicyKindName(report.config.scheduler.gpu_policy),
+      report.config.scheduler.node_policy, report.config.scheduler.gpu_policy,
       report.config.device.device_split_count));
   for (std::string& note : workload.notes) {
     report.notes.push_back(std::move(note));

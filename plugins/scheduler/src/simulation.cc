@@ -13,7 +13,7 @@ namespace {
 
 absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
                                                const PodRequest& request,
-                                               const ScheduleOutcome& outcome) {
+                                               const Decision& outcome) {
   const PodAllocation& allocation = *outcome.allocation;
   PodPlacement placement;
   placement.pod = request.Key();
@@ -86,7 +86,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
   for (size_t p = 0; p < total; ++p) {
     const PodRequest& request = workload.pods[p];
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<ScheduleOutcome> outcome =
+    absl::StatusOr<Decision> outcome =
         scheduler->Schedule(request, schedule_options);
     const auto stop = std::chrono::steady_clock::now();
     result.decision_ns.push_back(

@@ -6,20 +6,20 @@
 #include "absl/strings/str_join.h"
 #include "deviceshare/backend/container_placement.h"
 #include "deviceshare/backend/fractional_share.h"
-#include "deviceshare/policy/scoring.h"
 
 namespace deviceshare {
 
 NodeFit FractionalBackend::Filter(const PodRequest& request,
                                   const NodeState& node,
                                   const PlacementOptions& options) const {
-  return PlaceShares(request, node, mode_, options.gpu_policy, options.explain);
+  return PlaceShares(request, node, mode_, *options.gpu_policy,
+                     options.explain);
 }
 
 int FractionalBackend::Score(const NodeState& node,
                              const PodAllocation& placement,
                              const PlacementOptions& options) const {
-  return NodeScore(options.node_policy, node, placement);
+  return options.node_policy->NodeScore(node, placement);
 }
 
 bool FractionalBackend::MayFit(const PodRequest& request,
@@ -30,7 +30,7 @@ bool FractionalBackend::MayFit(const PodRequest& request,
 int FractionalBackend::ScoreUpperBound(const PodRequest& request,
                                        const NodeState& node,
                                        const PlacementOptions& options) const {
-  return ShareScoreUpperBound(options.node_policy, request, node);
+  return ShareScoreUpperBound(*options.node_policy, request, node);
 }
 
 bool FractionalBackend::MayFitHeadroom(const PodRequest& request,
@@ -43,7 +43,7 @@ int FractionalBackend::ShapeScoreBound(const PodRequest& request,
                                        const NodeShape& shape,
                                        int utilisation_percent,
                                        const PlacementOptions& options) const {
-  return ShareShapeScoreBound(options.node_policy, request, shape,
+  return ShareShapeScoreBound(*options.node_policy, request, shape,
                               utilisation_percent);
 }
 

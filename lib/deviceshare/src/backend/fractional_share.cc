@@ -74,20 +74,26 @@ NodeFit CodeOnly(ReasonCode code) {
   return fit;
 }
 
-// The most (binpack) or least (spread) a placement of `request` can charge
-// a node whose cards are `card_mib` large: binpack counts every container,
-// init ones too; spread only the app containers.
-Usage ChargeBound(PolicyKind node_policy, const PodRequest& request,
-                  int64_t card_mib) {
+// What a placement of `request` charges a node whose cards are `card_mib`
+// large: every GPU container's share, or with `apps_only` those of the app
+// containers alone (init containers may share the app containers' charge).
+Usage ChargeBound(const PodRequest& request, int64_t card_mib, bool apps_only) {
   Usage charge;
-  const bool binpack = node_policy == PolicyKind::kBinpack;
   for (const ContainerRequest& container : request.containers) {
-    if (!container.wants_gpu() || (!binpack && container.is_init)) continue;
+    if (!container.wants_gpu() || (apps_only && container.is_init)) continue;
     charge.memory_mib += container.gpu_count * container.MemoryOn(card_mib);
     charge.cores += int64_t{container.gpu_count} * container.cores;
     charge.slots += container.gpu_count;
   }
   return charge;
+}
+
+int UtilisationWith(const NodeState& node, const Usage& charge) {
+  Usage after = NodeUsage(node);
+  after.memory_mib += charge.memory_mib;
+  after.cores += charge.cores;
+  after.slots += charge.slots;
+  return UtilisationPercent(after, NodeCapacity(node));
 }
 
 int64_t CeilPercent(int64_t part, int64_t whole) {
@@ -97,7 +103,8 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 }  // namespace
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
-                    SharingMode mode, PolicyKind gpu_policy, bool explain) {
+                    SharingMode mode, const PlacementPolicy& gpu_policy,
+                    bool explain) {
   if (!explain && (!request.mode || *request.mode == mode)) {
     std::optional<ReasonCode> code =
         QuietSingleContainerCode(request, node, mode);
@@ -115,7 +122,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                                 : GpuVerdict{ledger.CheckPodCode(pending),
                                              ledger.gpu().index, ""};
         if (offer.verdict.fits()) {
-          offer.score = GpuScore(gpu_policy, ledger, ChargeOf(pending));
+          offer.score = gpu_policy.GpuScore(ledger, ChargeOf(pending));
         }
         pending.pop_back();
         return offer;
@@ -154,33 +161,31 @@ bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
   return true;
 }
 
-int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
-                         const NodeState& node) {
-  const bool binpack = node_policy == PolicyKind::kBinpack;
-  Usage charge = ChargeBound(
-      node_policy, request,
-      binpack ? node.max_gpu_memory_mib() : node.min_gpu_memory_mib());
-  Usage after = NodeUsage(node);
-  after.memory_mib += charge.memory_mib;
-  after.cores += charge.cores;
-  after.slots += charge.slots;
-  return PolicyScore(node_policy, after, NodeCapacity(node));
+int ShareScoreUpperBound(const PlacementPolicy& node_policy,
+                         const PodRequest& request, const NodeState& node) {
+  const int least = UtilisationWith(
+      node,
+      ChargeBound(request, node.min_gpu_memory_mib(), /*apps_only=*/true));
+  const int most = UtilisationWith(
+      node,
+      ChargeBound(request, node.max_gpu_memory_mib(), /*apps_only=*/false));
+  return node_policy.ScoreBound(least, most);
 }
 
-int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
-                         const NodeShape& shape, int utilisation_percent) {
-  // Utilisation only grows with a placement, so spread can do no better than
-  // 100 - utilisation now.
-  if (node_policy == PolicyKind::kSpread) return 100 - utilisation_percent;
-  Usage charge = ChargeBound(node_policy, request, shape.max_gpu_memory_mib);
-  // The three percents summed to at most 3u + 2 before; each grows by at
-  // most the rounded-up percent of its charge (floor(a + b) <= floor(a) +
-  // ceil(b)).
-  int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
-                CeilPercent(charge.memory_mib, shape.memory_mib) +
-                CeilPercent(charge.cores, shape.cores) +
-                CeilPercent(charge.slots, shape.slots);
-  return static_cast<int>(std::min<int64_t>(100, sum / 3));
+int ShareShapeScoreBound(const PlacementPolicy& node_policy,
+                         const PodRequest& request, const NodeShape& shape,
+                         int utilisation_percent) {
+  // Utilisation only grows with a placement. The three percents summed to
+  // at most 3u + 2 before; each grows by at most the rounded-up percent of
+  // its charge (floor(a + b) <= floor(a) + ceil(b)).
+  const Usage charge =
+      ChargeBound(request, shape.max_gpu_memory_mib, /*apps_only=*/false);
+  const int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
+                      CeilPercent(charge.memory_mib, shape.memory_mib) +
+                      CeilPercent(charge.cores, shape.cores) +
+                      CeilPercent(charge.slots, shape.slots);
+  const int most = static_cast<int>(std::min<int64_t>(100, sum / 3));
+  return node_policy.ScoreBound(utilisation_percent, most);
 }
 
 }  // namespace deviceshare

@@ -11,6 +11,7 @@
 #include "device_config_parser.h"
 #include "deviceshare/config/config_fields.h"
 #include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/policy/policy_name.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -44,11 +45,11 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
                       absl::StrCat(prefix, ": ", status.message()));
 }
 
-absl::StatusOr<PolicyKind> ReadPolicy(const json& value,
-                                      absl::string_view path) {
+absl::StatusOr<std::string> ReadPolicy(const json& value,
+                                       absl::string_view path) {
   DS_ASSIGN_OR_RETURN(std::string text,
                       internal::ReadString(value, path, /*allow_empty=*/false));
-  return ParsePolicyKind(text, path);
+  return ParsePolicyName(text, path);
 }
 
 absl::StatusOr<Dialect> ReadDialect(const json& value, absl::string_view path) {

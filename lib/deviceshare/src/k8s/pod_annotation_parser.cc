@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/policy/policy_name.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::internal {
@@ -22,11 +22,6 @@ namespace {
 using nlohmann::json;
 
 constexpr absl::string_view kVolcanoKeyPrefix = "volcano.sh/";
-
-// HAMi's other GPU policies. Named so that a pod asking for one is told it
-// is not supported yet instead of being placed by some other policy.
-constexpr absl::string_view kUnsupportedGpuPolicies[] = {"topology-aware",
-                                                         "numa", "mutex"};
 
 class AnnotationReader {
  public:
@@ -125,29 +120,20 @@ absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
   DS_ASSIGN_OR_RETURN(std::optional<std::string> node,
                       reader.Get(keys::kHamiNodePolicy));
   if (node) {
-    absl::StatusOr<PolicyKind> kind =
-        ParsePolicyKind(*node, keys::kHamiNodePolicy);
-    if (!kind.ok()) return reader.Wrap(kind.status());
-    pod.node_policy = *kind;
+    absl::StatusOr<std::string> name =
+        ParsePolicyName(*node, keys::kHamiNodePolicy);
+    if (!name.ok()) return reader.Wrap(name.status());
+    pod.node_policy = *std::move(name);
   }
   DS_ASSIGN_OR_RETURN(std::optional<std::string> gpu,
                       reader.Get(keys::kHamiGpuPolicy));
   if (!gpu) return absl::OkStatus();
-  std::string lower = absl::AsciiStrToLower(*gpu);
-  bool known_unsupported = absl::StrContains(lower, ',');
-  for (absl::string_view name : kUnsupportedGpuPolicies) {
-    known_unsupported = known_unsupported || lower == name;
-  }
-  if (known_unsupported) {
-    return reader.Error(
-        keys::kHamiGpuPolicy,
-        absl::StrFormat("\"%s\" is a HAMi policy deviceshare does not "
-                        "implement yet (supported: binpack, spread)",
-                        *gpu));
-  }
-  absl::StatusOr<PolicyKind> kind = ParsePolicyKind(*gpu, keys::kHamiGpuPolicy);
-  if (!kind.ok()) return reader.Wrap(kind.status());
-  pod.gpu_policy = *kind;
+  // Whether a policy of that name exists (HAMi's topology-aware, numa or
+  // mutex, say) is the scheduler's question: it knows the registry.
+  absl::StatusOr<std::string> name =
+      ParsePolicyName(*gpu, keys::kHamiGpuPolicy);
+  if (!name.ok()) return reader.Wrap(name.status());
+  pod.gpu_policy = *std::move(name);
   return absl::OkStatus();
 }
 

@@ -33,26 +33,18 @@ int NodeUtilisationPercent(const NodeState& node) {
   return UtilisationPercent(NodeUsage(node), NodeCapacity(node));
 }
 
-int PolicyScore(PolicyKind policy, const Usage& after,
-                const Capacity& capacity) {
-  int utilisation = UtilisationPercent(after, capacity);
-  return policy == PolicyKind::kBinpack ? utilisation : 100 - utilisation;
-}
-
-int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
-             const PodCharge& extra) {
+int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra) {
   Usage after{ledger.used_memory_mib() + extra.memory_mib,
               ledger.used_cores() + extra.cores,
               ledger.used_slots() + extra.slots};
   Capacity capacity{ledger.memory_capacity_mib(), ledger.core_capacity(),
                     ledger.slot_capacity()};
-  return PolicyScore(policy, after, capacity);
+  return UtilisationPercent(after, capacity);
 }
 
-int NodeScore(PolicyKind policy, const NodeState& node,
-              const PodAllocation& placement) {
+int NodeUtilisationAfter(const NodeState& node,
+                         const PodAllocation& placement) {
   Usage after = NodeUsage(node);
-  const Capacity capacity = NodeCapacity(node);
   auto shares = node.SharesByGpu(placement);
   if (shares.ok()) {
     for (const auto& [position, gpu_shares] : *shares) {
@@ -62,7 +54,7 @@ int NodeScore(PolicyKind policy, const NodeState& node,
       after.slots += charge.slots;
     }
   }
-  return PolicyScore(policy, after, capacity);
+  return UtilisationPercent(after, NodeCapacity(node));
 }
 
 }  // namespace deviceshare

@@ -1,461 +1,291 @@
 #include "deviceshare/scheduler/scheduler.h"
 
 #include <algorithm>
-#include <array>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "deviceshare/policy/policy_kind.h"
-#include "deviceshare/policy/stranded_capacity.h"
+#include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/status_macros.h"
+#include "verdict_memory.h"
 
 namespace deviceshare {
 namespace {
 
-NodeFit HostUnfit(ReasonCode code, std::string message) {
-  NodeFit fit;
-  fit.code = code;
-  fit.message = std::move(message);
-  return fit;
+using internal::VerdictMemory;
+
+// A verdict as the Filter step hands it out: the allocation stays behind.
+NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
+  NodeVerdict out;
+  out.node = verdict.node;
+  out.fit.code = verdict.fit.code;
+  out.fit.message = verdict.fit.message;
+  out.fit.gpu_verdicts = verdict.fit.gpu_verdicts;
+  out.score = verdict.score;
+  out.mode = verdict.mode;
+  out.stranded_percent = verdict.stranded_percent;
+  out.mode_choice = verdict.mode_choice;
+  return out;
 }
 
-// Formats only when the caller wants the text.
-template <typename... Args>
-std::string MaybeFormat(bool explain, const absl::FormatSpec<Args...>& format,
-                        const Args&... args) {
-  return explain ? absl::StrFormat(format, args...) : std::string();
-}
-
-// Everything of a request that a verdict depends on; identity (uid, name,
-// namespace, dialect) is left out, so a workload's replicas share it.
-std::string ShapeKey(const PodRequest& request) {
-  std::string key;
-  for (const ContainerRequest& c : request.containers) {
-    absl::StrAppend(&key, c.is_init ? "i" : "a", c.gpu_count, ",", c.memory_mib,
-                    ",", c.memory_percent, ",", c.cores, ",", c.mig_profile,
-                    ";");
+// The filter step for one pod and node, from memory when the node is
+// unchanged: the pod's own verdict, else the shape's when it fits (a
+// rejection needs its reason, which the shape memory does not keep), else
+// filtered now and remembered in both.
+NodeVerdict FilterRemembered(const DecisionPath& path, const PodCycle& cycle,
+                             const ClusterState& state, const NodeState& node,
+                             VerdictMemory::PodVerdicts& pod,
+                             VerdictMemory::ShapeVerdicts& shape) {
+  const uint64_t version = state.NodeVersion(node);
+  VerdictMemory::PodEntry& mine = pod[&node];
+  if (mine.version == version) return mine.verdict;
+  VerdictMemory::ShapeEntry& shared = shape[&node];
+  if (shared.version == version && shared.code == ReasonCode::kFits) {
+    mine.version = version;
+    mine.verdict = NodeVerdict{};
+    mine.verdict.node = node.name();
+    mine.verdict.score = shared.score;
+    mine.verdict.stranded_percent = shared.stranded_percent;
+    mine.verdict.mode = shared.mode;
+    return mine.verdict;
   }
-  absl::StrAppend(
-      &key, "|", request.mode ? SharingModeName(*request.mode) : "", "|",
-      absl::StrJoin(request.use_models, ","), "|",
-      absl::StrJoin(request.avoid_models, ","), "|",
-      absl::StrJoin(request.use_uuids, ","), "|",
-      absl::StrJoin(request.avoid_uuids, ","), "|", request.numa_bind, "|",
-      request.node_policy ? PolicyKindName(*request.node_policy) : "", "|",
-      request.gpu_policy ? PolicyKindName(*request.gpu_policy) : "", "|",
-      request.cpu_milli, "|", request.memory_mib);
-  return key;
+  NodeVerdict fresh = path.Filter(cycle, node, /*explain=*/true);
+  shared = VerdictMemory::ShapeEntry{version, fresh.fit.code, fresh.score,
+                                     fresh.stranded_percent, fresh.mode};
+  mine.version = version;
+  mine.verdict = fresh;
+  return fresh;
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
-    const Config& config, const BackendRegistry& registry) {
-  DS_ASSIGN_OR_RETURN(BackendSet backends,
-                      BackendSet::Create(registry, config));
-  return std::unique_ptr<Scheduler>(new Scheduler(config, std::move(backends)));
+    const Config& config, const BackendRegistry& backends) {
+  return Create(config, backends, BuiltinPolicies());
 }
 
-Scheduler::Scheduler(Config config, BackendSet backends)
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
+    const Config& config, const BackendRegistry& backends,
+    const PolicyRegistry& policies, const Clock* clock) {
+  DS_ASSIGN_OR_RETURN(BackendSet backend_set,
+                      BackendSet::Create(backends, config));
+  DS_ASSIGN_OR_RETURN(PolicySet policy_set,
+                      PolicySet::Create(policies, config));
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(config, std::move(backend_set), std::move(policy_set),
+                    clock != nullptr ? clock : &RealClock()));
+}
+
+Scheduler::Scheduler(Config config, BackendSet backends, PolicySet policies,
+                     const Clock* clock)
     : config_(std::move(config)),
       backends_(std::move(backends)),
-      state_(&backends_) {}
+      policies_(std::move(policies)),
+      clock_(clock),
+      path_(&config_, &backends_, &policies_),
+      state_(&backends_),
+      memory_(std::make_unique<VerdictMemory>()) {}
 
-PlacementOptions Scheduler::OptionsFor(const PodRequest& request) const {
-  PlacementOptions options;
-  options.node_policy =
-      request.node_policy.value_or(config_.scheduler.node_policy);
-  options.gpu_policy =
-      request.gpu_policy.value_or(config_.scheduler.gpu_policy);
-  return options;
-}
+Scheduler::~Scheduler() = default;
 
-NodeVerdict Scheduler::Evaluate(const PodRequest& request,
-                                const NodeState& node,
-                                const PlacementOptions& options) const {
-  NodeVerdict verdict;
-  verdict.node = node.name();
-  const NodeInventory& inventory = node.inventory();
-  switch (HostCode(request, node)) {
-    case ReasonCode::kInsufficientCpu:
-      verdict.fit = HostUnfit(
-          ReasonCode::kInsufficientCpu,
-          MaybeFormat(options.explain, "InsufficientCpu free=%dm want=%dm",
-                      inventory.cpu_milli - node.used_cpu_milli(),
-                      request.cpu_milli));
-      return verdict;
-    case ReasonCode::kInsufficientNodeMemory:
-      verdict.fit =
-          HostUnfit(ReasonCode::kInsufficientNodeMemory,
-                    MaybeFormat(options.explain,
-                                "InsufficientNodeMemory free=%dMiB want=%dMiB",
-                                inventory.memory_mib - node.used_memory_mib(),
-                                request.memory_mib));
-      return verdict;
-    default:
-      break;
+absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
+                                             const ScheduleOptions& options) {
+  absl::MutexLock lock(&mu_);
+  if (const PodRecord* existing = state_.FindPod(request.uid)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "pod %s (uid %s) is already placed on node %s", request.Key(),
+        request.uid, existing->allocation.node_name));
   }
-  // The pod's own mode picks one backend. Without one, every enabled
-  // backend is asked and the fit that strands the least capacity wins
-  // (then the higher score, then config order); the first backend's
-  // verdict explains a node where none fits.
-  const bool explain_choice =
-      options.explain && !request.mode && backends_.all().size() > 1;
-  int asked = 0;
-  bool found = false;
-  NodeFit unfit;
-  std::vector<std::string> considered;
-  for (const auto& backend : backends_.all()) {
-    if (!Serves(request, *backend)) continue;
-    ++asked;
-    NodeFit fit = backend->Filter(request, node, options);
-    if (!fit.fits()) {
-      if (explain_choice) {
-        considered.push_back(absl::StrFormat(
-            "%s: %s", SharingModeName(backend->mode()), fit.Reason()));
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
+  std::optional<NodeVerdict> best = options.candidates.empty()
+                                        ? path_.Search(cycle, state_)
+                                        : BestOf(cycle, options.candidates);
+  if (!best) {
+    Decision decision;
+    if (options.candidates.empty()) {
+      path_.Explain(cycle, state_.nodes_by_name(), options, decision);
+      return decision;
+    }
+    std::vector<const NodeState*> known;
+    for (const std::string& name : options.candidates) {
+      const NodeState* node = state_.FindNode(name);
+      if (node != nullptr) {
+        known.push_back(node);
+      } else {
+        decision.reasons[name] = DecisionPath::UnknownNode(name).fit.message;
+        ++decision.reason_counts[std::string(
+            ReasonCodeName(ReasonCode::kNodeUnknown))];
       }
-      if (asked == 1) unfit = std::move(fit);
-      continue;
     }
-    const int stranded = StrandedPercent(request, fit.allocation, node);
-    const int score = backend->Score(node, fit.allocation, options);
-    if (explain_choice) {
-      considered.push_back(absl::StrFormat("%s: fits, strands %d%%, score %d",
-                                           SharingModeName(backend->mode()),
-                                           stranded, score));
-    }
-    if (!found || stranded < verdict.stranded_percent ||
-        (stranded == verdict.stranded_percent && score > verdict.score)) {
-      found = true;
-      verdict.fit = std::move(fit);
-      verdict.mode = backend->mode();
-      verdict.stranded_percent = stranded;
-      verdict.score = score;
-    }
+    std::sort(known.begin(), known.end(),
+              [](const NodeState* a, const NodeState* b) {
+                return a->name() < b->name();
+              });
+    path_.Explain(cycle, known, options, decision);
+    return decision;
   }
-  if (found) {
-    if (considered.size() > 1) {
-      verdict.mode_choice = absl::StrFormat(
-          "mode %s chosen (least stranded capacity) from %s",
-          SharingModeName(verdict.mode), absl::StrJoin(considered, "; "));
-    }
-    return verdict;
-  }
-  verdict.fit = std::move(unfit);
-  if (asked == 0) {
-    verdict.fit = HostUnfit(
-        ReasonCode::kModeMismatch,
-        absl::StrFormat("ModeMismatch mode %s is not enabled in this scheduler",
-                        SharingModeName(*request.mode)));
-  }
-  return verdict;
+  DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
+  return DecisionFor(request, *std::move(best), options.annotations);
 }
 
-std::vector<NodeVerdict> Scheduler::FilterLocked(
-    const PodRequest& request, absl::Span<const std::string> node_names,
-    bool explain) const {
-  PlacementOptions options = OptionsFor(request);
-  options.explain = explain;
-  std::vector<NodeVerdict> verdicts;
-  if (node_names.empty()) {
-    verdicts.reserve(state_.nodes().size());
-    for (const auto& [name, node] : state_.nodes()) {
-      verdicts.push_back(Evaluate(request, *node, options));
+std::optional<NodeVerdict> Scheduler::BestOf(
+    const PodCycle& cycle, absl::Span<const std::string> candidates) const {
+  std::optional<NodeVerdict> best;
+  for (const std::string& name : candidates) {
+    const NodeState* node = state_.FindNode(name);
+    if (node == nullptr) continue;
+    NodeVerdict verdict = path_.Filter(cycle, *node, /*explain=*/true);
+    if (verdict.fit.fits() && (!best || BetterVerdict(verdict, *best))) {
+      best = std::move(verdict);
     }
+  }
+  return best;
+}
+
+Decision Scheduler::DecisionFor(const PodRequest& request, NodeVerdict placed,
+                                bool annotations) const {
+  Decision decision;
+  decision.score = placed.score;
+  decision.mode = placed.mode;
+  decision.mode_choice = std::move(placed.mode_choice);
+  if (annotations) {
+    decision.annotations = AllocationAnnotations(
+        placed.fit.allocation, request.dialect, clock_->Now());
+  }
+  decision.allocation = std::move(placed.fit.allocation);
+  return decision;
+}
+
+absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  absl::ReaderMutexLock lock(&mu_);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
+  const std::string shape = internal::ShapeKey(request);
+  absl::MutexLock memory_lock(&memory_mu_);
+  VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
+  VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+  std::vector<NodeVerdict> verdicts;
+  auto filter = [&](const NodeState& node) {
+    verdicts.push_back(WithoutAllocation(
+        FilterRemembered(path_, cycle, state_, node, pod, shared)));
+  };
+  if (node_names.empty()) {
+    verdicts.reserve(state_.nodes_by_name().size());
+    for (const NodeState* node : state_.nodes_by_name()) filter(*node);
     return verdicts;
   }
   verdicts.reserve(node_names.size());
   for (const std::string& name : node_names) {
     const NodeState* node = state_.FindNode(name);
     if (node == nullptr) {
-      NodeVerdict verdict;
-      verdict.node = name;
-      verdict.fit = HostUnfit(
-          ReasonCode::kNodeUnknown,
-          absl::StrFormat("NodeUnknown node %s has not registered GPUs", name));
-      verdicts.push_back(std::move(verdict));
-      continue;
+      verdicts.push_back(DecisionPath::UnknownNode(name));
+    } else {
+      filter(*node);
     }
-    verdicts.push_back(Evaluate(request, *node, options));
   }
   return verdicts;
 }
 
-std::vector<NodeVerdict> Scheduler::Filter(
-    const PodRequest& request, absl::Span<const std::string> node_names,
-    bool explain) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return FilterLocked(request, node_names, explain);
+absl::StatusOr<NodeVerdict> Scheduler::FilterNode(
+    const PodRequest& request, const std::string& node) const {
+  DS_ASSIGN_OR_RETURN(std::vector<NodeVerdict> verdicts,
+                      Filter(request, absl::MakeConstSpan(&node, 1)));
+  return std::move(verdicts.front());
 }
 
-std::vector<NodeVerdict> Scheduler::Screen(
-    const PodRequest& request, absl::Span<const std::string> node_names) const {
-  const std::string key = ShapeKey(request);
-  PlacementOptions options = OptionsFor(request);
-  options.explain = false;
-  absl::ReaderMutexLock lock(&mu_);
-  absl::MutexLock cache_lock(&screen_mu_);
-  if (screen_cache_.size() >= kMaxScreenShapes &&
-      !screen_cache_.contains(key)) {
-    screen_cache_.clear();
+absl::StatusOr<int> Scheduler::ScoreNode(const PodRequest& request,
+                                         const std::string& node) const {
+  DS_ASSIGN_OR_RETURN(NodeVerdict verdict, FilterNode(request, node));
+  if (!verdict.fit.fits()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("pod %s does not fit node %s: %s", request.Key(), node,
+                        verdict.fit.Reason()));
   }
-  auto& entries = screen_cache_[key];
-  std::vector<NodeVerdict> verdicts;
-  verdicts.reserve(node_names.size());
-  for (const std::string& name : node_names) {
-    NodeVerdict verdict;
-    verdict.node = name;
-    const NodeState* node = state_.FindNode(name);
-    if (node == nullptr) {
-      verdict.fit.code = ReasonCode::kNodeUnknown;
-      verdicts.push_back(std::move(verdict));
-      continue;
-    }
-    const uint64_t version = state_.NodeVersion(*node);
-    ScreenEntry& entry = entries[node];
-    if (entry.version != version) {
-      NodeVerdict fresh = Evaluate(request, *node, options);
-      entry = ScreenEntry{version, fresh.fit.code, fresh.score,
-                          fresh.stranded_percent, fresh.mode};
-    }
-    verdict.fit.code = entry.code;
-    verdict.score = entry.score;
-    verdict.stranded_percent = entry.stranded_percent;
-    verdict.mode = entry.mode;
-    verdicts.push_back(std::move(verdict));
-  }
-  return verdicts;
+  return verdict.score;
 }
 
-bool Scheduler::Better(const NodeVerdict& a, const NodeVerdict& b) {
-  if (a.stranded_percent != b.stranded_percent) {
-    return a.stranded_percent < b.stranded_percent;
+absl::StatusOr<Decision> Scheduler::Allocate(const PodRequest& request,
+                                             const std::string& node) {
+  DS_ASSIGN_OR_RETURN(ReserveOutcome outcome,
+                      Reserve(request, absl::MakeConstSpan(&node, 1)));
+  if (outcome.placed) {
+    return DecisionFor(request, *std::move(outcome.placed),
+                       /*annotations=*/true);
   }
-  if (a.score != b.score) return a.score > b.score;
-  return a.node < b.node;
+  Decision decision;
+  const NodeFit& fit = outcome.rejected.front().fit;
+  decision.reasons[node] = fit.Reason();
+  decision.reason_counts[std::string(ReasonCodeName(fit.code))] = 1;
+  return decision;
 }
 
-bool Scheduler::Serves(const PodRequest& request,
-                       const SharingBackend& backend) {
-  return !request.mode || *request.mode == backend.mode();
-}
-
-ReasonCode Scheduler::HostCode(const PodRequest& request,
-                               const NodeState& node) {
-  const NodeInventory& inventory = node.inventory();
-  if (inventory.cpu_milli > 0 &&
-      node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
-    return ReasonCode::kInsufficientCpu;
-  }
-  if (inventory.memory_mib > 0 &&
-      node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
-    return ReasonCode::kInsufficientNodeMemory;
-  }
-  return ReasonCode::kFits;
-}
-
-int Scheduler::UpperBound(const PodRequest& request, const NodeState& node,
-                          const PlacementOptions& options) const {
-  int bound = -1;
-  for (const auto& backend : backends_.all()) {
-    if (!Serves(request, *backend)) continue;
-    bound = std::max(bound, backend->ScoreUpperBound(request, node, options));
-  }
-  return std::min(bound, 100);
-}
-
-bool Scheduler::MayFitHeadroom(const PodRequest& request,
-                               const NodeShape& shape,
-                               const GpuHeadroom& headroom) const {
-  for (const auto& backend : backends_.all()) {
-    if (!Serves(request, *backend)) continue;
-    if (backend->MayFitHeadroom(request, shape, headroom)) return true;
-  }
-  return false;
-}
-
-bool Scheduler::MayFit(const PodRequest& request, const NodeState& node) const {
-  if (HostCode(request, node) != ReasonCode::kFits) return false;
-  for (const auto& backend : backends_.all()) {
-    if (!Serves(request, *backend)) continue;
-    if (backend->MayFit(request, node)) return true;
-  }
-  return false;
-}
-
-void Scheduler::Explain(const PodRequest& request,
-                        const PlacementOptions& placement,
-                        const ScheduleOptions& options,
-                        ScheduleOutcome& outcome) const {
-  // Codes for every node, cheaply; full text for a chosen few.
-  PlacementOptions quiet = placement;
-  quiet.explain = false;
-  const std::vector<const NodeState*>& nodes = state_.nodes_by_name();
-  std::vector<ReasonCode> codes;
-  if (options.count_reasons) {
-    codes.reserve(nodes.size());
-    std::array<int64_t, 32> counts{};
-    for (const NodeState* node : nodes) {
-      codes.push_back(Evaluate(request, *node, quiet).fit.code);
-      ++counts[static_cast<size_t>(codes.back())];
-    }
-    for (size_t code = 0; code < counts.size(); ++code) {
-      if (counts[code] == 0) continue;
-      outcome.reason_counts[std::string(
-          ReasonCodeName(static_cast<ReasonCode>(code)))] = counts[code];
-    }
-  }
-  std::vector<bool> chosen(nodes.size(), false);
-  std::map<ReasonCode, size_t> first_of_code;
-  for (size_t i = 0; i < codes.size(); ++i) first_of_code.emplace(codes[i], i);
-  size_t budget = options.max_explained_nodes;
-  for (const auto& [code, i] : first_of_code) {
-    if (budget == 0) break;
-    chosen[i] = true;
-    --budget;
-  }
-  for (size_t i = 0; i < nodes.size() && budget > 0; ++i) {
-    if (!chosen[i]) {
-      chosen[i] = true;
-      --budget;
-    }
-  }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!chosen[i]) continue;
-    outcome.reasons.emplace(
-        nodes[i]->name(), Evaluate(request, *nodes[i], placement).fit.message);
-  }
-}
-
-absl::StatusOr<ScheduleOutcome> Scheduler::Schedule(
-    const PodRequest& request, const ScheduleOptions& schedule_options) {
-  absl::MutexLock lock(&mu_);
-  if (state_.FindPod(request.uid) != nullptr) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "pod %s (uid %s) is already placed", request.Key(), request.uid));
-  }
-  const PlacementOptions options = OptionsFor(request);
-  // Every node is considered, but only the promising ones are evaluated in
-  // full. The cluster state keeps nodes grouped by shape and utilisation;
-  // each (shape, utilisation) bucket gets an upper bound of its nodes'
-  // scores from the backends, and buckets are visited best bound first.
-  // Within a bucket (names ascending) each node is first tested against the
-  // GPU headroom stored beside it, then gets its own O(1) bound, then the
-  // backends' cheap MayFit() test, then Filter(). A node whose
-  // bound is below the best score found cannot win, and one whose bound
-  // equals it can only win the tie on a smaller name, so the result is the
-  // node a full scan picks (see Better()).
-  struct Bucket {
-    int bound;
-    const NodeShape* shape;
-    const std::vector<IndexedNode>* nodes;
-  };
-  std::vector<Bucket> buckets;
-  for (const auto& [shape, group] : state_.shape_groups()) {
-    for (const auto& [key, nodes] : group.buckets) {
-      if (!MayFitHeadroom(request, shape, key.MaxHeadroom())) continue;
-      int bound = -1;
-      for (const auto& backend : backends_.all()) {
-        if (!Serves(request, *backend)) continue;
-        bound = std::max(bound, backend->ShapeScoreBound(
-                                    request, shape, key.utilisation, options));
-      }
-      if (bound >= 0) {
-        buckets.push_back(Bucket{std::min(bound, 100), &shape, &nodes});
-      }
-    }
-  }
-  std::stable_sort(
-      buckets.begin(), buckets.end(),
-      [](const Bucket& a, const Bucket& b) { return a.bound > b.bound; });
-  // A placement that strands capacity can lose to any node that strands
-  // less, whatever its score; the score bounds prune only once the best
-  // strands nothing (always, with hami-core and mps).
-  std::optional<NodeVerdict> best;
-  auto cannot_win = [&](int bound, const NodeState& node) {
-    return best && best->stranded_percent == 0 &&
-           (bound < best->score ||
-            (bound == best->score && node.name() >= best->node));
-  };
-  for (const Bucket& bucket : buckets) {
-    if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
-      break;
-    }
-    for (const IndexedNode& entry : *bucket.nodes) {
-      const NodeState* node = entry.node;
-      if (cannot_win(bucket.bound, *node)) break;  // names ascending
-      if (!MayFitHeadroom(request, *bucket.shape, entry.headroom)) continue;
-      if (cannot_win(UpperBound(request, *node, options), *node)) continue;
-      if (!MayFit(request, *node)) continue;
-      NodeVerdict verdict = Evaluate(request, *node, options);
-      if (!verdict.fit.fits()) continue;
-      if (!best || Better(verdict, *best)) {
-        best = std::move(verdict);
-      }
-    }
-  }
-  ScheduleOutcome outcome;
-  if (!best) {
-    Explain(request, options, schedule_options, outcome);
-    return outcome;
-  }
-  DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
-  outcome.score = best->score;
-  outcome.mode = best->mode;
-  outcome.mode_choice = std::move(best->mode_choice);
-  outcome.allocation = std::move(best->fit.allocation);
-  return outcome;
-}
-
-absl::StatusOr<PlaceOutcome> Scheduler::Place(
+absl::StatusOr<ReserveOutcome> Scheduler::Reserve(
     const PodRequest& request, absl::Span<const std::string> candidates,
     bool replace) {
   absl::MutexLock lock(&mu_);
-  PlaceOutcome outcome;
-  if (const PodRecord* existing = state_.FindPod(request.uid)) {
-    if (!replace) {
-      return absl::AlreadyExistsError(absl::StrFormat(
-          "pod %s (uid %s) is already placed on node %s", request.Key(),
-          request.uid, existing->allocation.node_name));
-    }
-    outcome.replaced = existing->allocation;
-    PodRequest old_request = existing->request;
-    state_.RemovePod(request.uid);
-    PlaceOutcome placed = PlaceLocked(request, candidates);
-    // Nothing else fits: put back exactly what was released. The ledger is
-    // as it was a moment ago, so this cannot fail to fit.
-    if (!placed.placed && !state_.AddPod(old_request, *outcome.replaced).ok()) {
-      outcome.replaced.reset();
-    }
-    outcome.placed = std::move(placed.placed);
-    outcome.rejected = std::move(placed.rejected);
-    return outcome;
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
+  const PodRecord* existing = state_.FindPod(request.uid);
+  if (existing == nullptr) return ReserveLocked(cycle, candidates);
+  if (!replace) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "pod %s (uid %s) is already placed on node %s", request.Key(),
+        request.uid, existing->allocation.node_name));
   }
-  return PlaceLocked(request, candidates);
+  ReserveOutcome outcome;
+  outcome.replaced = existing->allocation;
+  const PodRequest old_request = existing->request;
+  state_.RemovePod(request.uid);
+  DS_ASSIGN_OR_RETURN(ReserveOutcome placed, ReserveLocked(cycle, candidates));
+  // Nothing else fits: put back exactly what was released. The ledger is
+  // as it was a moment ago, so this cannot fail to fit.
+  if (!placed.placed && !state_.AddPod(old_request, *outcome.replaced).ok()) {
+    outcome.replaced.reset();
+  }
+  outcome.placed = std::move(placed.placed);
+  outcome.rejected = std::move(placed.rejected);
+  return outcome;
 }
 
-PlaceOutcome Scheduler::PlaceLocked(const PodRequest& request,
-                                    absl::Span<const std::string> candidates) {
-  PlaceOutcome outcome;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    std::vector<NodeVerdict> verdict =
-        FilterLocked(request, candidates.subspan(i, 1));
-    if (verdict.front().fit.fits() &&
-        state_.AddPod(request, verdict.front().fit.allocation).ok()) {
-      outcome.placed = std::move(verdict.front());
+absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
+    const PodCycle& cycle, absl::Span<const std::string> candidates) {
+  const PodRequest& request = cycle.pod();
+  absl::MutexLock memory_lock(&memory_mu_);
+  VerdictMemory::PodVerdicts* remembered = memory_->FindPod(request.uid);
+  ReserveOutcome outcome;
+  for (const std::string& name : candidates) {
+    const NodeState* node = state_.FindNode(name);
+    if (node == nullptr) {
+      outcome.rejected.push_back(DecisionPath::UnknownNode(name));
+      continue;
+    }
+    // The filter step's allocation, while the node is as it was then.
+    const VerdictMemory::PodEntry* entry = nullptr;
+    if (remembered != nullptr) {
+      auto it = remembered->find(node);
+      if (it != remembered->end()) entry = &it->second;
+    }
+    NodeVerdict verdict;
+    if (entry != nullptr && entry->version == state_.NodeVersion(*node) &&
+        (!entry->verdict.fit.fits() ||
+         !entry->verdict.fit.allocation.node_name.empty())) {
+      verdict = entry->verdict;
+    } else {
+      verdict = path_.Filter(cycle, *node, /*explain=*/true);
+    }
+    if (verdict.fit.fits() &&
+        state_.AddPod(request, verdict.fit.allocation).ok()) {
+      memory_->ForgetPod(request.uid);
+      outcome.placed = std::move(verdict);
       return outcome;
     }
-    outcome.rejected.push_back(std::move(verdict.front()));
+    outcome.rejected.push_back(std::move(verdict));
   }
   return outcome;
 }
 
-std::optional<std::string> Scheduler::PodNode(absl::string_view pod_uid) const {
-  absl::ReaderMutexLock lock(&mu_);
-  const PodRecord* record = state_.FindPod(pod_uid);
-  if (record == nullptr) return std::nullopt;
-  return record->allocation.node_name;
+void Scheduler::Release(absl::string_view pod_uid) {
+  absl::MutexLock lock(&mu_);
+  state_.RemovePod(pod_uid);
+  absl::MutexLock memory_lock(&memory_mu_);
+  memory_->ForgetPod(pod_uid);
 }
 
 absl::Status Scheduler::Bind(const PodRequest& request,
@@ -464,9 +294,15 @@ absl::Status Scheduler::Bind(const PodRequest& request,
   return state_.AddPod(request, allocation);
 }
 
-void Scheduler::Release(absl::string_view pod_uid) {
-  absl::MutexLock lock(&mu_);
-  state_.RemovePod(pod_uid);
+absl::StatusOr<bool> Scheduler::AddBoundPod(
+    const PodRequest& request,
+    const std::map<std::string, std::string>& annotations,
+    const std::string& node) {
+  DS_ASSIGN_OR_RETURN(std::optional<PodAllocation> allocation,
+                      AllocationFromAnnotations(request, annotations, node));
+  if (!allocation) return false;
+  DS_RETURN_IF_ERROR(Bind(request, *allocation));
+  return true;
 }
 
 absl::StatusOr<std::vector<std::string>> Scheduler::UpsertNode(
@@ -478,6 +314,13 @@ absl::StatusOr<std::vector<std::string>> Scheduler::UpsertNode(
 void Scheduler::RemoveNode(absl::string_view name) {
   absl::MutexLock lock(&mu_);
   state_.RemoveNode(name);
+}
+
+std::optional<std::string> Scheduler::PodNode(absl::string_view pod_uid) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const PodRecord* record = state_.FindPod(pod_uid);
+  if (record == nullptr) return std::nullopt;
+  return record->allocation.node_name;
 }
 
 absl::StatusOr<ContainerEdits> Scheduler::Edits(
@@ -504,6 +347,27 @@ void Scheduler::Inspect(
     const std::function<void(const ClusterState&)>& reader) const {
   absl::ReaderMutexLock lock(&mu_);
   reader(state_);
+}
+
+std::vector<NodeVerdict> Scheduler::FilterFreshForTest(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  absl::ReaderMutexLock lock(&mu_);
+  absl::StatusOr<PodCycle> cycle = path_.PreFilter(request);
+  if (!cycle.ok()) return {};
+  std::vector<NodeVerdict> verdicts;
+  if (node_names.empty()) {
+    for (const NodeState* node : state_.nodes_by_name()) {
+      verdicts.push_back(path_.Filter(*cycle, *node, /*explain=*/true));
+    }
+    return verdicts;
+  }
+  for (const std::string& name : node_names) {
+    const NodeState* node = state_.FindNode(name);
+    verdicts.push_back(node == nullptr
+                           ? DecisionPath::UnknownNode(name)
+                           : path_.Filter(*cycle, *node, /*explain=*/true));
+  }
+  return verdicts;
 }
 
 }  // namespace deviceshare

@@ -217,54 +217,68 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     echo(names);
     return result;
   }
-  const std::string& uid = request->uid;
-  const std::string pod_key = request->Key();
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = reservations_.find(uid);
-    if (it != reservations_.end() &&
-        (it->second.state == ReservationState::kBinding ||
-         it->second.state == ReservationState::kBound)) {
-      result.error = absl::StrFormat("pod %s is being bound to node %s",
-                                     pod_key, it->second.node);
-      return result;
-    }
-    auto watched = watched_pods_.find(uid);
-    if (watched != watched_pods_.end() && watched->second.bound) {
-      result.error = absl::StrFormat("pod %s is already bound to node %s",
-                                     pod_key, watched->second.node);
-      return result;
-    }
-    // A re-filter starts afresh: the pod's own earlier reservation must not
-    // count against it.
-    DropUnboundLocked(uid);
+  if (std::optional<std::string> busy = StartFilterLocked(*request)) {
+    result.error = *std::move(busy);
+    return result;
   }
-
-  // Fits need no text; the rejected nodes (usually few) are evaluated again
-  // to say why.
-  std::vector<NodeVerdict> verdicts = scheduler_->Screen(*request, names);
-  std::vector<std::string> rejected_names;
-  for (const NodeVerdict& verdict : verdicts) {
-    if (!verdict.fit.fits()) rejected_names.push_back(verdict.node);
+  // The filter step, once per node: verdicts with reasons, the fitting
+  // nodes' allocations kept by the scheduler for the reserve step.
+  absl::StatusOr<std::vector<NodeVerdict>> verdicts =
+      scheduler_->Filter(*request, names);
+  if (!verdicts.ok()) {
+    result.error = std::string(verdicts.status().message());
+    CountRejection("InvalidRequest");
+    return result;
   }
-  std::vector<NodeVerdict> explained;
-  if (!rejected_names.empty()) {
-    explained = scheduler_->Filter(*request, rejected_names);
-  }
-  std::vector<const NodeVerdict*> fits;
   std::map<std::string, int> codes;
-  size_t next_explained = 0;
-  for (NodeVerdict& verdict : verdicts) {
+  std::vector<const NodeVerdict*> fits =
+      RecordRejections(*verdicts, result, codes);
+  if (fits.empty()) {
+    const std::string summary = Summary(verdicts->size(), codes);
+    LogPod(LogLevel::kInfo, request->Key(), "",
+           absl::StrCat("filter: ", summary));
+    writer_->Event(
+        PodName{request->namespace_name, request->name, request->uid},
+        "Warning", "FilteringFailed", summary);
+    echo({});
+    return result;
+  }
+  std::vector<std::string> passing =
+      ReserveBest(*std::move(request), fits, result);
+  if (result.error.empty()) echo(passing);
+  return result;
+}
+
+std::optional<std::string> Extender::StartFilterLocked(
+    const PodRequest& request) {
+  absl::MutexLock lock(&mu_);
+  const std::string& uid = request.uid;
+  auto it = reservations_.find(uid);
+  if (it != reservations_.end() &&
+      (it->second.state == ReservationState::kBinding ||
+       it->second.state == ReservationState::kBound)) {
+    return absl::StrFormat("pod %s is being bound to node %s", request.Key(),
+                           it->second.node);
+  }
+  auto watched = watched_pods_.find(uid);
+  if (watched != watched_pods_.end() && watched->second.bound) {
+    return absl::StrFormat("pod %s is already bound to node %s", request.Key(),
+                           watched->second.node);
+  }
+  // A re-filter starts afresh: the pod's own earlier reservation must not
+  // count against it.
+  DropUnboundLocked(uid);
+  return std::nullopt;
+}
+
+std::vector<const NodeVerdict*> Extender::RecordRejections(
+    const std::vector<NodeVerdict>& verdicts, FilterResult& result,
+    std::map<std::string, int>& codes) {
+  std::vector<const NodeVerdict*> fits;
+  for (const NodeVerdict& verdict : verdicts) {
     if (verdict.fit.fits()) {
       fits.push_back(&verdict);
       continue;
-    }
-    // The state may have moved between the two passes; the second pass's
-    // verdict is what the node gets, and a node that fits by then is simply
-    // reported unfit this time.
-    if (next_explained < explained.size()) {
-      NodeVerdict& reason = explained[next_explained++];
-      if (!reason.fit.fits()) verdict.fit = std::move(reason.fit);
     }
     const absl::string_view code = ReasonCodeName(verdict.fit.code);
     ++codes[std::string(code)];
@@ -275,28 +289,26 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
   }
   std::sort(fits.begin(), fits.end(),
             [](const NodeVerdict* a, const NodeVerdict* b) {
-              return Scheduler::Better(*a, *b);
+              return BetterVerdict(*a, *b);
             });
-  if (fits.empty()) {
-    const std::string summary = Summary(verdicts.size(), codes);
-    LogPod(LogLevel::kInfo, pod_key, "", absl::StrCat("filter: ", summary));
-    writer_->Event(PodName{request->namespace_name, request->name, uid},
-                   "Warning", "FilteringFailed", summary);
-    echo({});
-    return result;
-  }
+  return fits;
+}
 
+std::vector<std::string> Extender::ReserveBest(
+    PodRequest request, const std::vector<const NodeVerdict*>& fits,
+    FilterResult& result) {
   std::vector<std::string> order;
   order.reserve(fits.size());
   for (const NodeVerdict* verdict : fits) order.push_back(verdict->node);
+  const std::string uid = request.uid;
   absl::MutexLock lock(&mu_);
   // Another filter of the same pod may have reserved meanwhile.
   DropUnboundLocked(uid);
-  absl::StatusOr<PlaceOutcome> placed =
-      scheduler_->Place(*request, order, /*replace=*/true);
+  absl::StatusOr<ReserveOutcome> placed =
+      scheduler_->Reserve(request, order, /*replace=*/true);
   if (!placed.ok()) {
     result.error = std::string(placed.status().message());
-    return result;
+    return {};
   }
   // Candidates tried before the one that took the pod no longer fit: a
   // concurrent reservation got there first.
@@ -307,30 +319,30 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     result.failed_nodes[verdict.node] = verdict.fit.Reason();
   }
   std::vector<std::string> passing;
-  for (const std::string& node : order) {
-    if (!lost.contains(node)) passing.push_back(node);
+  std::vector<const NodeVerdict*> ranked;
+  for (const NodeVerdict* verdict : fits) {
+    if (lost.contains(verdict->node)) continue;
+    passing.push_back(verdict->node);
+    ranked.push_back(verdict);
   }
-  echo(passing);
   if (!placed->placed) {
-    LogPod(LogLevel::kInfo, pod_key, "",
+    LogPod(LogLevel::kInfo, request.Key(), "",
            "filter: every fitting node was taken by concurrent reservations");
-    return result;
+    return passing;
   }
   Reservation& reservation = reservations_[uid];
   reservation.state = ReservationState::kFiltered;
   reservation.node = placed->placed->node;
   reservation.deadline = clock_->Now() + options_.reservation_ttl;
-  reservation.request = *std::move(request);
+  reservation.request = std::move(request);
   reservation.allocation = placed->placed->fit.allocation;
-  std::vector<const NodeVerdict*> ranked;
-  for (const NodeVerdict* verdict : fits) {
-    if (!lost.contains(verdict->node)) ranked.push_back(verdict);
-  }
   reservation.priorities = Priorities(ranked, reservation.node);
-  LogPod(LogLevel::kDebug, pod_key, reservation.node,
-         absl::StrFormat("filter: reserved; %d of %d nodes fit", passing.size(),
-                         names.size()));
-  return result;
+  LogPod(LogLevel::kDebug, reservation.request.Key(), reservation.node,
+         absl::StrFormat("filter: reserved; %d of %d candidates fit",
+                         passing.size(),
+                         passing.size() + result.failed_nodes.size() +
+                             result.failed_and_unresolvable_nodes.size()));
+  return passing;
 }
 
 std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
@@ -348,15 +360,18 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(args.pod, scheduler_->config().device);
   if (!request.ok() || !request->HasGpuRequest()) return Answer(names, {});
-  // No filter of ours came first (or its reservation expired): rank afresh.
-  std::vector<NodeVerdict> verdicts = scheduler_->Screen(*request, names);
+  // No filter of ours came first (or its reservation expired): rank from
+  // the scheduler's remembered verdicts.
+  absl::StatusOr<std::vector<NodeVerdict>> verdicts =
+      scheduler_->Filter(*request, names);
+  if (!verdicts.ok()) return Answer(names, {});
   std::vector<const NodeVerdict*> ranked;
-  for (const NodeVerdict& verdict : verdicts) {
+  for (const NodeVerdict& verdict : *verdicts) {
     if (verdict.fit.fits()) ranked.push_back(&verdict);
   }
   std::sort(ranked.begin(), ranked.end(),
             [](const NodeVerdict* a, const NodeVerdict* b) {
-              return Scheduler::Better(*a, *b);
+              return BetterVerdict(*a, *b);
             });
   return Answer(names,
                 Priorities(ranked, ranked.empty() ? "" : ranked.front()->node));

@@ -169,8 +169,8 @@ std::string Extender::Bind(const BindingArgs& args) {
     absl::MutexLock lock(&mu_);
     Reservation& reservation = reservations_[uid];
     if (reservation.node != node || scheduler_->PodNode(uid) != node) {
-      absl::StatusOr<PlaceOutcome> placed =
-          scheduler_->Place(*request, {node}, /*replace=*/true);
+      absl::StatusOr<ReserveOutcome> placed =
+          scheduler_->Reserve(*request, {node}, /*replace=*/true);
       if (!placed.ok() || !placed->placed) {
         // One candidate: when it does not take the pod, its verdict says why.
         std::string why;

@@ -20,7 +20,7 @@
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/policy/placement_policy.h"
 
 namespace deviceshare {
 
@@ -28,7 +28,7 @@ namespace deviceshare {
 // Without `explain`, a failure carries its code only (no message, no GPU
 // verdicts): the same code, at a fraction of the cost.
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
-                    SharingMode mode, PolicyKind gpu_policy,
+                    SharingMode mode, const PlacementPolicy& gpu_policy,
                     bool explain = true);
 
 // Necessary condition for PlaceShares to fit: each GPU container, taken
@@ -43,17 +43,19 @@ bool MaySharesFit(const PodRequest& request, const NodeState& node,
 bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
                           const GpuHeadroom& headroom);
 
-// Upper bound of NodeScore(policy, node, placement) for any placement
-// PlaceShares can return: binpack charges every container on the largest
-// card, spread charges only the app containers on the smallest card.
-int ShareScoreUpperBound(PolicyKind node_policy, const PodRequest& request,
-                         const NodeState& node);
+// Upper bound of node_policy.NodeScore(node, placement) for any placement
+// PlaceShares can return: the utilisation after it lies between the node's
+// with only the app containers charged on its smallest card and the
+// node's with every container charged on its largest card.
+int ShareScoreUpperBound(const PlacementPolicy& node_policy,
+                         const PodRequest& request, const NodeState& node);
 
 // Upper bound of ShareScoreUpperBound over the nodes of `shape` whose
 // utilisation is `utilisation_percent`: per dimension, the utilisation
 // after a placement rises by at most the rounded-up percent of the charge.
-int ShareShapeScoreBound(PolicyKind node_policy, const PodRequest& request,
-                         const NodeShape& shape, int utilisation_percent);
+int ShareShapeScoreBound(const PlacementPolicy& node_policy,
+                         const PodRequest& request, const NodeShape& shape,
+                         int utilisation_percent);
 
 }  // namespace deviceshare
 

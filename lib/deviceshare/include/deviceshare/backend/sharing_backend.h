@@ -39,13 +39,16 @@
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
-#include "deviceshare/policy/policy_kind.h"
+#include "deviceshare/policy/builtin_policies.h"
+#include "deviceshare/policy/placement_policy.h"
 
 namespace deviceshare {
 
 struct PlacementOptions {
-  PolicyKind gpu_policy = PolicyKind::kBinpack;   // already pod-overridden
-  PolicyKind node_policy = PolicyKind::kBinpack;  // already pod-overridden
+  // The policies that rank GPUs and nodes, already chosen for the pod (its
+  // own override, else the config's). Never null.
+  const PlacementPolicy* gpu_policy = &BinpackPolicy();
+  const PlacementPolicy* node_policy = &BinpackPolicy();
   // False: an unfit verdict may carry its code alone (empty message, no GPU
   // verdicts), for callers that only count reasons.
   bool explain = true;

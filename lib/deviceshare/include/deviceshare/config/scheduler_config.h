@@ -13,7 +13,6 @@
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/policy/policy_kind.h"
 
 namespace deviceshare {
 
@@ -31,8 +30,10 @@ enum class MigSearch {
 absl::string_view MigSearchName(MigSearch search);  // "placement"/"configmap"
 
 struct SchedulerConfig {
-  PolicyKind node_policy = PolicyKind::kBinpack;  // nodePolicy
-  PolicyKind gpu_policy = PolicyKind::kBinpack;   // gpuPolicy
+  // nodePolicy / gpuPolicy: policies by registry name
+  // (policy/policy_registry.h), checked when the scheduler is made.
+  std::string node_policy = "binpack";
+  std::string gpu_policy = "binpack";
   // Dialect of the annotations written for pods whose own dialect cannot be
   // told (dialect). Pods that use one dialect get theirs back.
   Dialect default_dialect = Dialect::kHami;

@@ -21,7 +21,6 @@
 
 #include "absl/strings/string_view.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/policy/policy_kind.h"
 
 namespace deviceshare {
 
@@ -77,8 +76,10 @@ struct PodRequest {
   std::vector<std::string> avoid_uuids;
   // All GPUs of one container on one NUMA node.
   bool numa_bind = false;
-  std::optional<PolicyKind> node_policy;  // per-pod override
-  std::optional<PolicyKind> gpu_policy;   // per-pod override
+  // Per-pod policy overrides (hami.io/node-scheduler-policy,
+  // hami.io/gpu-scheduler-policy): a policy's registry name, lower case.
+  std::optional<std::string> node_policy;
+  std::optional<std::string> gpu_policy;
 
   // Non-GPU resources, max(init, sum of app) over containers. 0 = not asked.
   int64_t cpu_milli = 0;

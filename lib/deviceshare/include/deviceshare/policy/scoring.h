@@ -1,15 +1,10 @@
 // File: policy/scoring.h
 //
-// Scores for the binpack and spread policies, always in [0, 100] and always
-// computed from the state *after* the tentative placement without touching
-// the ledger (upstream Volcano scored a half-updated ledger, which made its
-// spread score constant).
-//
-// Utilisation of a GPU (or a node: the sum over its GPUs) is the mean of
-// three fractions: memory, SM cores and tenant slots, in percent.
-//   binpack score = utilisation after the placement  (fuller is better)
-//   spread score  = 100 - utilisation after          (emptier is better)
-// Ties are broken by the caller with a stable key (GPU index, node name).
+// Utilisation, the measure the built-in policies score by and the key of
+// the scheduler's node index: the mean of three fractions of a GPU (or of
+// a node: summed over its GPUs) in use, memory, SM cores and tenant
+// slots, in percent, clamped to [0, 100]. Computed from the state *after*
+// a tentative placement without touching the ledger.
 #ifndef DEVICESHARE_POLICY_SCORING_H_
 #define DEVICESHARE_POLICY_SCORING_H_
 
@@ -18,7 +13,6 @@
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
-#include "deviceshare/policy/policy_kind.h"
 
 namespace deviceshare {
 
@@ -44,16 +38,12 @@ Capacity NodeCapacity(const NodeState& node);
 // A node's utilisation now, over all its GPUs.
 int NodeUtilisationPercent(const NodeState& node);
 
-int PolicyScore(PolicyKind policy, const Usage& after,
-                const Capacity& capacity);
+// One GPU's utilisation if `extra` more were charged to it.
+int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra);
 
-// Score of one GPU if `extra` more were charged to it.
-int GpuScore(PolicyKind policy, const DeviceLedger& ledger,
-             const PodCharge& extra);
-
-// Score of a node after `placement` (not yet committed) lands on it.
-int NodeScore(PolicyKind policy, const NodeState& node,
-              const PodAllocation& placement);
+// A node's utilisation after `placement` (not yet committed) lands on it;
+// grants on GPUs the node lacks are ignored.
+int NodeUtilisationAfter(const NodeState& node, const PodAllocation& placement);
 
 }  // namespace deviceshare
 

@@ -1,166 +1,153 @@
 // File: scheduler/scheduler.h
 //
-// Scheduler: the facade every front end uses (the kube-scheduler extender,
-// simulate, an embedding C++ scheduler). It filters a pod over nodes,
-// scores the nodes that fit, commits the best placement, and releases pods,
-// over a ClusterState that it owns and that events keep current.
+// Scheduler: the facade every host uses -- simulate, the kube-scheduler
+// extender, the coming C API and DRA allocator, or an embedding scheduler
+// -- over a ClusterState that it owns and that events keep current. Every
+// decision goes through the steps of scheduler/decision_path.h (prefilter,
+// filter, score, reserve, and unreserve); hosts drive them in one of two
+// ways:
 //
-// For each node, the pod's own mode picks the backend; a pod that names no
-// mode is offered to every enabled backend, and of those that fit the node
-// the one whose placement strands the least capacity serves it
-// (policy/stranded_capacity.h), then the higher score, then config order.
-// Node CPU and memory (when the inventory has them) are checked before any
-// backend.
+//   The whole decision: Schedule(pod, {candidates}) picks the best node
+//   (all nodes, or the candidates), reserves its devices and returns node,
+//   devices per container, score, optionally the annotations to write in
+//   the pod's dialect, and why the other nodes did not fit when none did.
 //
-// Node choice: least stranded capacity (0 for hami-core and mps shares),
-// then highest score, then the smaller node name, so a decision is
-// deterministic and a tight placement beats a wasteful one. Schedule()
-// reaches that choice without evaluating every node in full: backends give a
-// cheap necessary fit test and a score upper bound, and nodes are visited best
-// bound first (see scheduler.cc). The outcome's reasons are filled only when
-// nothing fits.
+//   The steps, for a host that runs its own loop -- one library call per
+//   host call, in the shape of Volcano's deviceshare Devices interface
+//   (FilterNode, ScoreNode, Allocate, Release, AddResource/SubResource)
+//   and HAMi's filter-then-bind:
+//     FilterNode(pod, node)  / Filter(pod, nodes)   verdict + reason
+//     ScoreNode(pod, node)                          0..100, the node policy
+//     Allocate(pod, node)    reserve on that node + the annotations
+//     Reserve(pod, ranked candidates)               the first that fits
+//     Release(pod uid)       unreserve, or a pod gone; idempotent
+//     AddBoundPod(pod, annotations, node)           a pod bound elsewhere,
+//                                                   from its record
+//   Verdicts are remembered per pod while their node is unchanged, so
+//   FilterNode, ScoreNode and Allocate of one pod filter a node once, and
+//   the replicas of a workload share verdicts (src/scheduler/
+//   verdict_memory.h).
 //
-// Thread safety: all methods are thread-safe. Filter runs under a shared
-// lock; Schedule, Bind, Release and the event methods take the lock
-// exclusively, so a decision and its commit are atomic.
+// The node order is BetterVerdict(): least stranded capacity, then highest
+// score, then the smaller node name.
+//
+// Thread safety: all methods are thread-safe. Filters run under a shared
+// lock (many pods in parallel); Schedule, Reserve, Allocate, Release and
+// the event methods take it exclusively, so a decision and its commit are
+// atomic and two pods can never both take the last room on a GPU.
 #ifndef DEVICESHARE_SCHEDULER_SCHEDULER_H_
 #define DEVICESHARE_SCHEDULER_SCHEDULER_H_
 
 #include <functional>
-#include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/backend/backend_set.h"
-#include "deviceshare/backend/fit.h"
+#include "deviceshare/clock.h"
 #include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/policy/policy_registry.h"
+#include "deviceshare/policy/policy_set.h"
 #include "deviceshare/scheduler/cluster_state.h"
+#include "deviceshare/scheduler/decision.h"
+#include "deviceshare/scheduler/decision_path.h"
+
+namespace deviceshare::internal {
+class VerdictMemory;
+}  // namespace deviceshare::internal
 
 namespace deviceshare {
 
-// The verdict for one node.
-struct NodeVerdict {
-  std::string node;
-  NodeFit fit;
-  int score = 0;  // in [0, 100]; meaningful only when fit.fits()
-  SharingMode mode = SharingMode::kHamiCore;  // backend that fits
-  int stranded_percent = 0;                   // policy/stranded_capacity.h
-  // For a pod that names no mode, when more than one backend was asked and
-  // explaining: why this mode, e.g. "mode mig chosen (least stranded
-  // capacity) from hami-core: InsufficientMemory ...; mig: fits, ...".
-  std::string mode_choice;
-};
-
-struct ScheduleOptions {
-  // When nothing fits, how many nodes get a full reason in
-  // ScheduleOutcome::reasons: every reason code once (its first node by
-  // name), then further nodes by name. reason_counts always covers every
-  // node. Explaining is the costly part of a failed decision.
-  size_t max_explained_nodes = std::numeric_limits<size_t>::max();
-  // When nothing fits, count every node's reason code (O(nodes x GPUs));
-  // false leaves reason_counts empty and makes a failed decision about as
-  // cheap as a successful one.
-  bool count_reasons = true;
-};
-
-struct ScheduleOutcome {
-  // Set when the pod was placed (and committed).
-  std::optional<PodAllocation> allocation;
-  int score = 0;
-  SharingMode mode = SharingMode::kHamiCore;
-  std::string mode_choice;  // NodeVerdict::mode_choice of the chosen node
-  // When nothing fits: why, per node (node name -> reason starting with its
-  // code), for up to ScheduleOptions::max_explained_nodes nodes ...
-  std::map<std::string, std::string> reasons;
-  // ... and how many nodes gave each reason code ("InsufficientMemory").
-  std::map<std::string, int64_t> reason_counts;
-};
-
-// What Place() did.
-struct PlaceOutcome {
-  // The verdict of the node that took the pod (fit.allocation is what was
-  // committed); unset when no candidate fits.
-  std::optional<NodeVerdict> placed;
-  // The verdicts of the candidates tried before the one that took the pod
-  // (all of them when none did), in the given order: a caller that
-  // filtered earlier learns which nodes stopped fitting meanwhile.
-  std::vector<NodeVerdict> rejected;
-  // The pod's placement that `replace` released (and, when nothing fit,
-  // put back), if it had one.
-  std::optional<PodAllocation> replaced;
-};
-
 class Scheduler {
  public:
-  // `registry` is used only during construction.
+  // The registries are used only during construction. `clock` stamps the
+  // annotations of Allocate() and of Schedule() with
+  // ScheduleOptions::annotations; null: RealClock(). The first form uses
+  // the built-in policies (policy/policy_registry.h).
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
-      const Config& config, const BackendRegistry& registry);
+      const Config& config, const BackendRegistry& backends);
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      const Config& config, const BackendRegistry& backends,
+      const PolicyRegistry& policies, const Clock* clock = nullptr);
+  ~Scheduler();
 
-  // Verdicts for `node_names` (all nodes when empty), in the given order
-  // (sorted by name for all nodes). Pure. Without `explain`, an unfit
-  // verdict may carry its code alone (no message), which is much cheaper
-  // when most nodes are rejected or when only the fits matter.
-  std::vector<NodeVerdict> Filter(const PodRequest& request,
-                                  absl::Span<const std::string> node_names = {},
-                                  bool explain = true) const
+  // ---- The whole decision -------------------------------------------------
+
+  // Picks the best of the candidates (every node when none are given) and
+  // reserves it. A pod that fits nowhere is not an error: the decision has
+  // no allocation and the reasons. AlreadyExists if the pod is already
+  // placed; InvalidArgument from the prefilter step.
+  absl::StatusOr<Decision> Schedule(const PodRequest& request,
+                                    const ScheduleOptions& options = {})
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Filter(request, node_names, /*explain=*/false), remembered: a node's
-  // verdict for a request of the same shape (the PodRequest without its
-  // identity) is reused while the node is unchanged
-  // (ClusterState::NodeVersion), so filtering the replicas of a workload
-  // over thousands of nodes costs a lookup per unchanged node. Verdicts
-  // carry code, score, stranded capacity and mode only: no allocation, no
-  // message. The memory is bounded (kMaxScreenShapes request shapes).
-  std::vector<NodeVerdict> Screen(
-      const PodRequest& request, absl::Span<const std::string> node_names) const
-      ABSL_LOCKS_EXCLUDED(mu_, screen_mu_);
-  static constexpr size_t kMaxScreenShapes = 256;
+  // ---- The steps ----------------------------------------------------------
 
-  // Filters all nodes, picks the best, commits it. A pod that fits nowhere
-  // is not an error: the outcome has no allocation and the reasons.
-  // AlreadyExists if the pod is already placed.
-  absl::StatusOr<ScheduleOutcome> Schedule(const PodRequest& request,
-                                           const ScheduleOptions& options = {})
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Verdicts for `node_names` (all nodes, by name, when empty), in the given
+  // order, with their reasons, scored when they fit. The allocations stay
+  // here for Reserve/Allocate (the verdicts carry none). Pure.
+  absl::StatusOr<std::vector<NodeVerdict>> Filter(
+      const PodRequest& request,
+      absl::Span<const std::string> node_names = {}) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  absl::StatusOr<NodeVerdict> FilterNode(const PodRequest& request,
+                                         const std::string& node) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  // The node policy's score, 0..100; FailedPrecondition (with the reason)
+  // when the pod does not fit the node.
+  absl::StatusOr<int> ScoreNode(const PodRequest& request,
+                                const std::string& node) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
 
-  // Evaluates the pod on `candidates`, in that order, and commits it to the
-  // first that fits; check and commit happen under one exclusive lock, so
-  // two concurrent calls can never both take the last room on a GPU. This
-  // is the reservation step of a front end that decides in two phases (the
-  // extender's filter, then bind). A pod already placed is AlreadyExists,
-  // unless `replace`: then its placement is released first and put back
-  // unchanged when no candidate fits, all under the same lock.
-  absl::StatusOr<PlaceOutcome> Place(const PodRequest& request,
-                                     absl::Span<const std::string> candidates,
-                                     bool replace = false)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Reserves the pod on `node` and returns the decision with the
+  // annotations to write on the pod; when it does not fit, a decision
+  // without allocation whose reasons say why. AlreadyExists if the pod is
+  // placed.
+  absl::StatusOr<Decision> Allocate(const PodRequest& request,
+                                    const std::string& node)
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
 
-  // The node a pod is placed on, if it is.
-  std::optional<std::string> PodNode(absl::string_view pod_uid) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Reserves the pod on the first of `candidates`, in that order, that
+  // fits; check and commit happen under one exclusive lock. The reserve
+  // step of a host that filtered and ranked first (the extender). A pod
+  // already placed is AlreadyExists, unless `replace`: then its placement
+  // is released first and put back unchanged when no candidate fits, all
+  // under the same lock.
+  absl::StatusOr<ReserveOutcome> Reserve(
+      const PodRequest& request, absl::Span<const std::string> candidates,
+      bool replace = false) ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
 
-  // The node choice of Schedule() and Place() callers that rank verdicts
-  // themselves: less stranded capacity, higher score, smaller name.
-  static bool Better(const NodeVerdict& a, const NodeVerdict& b);
+  // Forgets a pod and frees its shares: the unreserve step, and a pod that
+  // is gone. Idempotent.
+  void Release(absl::string_view pod_uid) ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
 
-  // Records a placement decided elsewhere (a pod event, an allocation read
-  // back from annotations, a bind of a filtered placement).
+  // Records a placement decided elsewhere (a pod event, a bind of a
+  // filtered placement).
   absl::Status Bind(const PodRequest& request, const PodAllocation& allocation)
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Forgets a pod and frees its shares. Idempotent.
-  void Release(absl::string_view pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records a pod bound elsewhere from its allocation record (either
+  // dialect, k8s/pod_annotations.h); false when it carries none.
+  absl::StatusOr<bool> AddBoundPod(
+      const PodRequest& request,
+      const std::map<std::string, std::string>& annotations,
+      const std::string& node) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // ---- Events and queries -------------------------------------------------
 
   absl::StatusOr<std::vector<std::string>> UpsertNode(NodeInventory inventory)
       ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveNode(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The node a pod is placed on, if it is.
+  std::optional<std::string> PodNode(absl::string_view pod_uid) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // What the node agent injects into container `container_index`.
   absl::StatusOr<ContainerEdits> Edits(const PodAllocation& allocation,
@@ -173,54 +160,37 @@ class Scheduler {
 
   const Config& config() const { return config_; }
 
+  // Filter() without any remembered verdict, allocations included: what
+  // every node says now. Empty when the prefilter step fails.
+  std::vector<NodeVerdict> FilterFreshForTest(
+      const PodRequest& request,
+      absl::Span<const std::string> node_names = {}) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
-  Scheduler(Config config, BackendSet backends);
+  Scheduler(Config config, BackendSet backends, PolicySet policies,
+            const Clock* clock);
 
-  NodeVerdict Evaluate(const PodRequest& request, const NodeState& node,
-                       const PlacementOptions& options) const
+  absl::StatusOr<ReserveOutcome> ReserveLocked(
+      const PodCycle& cycle, absl::Span<const std::string> candidates)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(memory_mu_);
+  // The best of `candidates` (all nodes when empty), filtered afresh.
+  std::optional<NodeVerdict> BestOf(
+      const PodCycle& cycle, absl::Span<const std::string> candidates) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  std::vector<NodeVerdict> FilterLocked(
-      const PodRequest& request, absl::Span<const std::string> node_names,
-      bool explain = true) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  PlacementOptions OptionsFor(const PodRequest& request) const;
-  PlaceOutcome PlaceLocked(const PodRequest& request,
-                           absl::Span<const std::string> candidates)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Fills the outcome's reasons and counts for a pod that fits nowhere.
-  void Explain(const PodRequest& request, const PlacementOptions& placement,
-               const ScheduleOptions& options, ScheduleOutcome& outcome) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Whether `backend` may serve the pod: its mode, when the pod names one.
-  static bool Serves(const PodRequest& request, const SharingBackend& backend);
-  // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.
-  static ReasonCode HostCode(const PodRequest& request, const NodeState& node);
-  // Over the backends that may serve the pod; -1 when none may.
-  int UpperBound(const PodRequest& request, const NodeState& node,
-                 const PlacementOptions& options) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  bool MayFit(const PodRequest& request, const NodeState& node) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
-                      const GpuHeadroom& headroom) const;
-
-  // One node's remembered Screen() verdict.
-  struct ScreenEntry {
-    uint64_t version = 0;
-    ReasonCode code = ReasonCode::kFits;
-    int score = 0;
-    int stranded_percent = 0;
-    SharingMode mode = SharingMode::kHamiCore;
-  };
+  Decision DecisionFor(const PodRequest& request, NodeVerdict placed,
+                       bool annotations) const;
 
   const Config config_;
   const BackendSet backends_;
+  const PolicySet policies_;
+  const Clock* const clock_;
+  const DecisionPath path_;
   mutable absl::Mutex mu_;
   ClusterState state_ ABSL_GUARDED_BY(mu_);
-  // Taken after mu_ (shared), never before.
-  mutable absl::Mutex screen_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  mutable absl::flat_hash_map<
-      std::string, absl::flat_hash_map<const NodeState*, ScreenEntry>>
-      screen_cache_ ABSL_GUARDED_BY(screen_mu_);
+  // Taken after mu_ (shared or exclusive), never before.
+  mutable absl::Mutex memory_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::unique_ptr<internal::VerdictMemory> memory_ ABSL_GUARDED_BY(memory_mu_);
 };
 
 }  // namespace deviceshare

@@ -61,6 +61,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,20 @@ class Extender {
   void InitMetrics();
   std::string FailBind(const PodName& pod, absl::string_view stage,
                        std::string message) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // /filter's steps. Refuses (the error) a pod being bound or bound, else
+  // drops the pod's own earlier reservation.
+  std::optional<std::string> StartFilterLocked(const PodRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Fills the rejected nodes' reasons and counts their codes; returns the
+  // verdicts that fit, best first.
+  std::vector<const NodeVerdict*> RecordRejections(
+      const std::vector<NodeVerdict>& verdicts, FilterResult& result,
+      std::map<std::string, int>& codes) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Reserves the pod on the best of `fits` that still fits and records the
+  // reservation; returns the nodes that still fit.
+  std::vector<std::string> ReserveBest(
+      PodRequest request, const std::vector<const NodeVerdict*>& fits,
+      FilterResult& result) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the pod's reservation and its ledger charge unless a bind is in
   // flight.
   void DropUnboundLocked(const std::string& uid)

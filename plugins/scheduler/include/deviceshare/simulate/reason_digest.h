@@ -23,7 +23,7 @@ struct ReasonDigest {
 };
 
 // The digest of a Schedule() outcome in which nothing fit.
-ReasonDigest DigestReasons(const ScheduleOutcome& outcome);
+ReasonDigest DigestReasons(const Decision& outcome);
 
 }  // namespace deviceshare::simulate
 

@@ -25,7 +25,6 @@
 
 #include "absl/status/statusor.h"
 #include "deviceshare/config/scheduler_config.h"
-#include "deviceshare/policy/policy_kind.h"
 #include "deviceshare/simulate/simulation.h"
 #include "deviceshare/simulate/summary.h"
 #include "deviceshare/simulate/workload.h"
@@ -43,8 +42,9 @@ struct SimulateOptions {
   std::optional<int64_t> gpus_per_node;
   std::optional<int64_t> synthetic_pods;
   std::string config_path;
-  std::optional<PolicyKind> node_policy;
-  std::optional<PolicyKind> gpu_policy;
+  // Policy names (registered ones; main checks): override the config's.
+  std::optional<std::string> node_policy;
+  std::optional<std::string> gpu_policy;
   std::optional<uint64_t> seed;
   std::optional<int64_t> limit_pods;
   size_t max_reason_examples = 10;

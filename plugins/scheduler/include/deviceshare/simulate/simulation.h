@@ -40,7 +40,7 @@ struct PodPlacement {
   int score = 0;
   std::vector<ContainerPlacement> containers;
   // Why this sharing mode, when the pod named none and several backends
-  // were asked (ScheduleOutcome::mode_choice); empty otherwise.
+  // were asked (Decision::mode_choice); empty otherwise.
   std::string mode_choice;
 };
 

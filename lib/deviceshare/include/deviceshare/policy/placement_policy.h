@@ -1,0 +1,63 @@
+// File: policy/placement_policy.h
+//
+// PlacementPolicy: how a pod's candidates are ranked, at two levels that
+// are chosen separately (scheduler.nodePolicy / scheduler.gpuPolicy, or per
+// pod with hami.io/node-scheduler-policy / hami.io/gpu-scheduler-policy):
+//   - node level: which of the nodes that fit takes the pod (NodeScore);
+//   - GPU level: which GPUs of the chosen node serve each container
+//     (GpuScore), the device choice order.
+// Policies are objects made by name through a PolicyRegistry
+// (policy/policy_registry.h); backends and the decision path ask them and
+// never compare policy names.
+//
+// The scheduler's node index keeps nodes grouped by their utilisation
+// (policy/scoring.h) and visits the groups best ScoreBound() first, so a
+// policy decides the order in which the index is searched; a policy that
+// cannot bound its score returns 100 and every node is evaluated.
+//
+// Contract:
+//   - Every method is const, pure and deterministic; scores are in
+//     [0, 100], higher is better. Ties are broken by the caller with a
+//     stable key (lower GPU index, smaller node name).
+//   - A policy scores the state *after* the tentative placement without
+//     touching the ledger (upstream Volcano scored a half-updated ledger).
+//   - ScoreBound(least, most) >= NodeScore(node, placement) for every
+//     placement after which the node's utilisation lies in [least, most].
+//
+// Thread safety: immutable; safe to share across threads.
+#ifndef DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
+#define DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
+
+#include "absl/strings/string_view.h"
+#include "deviceshare/model/device_ledger.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_allocation.h"
+
+namespace deviceshare {
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+
+  // The registry name, e.g. "binpack".
+  virtual absl::string_view name() const = 0;
+
+  // GPU level: the rank of the GPU of `ledger` for a share if `extra` more
+  // were charged to it.
+  virtual int GpuScore(const DeviceLedger& ledger,
+                       const PodCharge& extra) const = 0;
+
+  // Node level: the score of `node` once `placement` (not committed, its
+  // grants on GPUs of `node`) lands on it.
+  virtual int NodeScore(const NodeState& node,
+                        const PodAllocation& placement) const = 0;
+
+  // An upper bound of NodeScore() over every placement after which the
+  // node's utilisation percent lies in [least_utilisation,
+  // most_utilisation].
+  virtual int ScoreBound(int least_utilisation, int most_utilisation) const = 0;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_POLICY_PLACEMENT_POLICY_H_

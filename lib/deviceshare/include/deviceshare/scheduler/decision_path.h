@@ -1,0 +1,97 @@
+// File: scheduler/decision_path.h
+//
+// DecisionPath: the steps every decision takes -- simulate, the extender,
+// the step API of hosts that run their own loop -- shaped like
+// kube-scheduler's framework:
+//
+//   PreFilter(pod)          once per pod: the policies it names exist; the
+//                           backends that may serve it (PodCycle)
+//   Filter(cycle, node)     per node: a verdict with its reason (never an
+//                           error), scored by the node policy when it fits
+//   Search(cycle, state)    the best node of the cluster (BetterVerdict)
+//                           without filtering every node
+//   Explain(cycle, state)   why a pod fits nowhere, per node
+//
+// The reserve and unreserve steps are ClusterState::AddPod / RemovePod;
+// the Scheduler (scheduler/scheduler.h) runs them under its lock, and
+// remembers verdicts between the steps of one pod.
+//
+// Filter: node CPU and memory (when the inventory has them) are checked
+// first. The pod's own mode picks one backend; a pod that names no mode is
+// offered to every enabled backend, and of those that fit the node the
+// one whose placement strands the least capacity serves it
+// (policy/stranded_capacity.h), then the higher score, then config order.
+//
+// Search reaches the choice of a full scan without evaluating every node:
+// backends give a cheap necessary fit test and score upper bounds (through
+// the policy's ScoreBound), and the cluster's node index is visited best
+// bound first (see decision_path.cc).
+//
+// Thread safety: immutable; every method is const and safe to call
+// concurrently on a ClusterState (and NodeStates) that nobody changes
+// meanwhile.
+#ifndef DEVICESHARE_SCHEDULER_DECISION_PATH_H_
+#define DEVICESHARE_SCHEDULER_DECISION_PATH_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/backend/backend_set.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/policy/policy_set.h"
+#include "deviceshare/scheduler/cluster_state.h"
+#include "deviceshare/scheduler/decision.h"
+#include "deviceshare/scheduler/pod_cycle.h"
+
+namespace deviceshare {
+
+class DecisionPath {
+ public:
+  // All three must outlive the path.
+  DecisionPath(const Config* config, const BackendSet* backends,
+               const PolicySet* policies);
+
+  // InvalidArgument when the pod names a policy that is not registered
+  // (the message names the annotation and the value).
+  absl::StatusOr<PodCycle> PreFilter(const PodRequest& request) const;
+
+  // Without `explain`, an unfit verdict may carry its code alone (no
+  // message): much cheaper when most nodes are rejected.
+  NodeVerdict Filter(const PodCycle& cycle, const NodeState& node,
+                     bool explain) const;
+
+  // The verdict for a node the state does not know.
+  static NodeVerdict UnknownNode(absl::string_view name);
+
+  // The best node of `state` for the pod, by BetterVerdict; nullopt when it
+  // fits nowhere.
+  std::optional<NodeVerdict> Search(const PodCycle& cycle,
+                                    const ClusterState& state) const;
+
+  // Fills the decision's reasons and counts for a pod that fits none of
+  // `nodes` (sorted by name).
+  void Explain(const PodCycle& cycle,
+               const std::vector<const NodeState*>& nodes,
+               const ScheduleOptions& options, Decision& decision) const;
+
+ private:
+  // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.
+  static ReasonCode HostCode(const PodRequest& request, const NodeState& node);
+  // Over the cycle's backends; -1 when there are none.
+  int UpperBound(const PodCycle& cycle, const NodeState& node) const;
+  bool MayFit(const PodCycle& cycle, const NodeState& node) const;
+  bool MayFitHeadroom(const PodCycle& cycle, const NodeShape& shape,
+                      const GpuHeadroom& headroom) const;
+  absl::StatusOr<const PlacementPolicy*> PolicyFor(
+      const std::optional<std::string>& name, absl::string_view annotation,
+      const PlacementPolicy& fallback, const PodRequest& request) const;
+
+  const Config* config_;
+  const BackendSet* backends_;
+  const PolicySet* policies_;
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_SCHEDULER_DECISION_PATH_H_

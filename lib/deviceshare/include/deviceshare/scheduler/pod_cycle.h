@@ -1,0 +1,32 @@
+// File: scheduler/pod_cycle.h
+//
+// PodCycle: what the prefilter step learnt about one pod, read by every
+// later step of the same decision (kube-scheduler's CycleState): the
+// pod's policies and the backends that may serve it. Made by
+// DecisionPath::PreFilter; cheap to make and to copy.
+#ifndef DEVICESHARE_SCHEDULER_POD_CYCLE_H_
+#define DEVICESHARE_SCHEDULER_POD_CYCLE_H_
+
+#include <vector>
+
+#include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/model/pod_request.h"
+
+namespace deviceshare {
+
+struct PodCycle {
+  // Not owned: the request the cycle was made for outlives it.
+  const PodRequest* request = nullptr;
+  // The pod's policies (its override, else the config's) and explain=true.
+  PlacementOptions placement;
+  // The enabled backends that may serve the pod, in config order: the one
+  // of the pod's mode, or every one when it names none. Empty when its
+  // mode is not enabled: every node then says ModeMismatch.
+  std::vector<const SharingBackend*> backends;
+
+  const PodRequest& pod() const { return *request; }
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_SCHEDULER_POD_CYCLE_H_

@@ -1,0 +1,61 @@
+#include "deviceshare/policy/policy_registry.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "deviceshare/policy/builtin_policies.h"
+#include "deviceshare/policy/policy_name.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare {
+
+absl::Status PolicyRegistry::Register(absl::string_view name, Factory factory) {
+  DS_ASSIGN_OR_RETURN(std::string parsed, ParsePolicyName(name, "policy"));
+  if (parsed != name) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "policy \"%s\": register it in lower case, without blanks", name));
+  }
+  if (!factories_.emplace(std::string(name), std::move(factory)).second) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("policy \"%s\" is already registered", name));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> PolicyRegistry::Create(
+    absl::string_view name, const Config& config) const {
+  auto it = factories_.find(name);
+  if (it == factories_.end()) {
+    return absl::NotFoundError(
+        absl::StrFormat("no policy '%s'; registered: %s", name,
+                        absl::StrJoin(RegisteredNames(), ", ")));
+  }
+  return it->second(config);
+}
+
+bool PolicyRegistry::Contains(absl::string_view name) const {
+  return factories_.find(name) != factories_.end();
+}
+
+std::vector<std::string> PolicyRegistry::RegisteredNames() const {
+  std::vector<std::string> names;
+  names.reserve(factories_.size());
+  for (const auto& [name, factory] : factories_) names.push_back(name);
+  return names;
+}
+
+absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
+  DS_RETURN_IF_ERROR(registry.Register(kBinpackPolicyName, NewBinpackPolicy));
+  return registry.Register(kSpreadPolicyName, NewSpreadPolicy);
+}
+
+const PolicyRegistry& BuiltinPolicies() {
+  static const PolicyRegistry* const registry = [] {
+    auto* built = new PolicyRegistry;
+    // Two constant names: this cannot fail.
+    RegisterBuiltinPolicies(*built).IgnoreError();
+    return built;
+  }();
+  return *registry;
+}
+
+}  // namespace deviceshare
