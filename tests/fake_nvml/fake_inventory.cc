@@ -46,7 +46,7 @@ Json FromYaml(const YAML::Node& node) {
   }
 }
 
-// The H100-80GB table of reference/mig-mps-nvml.md §1.2/§1.3.
+// The H100-80GB table of docs/reference/mig-mps-nvml.md §1.2/§1.3.
 std::vector<Profile> H100Profiles() {
   return {
       {0, 19, "1g.10gb", 1, 7, 16, 9984, 1, {0, 1, 2, 3, 4, 5, 6}},

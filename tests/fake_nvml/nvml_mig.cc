@@ -66,7 +66,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device,
   return NVML_SUCCESS;
 }
 
-// Answers with MIG off too, as r580 does (reference/mig-mps-nvml.md §1.1).
+// Answers with MIG off too, as r580 does (docs/reference/mig-mps-nvml.md §1.1).
 FAKE_NVML_EXPORT nvmlReturn_t
 nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned index,
                                      nvmlGpuInstanceProfileInfo_v2_t* info) {

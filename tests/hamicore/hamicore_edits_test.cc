@@ -1,6 +1,6 @@
 // Tests of the hami-core backend's ContainerEdits: the env vars and mounts
 // the node agent injects so that libvgpu.so enforces the share
-// (shared/reference/formats.md, "Container edits").
+// (docs/reference/formats.md, "Container edits").
 #include <map>
 #include <memory>
 #include <regex>

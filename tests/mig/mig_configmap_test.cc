@@ -1,6 +1,6 @@
 // The mig backend in configMap mode (scheduler.migSearch: configmap):
 // Volcano/HAMi knownMigGeometries groups, and the two Volcano bugs
-// (reference/upstream-volcano.md §11) it must not repeat.
+// (docs/reference/upstream-volcano.md §11) it must not repeat.
 #include <memory>
 #include <set>
 #include <string>

@@ -45,7 +45,7 @@ std::vector<std::pair<std::string, int>> Laid(const MigModel& model,
 using Slots = std::vector<std::pair<std::string, int>>;
 
 // Volcano's default knownMigGeometries for A100-80GB
-// (reference/upstream-volcano.md §11).
+// (docs/reference/upstream-volcano.md §11).
 TEST(MigGeometryLayoutTest, VolcanoA100_80GbDefaults) {
   const MigModel& m = Model("A100-80GB");
   EXPECT_EQ(Laid(m, Group("group1", {{"1g.10gb", 9728, 0, 7}})),

@@ -98,7 +98,7 @@ TEST(MigLayoutTest, MaximalSlotMapsMatchTheReferenceTable) {
   for (const auto& layout : EnumerateLayouts(model, base)) {
     if (IsMaximal(model, layout, base)) maps.push_back(SlotMap(model, layout));
   }
-  // ../shared/reference/mig-mps-nvml.md §1.4, rows 1-19.
+  // docs/reference/mig-mps-nvml.md §1.4, rows 1-19.
   const std::vector<std::string> reference = {
       "1111111.", "1111221.", "11113333", "1122111.", "1122221.",
       "11223333", "2211111.", "2211221.", "22113333", "2222111.",

@@ -1,7 +1,7 @@
 // Golden end-to-end tests of `simulate --output json` with the mig and mps
 // backends and the automatic mode choice. Expected slots follow the MIG
-// placement tables (reference/mig-mps-nvml.md §1.2) and the search rules in
-// mig/slot_search.h.
+// placement tables (docs/reference/mig-mps-nvml.md §1.2) and the search rules
+// in mig/slot_search.h.
 #include <set>
 #include <string>
 #include <vector>

@@ -1,11 +1,14 @@
 // Tests of the Alibaba trace reader: CSV parsing by header name, the
-// request mapping of the traces README, creation_time order, errors with
-// file and line, a small replay, and (when shared/traces is present) the
-// real node and pod lists.
+// request mapping of data/README.md, creation_time order, errors with
+// file and line, a small replay, and the real node and pod lists of
+// data/alibaba-gpu-v2023/ (part of the repository: a missing file fails).
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "deviceshare/simulate/csv_table.h"
 #include "deviceshare/simulate/gpu_uuid.h"
 #include "deviceshare/simulate/json_report.h"
@@ -217,20 +220,24 @@ TEST(TraceLoaderTest, CpuOnlyPodsThatFitNowhereSayInsufficientCpu) {
               StartsWith("InsufficientNodeMemory"));
 }
 
-std::string ReadTrace(const std::string& name) {
-  std::ifstream in(std::string(DEVICESHARE_TRACES_DIR) + "/alibaba-gpu-v2023/" +
-                   name);
-  if (!in) return "";
+// The trace files ship with the repository (data/), so a missing one is an
+// error naming its path, never a reason to skip.
+absl::StatusOr<std::string> ReadTrace(const std::string& name) {
+  const std::string path =
+      absl::StrCat(DEVICESHARE_TRACES_DIR, "/alibaba-gpu-v2023/", name);
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("no trace file ", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
 }
 
 TEST(TraceLoaderTest, RealNodeListHas1213NodesAnd6212Gpus) {
-  const std::string text = ReadTrace("openb_node_list_gpu_node.csv");
-  if (text.empty()) GTEST_SKIP() << "no " DEVICESHARE_TRACES_DIR;
+  const absl::StatusOr<std::string> text =
+      ReadTrace("openb_node_list_gpu_node.csv");
+  ASSERT_OK(text.status());
   auto nodes =
-      LoadTraceNodes(text, "openb_node_list_gpu_node.csv", DeviceConfig());
+      LoadTraceNodes(*text, "openb_node_list_gpu_node.csv", DeviceConfig());
   ASSERT_OK(nodes);
   EXPECT_THAT(nodes->nodes, SizeIs(1213));
   size_t gpus = 0;
@@ -239,9 +246,10 @@ TEST(TraceLoaderTest, RealNodeListHas1213NodesAnd6212Gpus) {
 }
 
 TEST(TraceLoaderTest, RealPodListsReadInOrder) {
-  const std::string text = ReadTrace("openb_pod_list_default.csv");
-  if (text.empty()) GTEST_SKIP() << "no " DEVICESHARE_TRACES_DIR;
-  auto pods = LoadTracePods(text, "openb_pod_list_default.csv");
+  const absl::StatusOr<std::string> text =
+      ReadTrace("openb_pod_list_default.csv");
+  ASSERT_OK(text.status());
+  auto pods = LoadTracePods(*text, "openb_pod_list_default.csv");
   ASSERT_OK(pods);
   EXPECT_THAT(*pods, SizeIs(8152));
   size_t sharing = 0;
@@ -255,8 +263,10 @@ TEST(TraceLoaderTest, RealPodListsReadInOrder) {
   }
   EXPECT_EQ(sharing, 3078u);  // the README's figure
   // The multi-GPU file has only five columns.
-  auto multi = LoadTracePods(ReadTrace("openb_pod_list_multigpu20.csv"),
-                             "openb_pod_list_multigpu20.csv");
+  const absl::StatusOr<std::string> multi_text =
+      ReadTrace("openb_pod_list_multigpu20.csv");
+  ASSERT_OK(multi_text.status());
+  auto multi = LoadTracePods(*multi_text, "openb_pod_list_multigpu20.csv");
   ASSERT_OK(multi);
   EXPECT_THAT(*multi, SizeIs(8324));
 }

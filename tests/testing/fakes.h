@@ -1,6 +1,6 @@
 // File: testing/fakes.h
 //
-// Test doubles for the seams of DESIGN.md §9 that the core uses.
+// Test doubles for the test seams of docs/architecture.md that the core uses.
 #ifndef DEVICESHARE_TESTS_TESTING_FAKES_H_
 #define DEVICESHARE_TESTS_TESTING_FAKES_H_
 

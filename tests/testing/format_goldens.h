@@ -1,6 +1,6 @@
 // File: format_goldens.h
 //
-// The example strings of shared/reference/formats.md, spelt once for every
+// The example strings of docs/reference/formats.md, spelt once for every
 // codec test. format_goldens_test.cc checks that each still occurs verbatim
 // in formats.md, so a golden cannot drift from the reference.
 #ifndef DEVICESHARE_TESTS_FORMAT_GOLDENS_H_

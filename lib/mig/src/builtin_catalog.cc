@@ -1,6 +1,6 @@
 // The built-in MIG tables.
 //
-// Sources (the project's research note is ../shared/reference/mig-mps-nvml.md
+// Sources (the project's research note is docs/reference/mig-mps-nvml.md
 // §1; "lgip" = `nvidia-smi mig -lgip` output):
 //   - Placements of every 8-slice part: NVML GetGpuInstancePossiblePlacements
 //     measured on an H100-80GB, identical lists in the MIG user guide

@@ -3,7 +3,7 @@
 // The part of NVML's C ABI (nvml.h, CUDA 13.0 / r580) that the node agent
 // uses, declared here because deviceshare may not depend on the CUDA
 // toolkit and the machine has no nvml.h. Layouts, values and the versioned
-// symbol names are NVML's exactly (reference/mig-mps-nvml.md §1, §3): the
+// symbol names are NVML's exactly (docs/reference/mig-mps-nvml.md §1, §3): the
 // agent dlopens the real libnvidia-ml.so.1 and calls it through these.
 // The fake NVML of the tests (tests/fake_nvml) implements the same ABI from
 // this header.

@@ -7,8 +7,8 @@
 // Release() after a free, so the container's total can never pass the
 // limit, whatever the interleaving of its processes.
 //
-// Crash safety, the point of this layout (HAMi-core deadlocks when a
-// process dies holding its semaphore, reference/upstream-hamicore.md §4.2):
+// Crash safety, the point of this layout (HAMi-core deadlocks when a process
+// dies holding its semaphore, docs/reference/upstream-hamicore.md §4.2):
 //  - The header is versioned (magic, ABI version, size) and written under
 //    flock(2), which the kernel drops when its holder dies; `ready` is set
 //    last, so a half-written header is rebuilt by the next process.

@@ -1,7 +1,7 @@
 // File: codec/annotation_keys.h
 //
 // The exact annotation and resource names of the two dialects
-// (shared/reference/formats.md). One place, so no string is spelt twice.
+// (docs/reference/formats.md). One place, so no string is spelt twice.
 #ifndef DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
 #define DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
 

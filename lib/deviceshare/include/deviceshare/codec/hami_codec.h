@@ -1,7 +1,7 @@
 // File: codec/hami_codec.h
 //
 // HAMi's wire strings, both directions, byte for byte as in
-// shared/reference/formats.md:
+// docs/reference/formats.md:
 //
 //   node `hami.io/node-nvidia-register`, JSON (HAMi >= 2.8): a list of
 //     {"id","index","count","devmem","devcore","type","numa","mode","health"}

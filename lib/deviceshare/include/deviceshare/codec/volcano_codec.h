@@ -1,7 +1,7 @@
 // File: codec/volcano_codec.h
 //
 // Volcano's wire strings, both directions, byte for byte as in
-// shared/reference/formats.md:
+// docs/reference/formats.md:
 //
 //   node `volcano.sh/node-vgpu-register`: one entry per GPU, each ending ':'
 //     UUID,split,memMiB,type,health,mode:

@@ -22,7 +22,7 @@
 //     pod whose containers name only such resources (or none) is in the
 //     Volcano dialect when it carries a `volcano.sh/` annotation, else HAMi.
 //
-// Defaults follow the upstream projects (shared/reference/formats.md,
+// Defaults follow the upstream projects (docs/reference/formats.md,
 // upstream-hami.md §3, upstream-volcano.md §7), with DeviceConfig's
 // defaultMemory / defaultCores / defaultGPUNum honoured in both dialects.
 // Init containers are parsed too (the pod needs max(init, sum of app)).

@@ -43,7 +43,7 @@
 namespace deviceshare {
 
 // An MPS server serves at most 48 clients per GPU (measured on an H100,
-// reference/mig-mps-nvml.md §4.1).
+// docs/reference/mig-mps-nvml.md §4.1).
 inline constexpr int32_t kMaxMpsClients = 48;
 
 // One container's share of one GPU.

@@ -3,7 +3,7 @@
 // The hami-core backend: a tenant gets N MiB of a GPU's memory and P % of
 // its SM time, enforced inside the container by the libvgpu.so interposer
 // that the node agent mounts and configures through environment variables
-// (shared/reference/formats.md, "Container edits").
+// (docs/reference/formats.md, "Container edits").
 //
 // Placement is the share search of backend/fractional_share.h on GPUs whose
 // mode is hami-core. Thread safety: immutable; see SharingBackend.

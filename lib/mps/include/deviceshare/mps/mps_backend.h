@@ -10,7 +10,7 @@
 // Fault isolation is weaker than with hami-core or MIG: a fatal GPU
 // exception in one MPS client is delivered to every client of that GPU,
 // and the server takes no new client until they have all exited
-// (reference/mig-mps-nvml.md §4.1). Use mps for cooperating tenants.
+// (docs/reference/mig-mps-nvml.md §4.1). Use mps for cooperating tenants.
 //
 // Thread safety: immutable; see SharingBackend.
 #ifndef DEVICESHARE_MPS_MPS_BACKEND_H_

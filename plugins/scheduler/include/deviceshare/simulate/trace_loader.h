@@ -1,7 +1,7 @@
 // File: simulate/trace_loader.h
 //
 // Reads the Alibaba GPU trace (cluster-trace-gpu-v2023, the "openb" CSVs in
-// shared/traces/alibaba-gpu-v2023/) into nodes and pods. Columns are found
+// data/alibaba-gpu-v2023/) into nodes and pods. Columns are found
 // by header name, so the files with fewer columns read the same.
 //
 // Nodes (`sn,cpu_milli,memory_mib,gpu,model`; `name` is accepted for `sn`):
