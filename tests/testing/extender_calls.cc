@@ -32,7 +32,11 @@ extender::BindingArgs BindingFor(const nlohmann::json& pod,
 }
 
 ExtenderHarness::ExtenderHarness(extender::ExtenderOptions options)
-    : scheduler_(NewBuiltinScheduler()),
+    : ExtenderHarness(options, NewBuiltinScheduler()) {}
+
+ExtenderHarness::ExtenderHarness(extender::ExtenderOptions options,
+                                 std::unique_ptr<Scheduler> scheduler)
+    : scheduler_(std::move(scheduler)),
       extender_(scheduler_.get(), &writer_, &clock_, options) {
   EXPECT_TRUE(extender::SetLogLevel("warn").ok());
 }

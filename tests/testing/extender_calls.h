@@ -35,6 +35,9 @@ extender::BindingArgs BindingFor(const nlohmann::json& pod,
 class ExtenderHarness {
  protected:
   explicit ExtenderHarness(extender::ExtenderOptions options);
+  // Over `scheduler` instead of NewBuiltinScheduler().
+  ExtenderHarness(extender::ExtenderOptions options,
+                  std::unique_ptr<Scheduler> scheduler);
 
   // Registers the nodes (HAMi's JSON registration), as a node list does.
   void AddNodes(std::vector<NodeSpec> specs);

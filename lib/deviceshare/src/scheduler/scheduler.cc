@@ -282,10 +282,11 @@ absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
 }
 
 void Scheduler::Release(absl::string_view pod_uid) {
+  // The pod's remembered verdicts stay: only its own node changes, and its
+  // version with it, so the others still hold (a host that releases a pod
+  // to filter it again, as the extender does, keeps them).
   absl::MutexLock lock(&mu_);
   state_.RemovePod(pod_uid);
-  absl::MutexLock memory_lock(&memory_mu_);
-  memory_->ForgetPod(pod_uid);
 }
 
 absl::Status Scheduler::Bind(const PodRequest& request,

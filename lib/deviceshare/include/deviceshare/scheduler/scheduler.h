@@ -125,7 +125,7 @@ class Scheduler {
 
   // Forgets a pod and frees its shares: the unreserve step, and a pod that
   // is gone. Idempotent.
-  void Release(absl::string_view pod_uid) ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  void Release(absl::string_view pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records a placement decided elsewhere (a pod event, a bind of a
   // filtered placement).
