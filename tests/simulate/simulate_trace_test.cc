@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
+#include "deviceshare/input/gpu_uuid.h"
 #include "deviceshare/simulate/csv_table.h"
-#include "deviceshare/simulate/gpu_uuid.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/simulate.h"
 #include "deviceshare/simulate/trace_loader.h"
@@ -19,6 +19,7 @@
 namespace deviceshare::simulate {
 namespace {
 
+using ::deviceshare::input::GeneratedGpuUuid;
 using ::deviceshare::testing::PlacementOf;
 using ::deviceshare::testing::StatusIs;
 using ::deviceshare::testing::UnschedulableOf;
