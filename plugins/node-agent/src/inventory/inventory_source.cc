@@ -22,18 +22,7 @@ absl::Status Prefixed(const std::string& path, const absl::Status& status) {
 }
 
 DiscoveredGpu FromShortForm(const Gpu& gpu) {
-  DiscoveredGpu out;
-  out.uuid = gpu.uuid;
-  out.index = gpu.index;
-  out.model = gpu.model;
-  out.pci_device_id = gpu.pci_device_id;
-  out.memory_mib = gpu.memory_mib;
-  out.sm_count = gpu.sm_count;
-  out.numa_node = gpu.numa_node;
-  out.links = gpu.links;
-  out.mig_capable = gpu.mig_capable || gpu.mode == SharingMode::kMig;
-  out.mig_enabled = gpu.mode == SharingMode::kMig;
-  out.healthy = gpu.healthy;
+  DiscoveredGpu out = FromPhysicalGpu(gpu);
   if (!gpu.healthy) out.health_reason = "unhealthy in the inventory file";
   return out;
 }
