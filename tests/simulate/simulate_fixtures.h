@@ -1,12 +1,11 @@
 // File: simulate_fixtures.h
 //
-// Helpers for the simulate tests: write inputs to files in the test's temp
-// directory, run the whole `simulate` pipeline (Simulate + ReportJson) on
-// them, and build short-form clusters and pod manifests tersely.
+// Helpers for the simulate tests: run the whole `simulate` pipeline
+// (Simulate + ReportJson) on inputs given as text, and build short-form
+// clusters tersely. Pod manifests and temp files: testing/input_text.h.
 #ifndef DEVICESHARE_TESTS_SIMULATE_FIXTURES_H_
 #define DEVICESHARE_TESTS_SIMULATE_FIXTURES_H_
 
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,21 +16,9 @@
 #include "deviceshare/simulate/simulate.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/input_text.h"
 
 namespace deviceshare::testing {
-
-// Writes `text` to a fresh file named after the running test and `name`;
-// returns its path.
-inline std::string WriteTempFile(const std::string& name,
-                                 const std::string& text) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string path =
-      absl::StrCat(::testing::TempDir(), "/", info->test_suite_name(), ".",
-                   info->name(), ".", name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return path;
-}
 
 // A short-form GPU entry list for node `node`: `count` GPUs of `model` with
 // explicit uuids "GPU-<node>-<i>" (i from `first`), so tests read them.
@@ -55,27 +42,6 @@ inline std::string ShortNode(const std::string& name, const std::string& gpus) {
 
 inline std::string ShortCluster(const std::vector<std::string>& nodes) {
   return absl::StrCat("nodes:\n", absl::StrJoin(nodes, ""));
-}
-
-// A pod "default/<name>" with one container "main" whose resource limits
-// are `limits` (a YAML flow mapping body, either dialect), and optional
-// annotations (also a flow mapping body).
-inline std::string PodYaml(const std::string& name, const std::string& limits,
-                           const std::string& annotations = "") {
-  return absl::StrCat(
-      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
-      "\n  namespace: default\n",
-      annotations.empty()
-          ? ""
-          : absl::StrCat("  annotations: {", annotations, "}\n"),
-      "spec:\n  containers:\n  - name: main\n    image: x\n    resources:\n"
-      "      limits: {",
-      limits, "}\n");
-}
-
-// Documents joined by "---".
-inline std::string Docs(const std::vector<std::string>& docs) {
-  return absl::StrJoin(docs, "---\n");
 }
 
 // Runs simulate on a cluster and pods given as text.

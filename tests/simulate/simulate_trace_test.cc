@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/input/gpu_uuid.h"
 #include "deviceshare/simulate/csv_table.h"
-#include "deviceshare/simulate/gpu_uuid.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/simulate.h"
 #include "deviceshare/simulate/trace_loader.h"
@@ -22,6 +22,7 @@
 namespace deviceshare::simulate {
 namespace {
 
+using ::deviceshare::input::GeneratedGpuUuid;
 using ::deviceshare::testing::PlacementOf;
 using ::deviceshare::testing::StatusIs;
 using ::deviceshare::testing::UnschedulableOf;

@@ -8,9 +8,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "deviceshare/simulate/input_file.h"
+#include "deviceshare/input/input_file.h"
 
 namespace deviceshare::simulate {
+
+using input::AtLine;
+using input::InFile;
+
 namespace {
 
 struct RawRow {

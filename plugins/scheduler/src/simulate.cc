@@ -8,14 +8,21 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/config/config_parser.h"
-#include "deviceshare/simulate/cluster_loader.h"
-#include "deviceshare/simulate/input_file.h"
-#include "deviceshare/simulate/pod_loader.h"
+#include "deviceshare/input/cluster_loader.h"
+#include "deviceshare/input/input_file.h"
+#include "deviceshare/input/pod_loader.h"
 #include "deviceshare/simulate/synthetic.h"
 #include "deviceshare/simulate/trace_loader.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::simulate {
+
+using input::InFile;
+using input::LoadClusterYaml;
+using input::LoadedCluster;
+using input::LoadPodsYaml;
+using input::ReadInputFile;
+
 namespace {
 
 absl::Status BadOptions(absl::string_view message) {

@@ -4,10 +4,13 @@
 
 #include "absl/strings/str_format.h"
 #include "deviceshare/config/device_registration.h"
-#include "deviceshare/simulate/gpu_uuid.h"
+#include "deviceshare/input/gpu_uuid.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::simulate {
+
+using input::GeneratedGpuUuid;
+
 namespace {
 
 constexpr int64_t kGiB = 1024;

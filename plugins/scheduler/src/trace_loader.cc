@@ -10,13 +10,19 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "deviceshare/config/device_registration.h"
-#include "deviceshare/simulate/cluster_loader.h"
+#include "deviceshare/input/cluster_loader.h"
+#include "deviceshare/input/gpu_uuid.h"
+#include "deviceshare/input/input_file.h"
 #include "deviceshare/simulate/csv_table.h"
-#include "deviceshare/simulate/gpu_uuid.h"
-#include "deviceshare/simulate/input_file.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::simulate {
+
+using input::AtLine;
+using input::CheckClusterUnique;
+using input::GeneratedGpuUuid;
+using input::InFile;
+
 namespace {
 
 absl::Status Negative(const CsvTable& table, size_t row,

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "codec/register_entry.h"
 #include "codec/wire_fields.h"
 #include "config/mig_geometry_parser.h"
 #include "deviceshare/codec/annotation_keys.h"
@@ -21,23 +22,22 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
-// Legacy entries: UUID,split,memMiB,devcore,type,numa,health[,index,mode].
-constexpr size_t kLegacyShortFields = 7;
-constexpr size_t kLegacyLongFields = 9;
+using wire::RegisterColumn;
 
-// HAMi's node side writes an unknown NUMA node (sysfs "-1") as 0; an older
-// or foreign writer may not have, so -1 is read the same way. Any other
-// negative value is corruption.
-constexpr absl::string_view kUnknownNuma = "-1";
+// Legacy entries: UUID,split,memMiB,devcore,type,numa,health[,index,mode];
+// the 7-field form predates the index column. HAMi wrote the GPUs in
+// minor-number order, so there the position is the best index there is.
+constexpr RegisterColumn kLegacyColumns[] = {
+    RegisterColumn::kUuid,    RegisterColumn::kSplit, RegisterColumn::kMemory,
+    RegisterColumn::kDevcore, RegisterColumn::kType,  RegisterColumn::kNuma,
+    RegisterColumn::kHealth,  RegisterColumn::kIndex, RegisterColumn::kMode};
+constexpr size_t kLegacyFieldCounts[] = {7, 9};
+constexpr wire::RegisterLayout kLegacyLayout = {
+    "UUID,split,memMiB,devcore,type,numa,health[,index,mode]", kLegacyColumns,
+    kLegacyFieldCounts};
 
 std::string EntryWhere(size_t index) {
   return absl::StrCat(keys::kHamiNodeRegister, " entry ", index);
-}
-
-// Derived, as in the Volcano codec: a GPU registered in a mode can run it.
-void SetCapabilitiesFromMode(Gpu& gpu) {
-  gpu.mig_capable = gpu.mode == SharingMode::kMig;
-  gpu.mps_capable = gpu.mode == SharingMode::kMps;
 }
 
 // JSON form (HAMi >= 2.8).
@@ -126,8 +126,7 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
                               /*unknown_numa_is_zero=*/true));
   DS_ASSIGN_OR_RETURN(std::string mode, JsonString(entry, "mode", where));
   if (!mode.empty()) {
-    DS_ASSIGN_OR_RETURN(
-        gpu.mode, ParseSharingMode(mode, absl::StrCat(where, " field mode")));
+    DS_ASSIGN_OR_RETURN(gpu.mode, wire::ParseModeField(mode, where));
   }
   // As in HAMi, a device that does not say it is healthy is not.
   gpu.healthy = false;
@@ -143,60 +142,7 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
   gpu.split_count = static_cast<int32_t>(count);
   gpu.core_capacity = static_cast<int32_t>(devcore);
   gpu.numa_node = static_cast<int32_t>(numa);
-  SetCapabilitiesFromMode(gpu);
-  return gpu;
-}
-
-// Legacy string form (HAMi <= 2.7).
-
-absl::StatusOr<int32_t> LegacyNuma(absl::string_view value,
-                                   absl::string_view where) {
-  if (value == kUnknownNuma) return 0;
-  DS_ASSIGN_OR_RETURN(int64_t numa,
-                      wire::ParseCount(value, wire::kInt32Max, where, "numa"));
-  return static_cast<int32_t>(numa);
-}
-
-absl::StatusOr<Gpu> DecodeLegacyEntry(absl::string_view entry, size_t index) {
-  const std::string where = EntryWhere(index);
-  std::vector<absl::string_view> fields = absl::StrSplit(entry, ',');
-  if (fields.size() != kLegacyShortFields &&
-      fields.size() != kLegacyLongFields) {
-    return wire::FieldError(
-        where, "UUID,split,memMiB,devcore,type,numa,health[,index,mode]", entry,
-        absl::StrFormat("has %d fields, want %d or %d", fields.size(),
-                        kLegacyShortFields, kLegacyLongFields));
-  }
-  Gpu gpu;
-  gpu.uuid = std::string(fields[0]);
-  if (gpu.uuid.empty()) return wire::FieldError(where, "uuid", "", "is empty");
-  DS_ASSIGN_OR_RETURN(
-      int64_t split,
-      wire::ParseCount(fields[1], wire::kInt32Max, where, "split"));
-  DS_ASSIGN_OR_RETURN(
-      gpu.memory_mib,
-      wire::ParseCount(fields[2], wire::kInt64Max, where, "memMiB"));
-  DS_ASSIGN_OR_RETURN(
-      int64_t devcore,
-      wire::ParseCount(fields[3], wire::kInt32Max, where, "devcore"));
-  gpu.model = std::string(fields[4]);
-  DS_ASSIGN_OR_RETURN(gpu.numa_node, LegacyNuma(fields[5], where));
-  DS_ASSIGN_OR_RETURN(gpu.healthy, wire::ParseBool(fields[6], where, "health"));
-  gpu.split_count = static_cast<int32_t>(split);
-  gpu.core_capacity = static_cast<int32_t>(devcore);
-  // The 7-field form predates the index column; HAMi wrote the GPUs in
-  // minor-number order, so the position is the best index there is.
-  gpu.index = static_cast<int32_t>(index);
-  if (fields.size() == kLegacyLongFields) {
-    DS_ASSIGN_OR_RETURN(
-        int64_t gpu_index,
-        wire::ParseCount(fields[7], wire::kInt32Max, where, "index"));
-    gpu.index = static_cast<int32_t>(gpu_index);
-    DS_ASSIGN_OR_RETURN(
-        gpu.mode,
-        ParseSharingMode(fields[8], absl::StrCat(where, " field mode")));
-  }
-  SetCapabilitiesFromMode(gpu);
+  wire::SetCapabilitiesFromMode(gpu);
   return gpu;
 }
 
@@ -415,7 +361,9 @@ absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegisterLegacy(
   std::vector<Gpu> gpus;
   gpus.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
-    DS_ASSIGN_OR_RETURN(Gpu gpu, DecodeLegacyEntry(entries[i], i));
+    DS_ASSIGN_OR_RETURN(Gpu gpu, wire::DecodeRegisterEntry(
+                                     entries[i], kLegacyLayout,
+                                     static_cast<int32_t>(i), EntryWhere(i)));
     gpus.push_back(std::move(gpu));
   }
   return gpus;

@@ -4,9 +4,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "codec/register_entry.h"
 #include "codec/wire_fields.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/status_macros.h"
@@ -14,39 +14,16 @@
 namespace deviceshare {
 namespace {
 
-constexpr int kRegisterFields = 6;  // UUID,split,memMiB,type,health,mode
+using wire::RegisterColumn;
 
-absl::StatusOr<Gpu> DecodeRegisterEntry(absl::string_view entry, int index) {
-  const std::string where =
-      absl::StrCat(keys::kVolcanoNodeRegister, " entry ", index);
-  std::vector<absl::string_view> fields = absl::StrSplit(entry, ',');
-  if (fields.size() != kRegisterFields) {
-    return wire::FieldError(where, "UUID,split,memMiB,type,health,mode", entry,
-                            absl::StrFormat("has %d fields, want %d",
-                                            fields.size(), kRegisterFields));
-  }
-  Gpu gpu;
-  gpu.index = index;  // Volcano identifies a GPU by its position
-  gpu.uuid = std::string(fields[0]);
-  if (gpu.uuid.empty()) return wire::FieldError(where, "uuid", "", "is empty");
-  DS_ASSIGN_OR_RETURN(
-      int64_t split,
-      wire::ParseCount(fields[1], wire::kInt32Max, where, "split"));
-  gpu.split_count = static_cast<int32_t>(split);
-  DS_ASSIGN_OR_RETURN(
-      gpu.memory_mib,
-      wire::ParseCount(fields[2], wire::kInt64Max, where, "memMiB"));
-  gpu.model = std::string(fields[3]);
-  DS_ASSIGN_OR_RETURN(gpu.healthy, wire::ParseBool(fields[4], where, "health"));
-  DS_ASSIGN_OR_RETURN(
-      gpu.mode,
-      ParseSharingMode(fields[5], absl::StrCat(where, " field mode")));
-  // The node plugin registers the mode the GPU runs in, so the GPU can run
-  // it; the format has no other capability bits.
-  gpu.mig_capable = gpu.mode == SharingMode::kMig;
-  gpu.mps_capable = gpu.mode == SharingMode::kMps;
-  return gpu;
-}
+constexpr RegisterColumn kRegisterColumns[] = {
+    RegisterColumn::kUuid, RegisterColumn::kSplit,  RegisterColumn::kMemory,
+    RegisterColumn::kType, RegisterColumn::kHealth, RegisterColumn::kMode};
+constexpr size_t kRegisterFieldCounts[] = {6};
+// Volcano identifies a GPU by its position: the layout has no index.
+constexpr wire::RegisterLayout kRegisterLayout = {
+    "UUID,split,memMiB,type,health,mode", kRegisterColumns,
+    kRegisterFieldCounts};
 
 }  // namespace
 
@@ -68,8 +45,10 @@ absl::StatusOr<std::vector<Gpu>> DecodeVolcanoNodeRegister(
   std::vector<Gpu> gpus;
   gpus.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
-    DS_ASSIGN_OR_RETURN(Gpu gpu,
-                        DecodeRegisterEntry(entries[i], static_cast<int>(i)));
+    DS_ASSIGN_OR_RETURN(
+        Gpu gpu, wire::DecodeRegisterEntry(
+                     entries[i], kRegisterLayout, static_cast<int32_t>(i),
+                     absl::StrCat(keys::kVolcanoNodeRegister, " entry ", i)));
     gpus.push_back(std::move(gpu));
   }
   return gpus;

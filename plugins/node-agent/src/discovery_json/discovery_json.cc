@@ -10,14 +10,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "deviceshare/simulate/json_object_reader.h"
+#include "deviceshare/input/json_object_reader.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
 namespace {
 
 using Json = nlohmann::json;
-using simulate::JsonObjectReader;
+using input::JsonObjectReader;
 
 std::string Dump(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);

@@ -1,9 +1,6 @@
 #include "deviceshare/agent/inventory_source.h"
 
 #include <algorithm>
-#include <fstream>
-#include <set>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,8 +8,9 @@
 #include "absl/synchronization/mutex.h"
 #include "deviceshare/agent/discovery_json.h"
 #include "deviceshare/config/device_config.h"
+#include "deviceshare/input/input_file.h"
+#include "deviceshare/input/short_cluster.h"
 #include "deviceshare/k8s/yaml_json.h"
-#include "deviceshare/simulate/short_cluster.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
@@ -24,18 +22,7 @@ absl::Status Prefixed(const std::string& path, const absl::Status& status) {
 }
 
 DiscoveredGpu FromShortForm(const Gpu& gpu) {
-  DiscoveredGpu out;
-  out.uuid = gpu.uuid;
-  out.index = gpu.index;
-  out.model = gpu.model;
-  out.pci_device_id = gpu.pci_device_id;
-  out.memory_mib = gpu.memory_mib;
-  out.sm_count = gpu.sm_count;
-  out.numa_node = gpu.numa_node;
-  out.links = gpu.links;
-  out.mig_capable = gpu.mig_capable || gpu.mode == SharingMode::kMig;
-  out.mig_enabled = gpu.mode == SharingMode::kMig;
-  out.healthy = gpu.healthy;
+  DiscoveredGpu out = FromPhysicalGpu(gpu);
   if (!gpu.healthy) out.health_reason = "unhealthy in the inventory file";
   return out;
 }
@@ -44,7 +31,7 @@ absl::StatusOr<std::vector<DiscoveredGpu>> FromShortCluster(
     const nlohmann::json& document, const InventorySourceOptions& options) {
   // Default scaling (1x): the file gives physical memory.
   DS_ASSIGN_OR_RETURN(std::vector<NodeInventory> nodes,
-                      simulate::ParseShortCluster(document, DeviceConfig{}));
+                      input::ParseShortCluster(document, DeviceConfig{}));
   if (nodes.empty()) {
     return absl::InvalidArgumentError("nodes: lists no node");
   }
@@ -68,14 +55,13 @@ absl::StatusOr<std::vector<DiscoveredGpu>> FromShortCluster(
 }
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
+  absl::StatusOr<std::string> text =
+      input::ReadInputFile("inventory file", path);
+  if (absl::IsNotFound(text.status())) {
     return absl::NotFoundError(
         absl::StrFormat("cannot read inventory file %s", path));
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return text;
 }
 
 class InventorySource final : public GpuSource {
@@ -148,8 +134,8 @@ absl::StatusOr<std::vector<DiscoveredGpu>> ParseInventory(
   absl::StatusOr<nlohmann::json> document = ParseJsonOrYaml(text);
   if (!document.ok()) return Prefixed(path, document.status());
   absl::StatusOr<std::vector<DiscoveredGpu>> gpus =
-      simulate::IsShortCluster(*document) ? FromShortCluster(*document, options)
-                                          : ParseDiscoveryJson(*document);
+      input::IsShortCluster(*document) ? FromShortCluster(*document, options)
+                                       : ParseDiscoveryJson(*document);
   if (!gpus.ok()) return Prefixed(path, gpus.status());
   return gpus;
 }

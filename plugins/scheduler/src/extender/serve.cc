@@ -10,10 +10,10 @@
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/extender/extender.h"
+#include "deviceshare/input/input_file.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/kube_config.h"
 #include "deviceshare/kube/reflector.h"
-#include "deviceshare/simulate/input_file.h"
 #include "deviceshare/status_macros.h"
 #include "extender_log.h"
 #include "spdlog/spdlog.h"
@@ -45,10 +45,9 @@ namespace {
 
 absl::StatusOr<Config> LoadConfig(const std::string& path) {
   if (path.empty()) return Config{};
-  DS_ASSIGN_OR_RETURN(std::string text,
-                      simulate::ReadInputFile("--config", path));
+  DS_ASSIGN_OR_RETURN(std::string text, input::ReadInputFile("--config", path));
   absl::StatusOr<Config> config = ParseConfigYaml(text);
-  if (!config.ok()) return simulate::InFile(path, config.status());
+  if (!config.ok()) return input::InFile(path, config.status());
   return config;
 }
 

@@ -5,7 +5,13 @@
 // (model/gpu.h) carries: PCI bus id, compute capability, the MIG profiles
 // and legal placements NVML reports, the MIG instances that exist now, and
 // why a GPU is unhealthy. Value types. ToPhysicalGpu() gives the model's
-// view before the device config shapes it (config/device_registration.h).
+// view before the device config shapes it (config/device_registration.h);
+// FromPhysicalGpu() goes the other way, for GPUs written as a Gpu (the
+// short cluster form of an inventory file). The facts both types carry are
+// copied in one place (discovered_gpu.cc), so a fact added to both is
+// carried across by adding it there.
+//
+// Thread safety: value types and pure functions.
 #ifndef DEVICESHARE_AGENT_DISCOVERED_GPU_H_
 #define DEVICESHARE_AGENT_DISCOVERED_GPU_H_
 
@@ -68,6 +74,12 @@ struct DiscoveredGpu {
 // become Gpu::mig_instances), hami-core otherwise. Split count and core
 // capacity keep their defaults until RegisteredGpu() applies the config.
 Gpu ToPhysicalGpu(const DiscoveredGpu& gpu);
+
+// The discovered view of a Gpu: the facts both carry; MIG capable and
+// enabled when the mode is mig (without instances: a Gpu's MigSlots lack
+// the NVML ids). No PCI bus id, compute capability, MIG profiles or health
+// reason.
+DiscoveredGpu FromPhysicalGpu(const Gpu& gpu);
 
 }  // namespace deviceshare::agent
 

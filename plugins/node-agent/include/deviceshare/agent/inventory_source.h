@@ -11,7 +11,7 @@
 //
 // (every key of agent/discovery_json.h; uuid, model and memory_mib are
 // required), or the short cluster form of `deviceshare-scheduler simulate`
-// (simulate/short_cluster.h):
+// (input/short_cluster.h):
 //
 //   nodes:
 //   - name: gpu-a

@@ -8,7 +8,7 @@
 // each node gets `gpu` GPUs of its model, registered as
 // "Alibaba[<model>]" (TraceGpuModelName) with the memory of
 // kTraceGpuMemory (undisclosed models: kUndisclosedGpuMemoryMib), a
-// generated uuid (GeneratedGpuUuid) and the config's split count and
+// generated uuid (input/gpu_uuid.h) and the config's split count and
 // scaling (RegisteredGpu). Node CPU and memory are tracked.
 //
 // Pods (`name,cpu_milli,memory_mib,num_gpu,gpu_milli`, optional `gpu_spec`,

@@ -1,11 +1,14 @@
-// File: simulate/yaml_document_lines.h
+// File: input/yaml_document_lines.h
 //
 // Where each document of a multi-document YAML file starts, so that errors
 // about a document can name its line as well as its number. Documents are
 // numbered as k8s/yaml_json.h's ParseYamlDocuments returns them: empty
 // documents are skipped and not counted.
-#ifndef DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_
-#define DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_
+//
+// Thread safety: YamlDocumentLines is a pure function. A YamlDocumentErrors
+// caches the lines on first use: one thread at a time.
+#ifndef DEVICESHARE_INPUT_YAML_DOCUMENT_LINES_H_
+#define DEVICESHARE_INPUT_YAML_DOCUMENT_LINES_H_
 
 #include <cstddef>
 #include <optional>
@@ -15,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 // 1-based first line of each non-empty document; empty when the text does
 // not parse.
@@ -38,6 +41,6 @@ class YamlDocumentErrors {
   std::optional<std::vector<size_t>> lines_;
 };
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input
 
-#endif  // DEVICESHARE_SIMULATE_YAML_DOCUMENT_LINES_H_
+#endif  // DEVICESHARE_INPUT_YAML_DOCUMENT_LINES_H_

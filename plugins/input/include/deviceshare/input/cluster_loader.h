@@ -1,16 +1,19 @@
-// File: simulate/cluster_loader.h
+// File: input/cluster_loader.h
 //
-// Reads `--cluster`: a YAML file in one of two forms.
+// Reads a cluster (simulate's `--cluster`): YAML (or JSON) in one of two
+// forms.
 //  - Kubernetes Node objects carrying a registration annotation in either
 //    dialect (k8s/node_parser.h), as separate documents and/or inside
 //    `kind: List` / `kind: NodeList` objects (`items:`), as `kubectl get
 //    nodes -o yaml` prints them. A Node without a registration annotation
 //    has no shareable GPU: it is skipped, with a note.
-//  - The short form (simulate/short_cluster.h), one document.
+//  - The short form (input/short_cluster.h), one document.
 // Node names and GPU uuids must be unique across the cluster. Errors name
 // the file, the document and the field.
-#ifndef DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_
-#define DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_
+//
+// Thread safety: pure functions.
+#ifndef DEVICESHARE_INPUT_CLUSTER_LOADER_H_
+#define DEVICESHARE_INPUT_CLUSTER_LOADER_H_
 
 #include <string>
 #include <vector>
@@ -20,7 +23,7 @@
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/node_inventory.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 struct LoadedCluster {
   std::vector<NodeInventory> nodes;  // in file order
@@ -36,6 +39,6 @@ absl::StatusOr<LoadedCluster> LoadClusterYaml(absl::string_view text,
 // two GPUs a uuid.
 absl::Status CheckClusterUnique(const std::vector<NodeInventory>& nodes);
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input
 
-#endif  // DEVICESHARE_SIMULATE_CLUSTER_LOADER_H_
+#endif  // DEVICESHARE_INPUT_CLUSTER_LOADER_H_

@@ -1,26 +1,21 @@
-#include "deviceshare/simulate/pod_loader.h"
+#include "deviceshare/input/pod_loader.h"
 
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/input/input_file.h"
+#include "deviceshare/input/kube_objects.h"
+#include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "deviceshare/k8s/yaml_json.h"
-#include "deviceshare/simulate/input_file.h"
-#include "deviceshare/simulate/yaml_document_lines.h"
 #include "deviceshare/status_macros.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string KindOf(const Json& object) {
-  auto it = object.find("kind");
-  if (it == object.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
 
 class PodCollector {
  public:
@@ -90,23 +85,15 @@ absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
           number, absl::StrFormat("a %s, want a Pod object or a List",
                                   document.type_name()));
     }
-    std::string kind = KindOf(document);
-    if (kind == "List" || kind == "PodList") {
-      auto items = document.find("items");
-      if (items == document.end() || !items->is_array()) {
-        return collector.Error(
-            number,
-            absl::StrCat("kind ", kind, ": items is missing or not a list"));
-      }
-      for (size_t i = 0; i < items->size(); ++i) {
-        DS_RETURN_IF_ERROR(collector.Add(
-            (*items)[i], absl::StrCat("items[", i, "]: "), number));
-      }
-      continue;
+    auto objects = DocumentObjects(document, "Pod");
+    if (!objects.ok()) {
+      return collector.Error(number, std::string(objects.status().message()));
     }
-    DS_RETURN_IF_ERROR(collector.Add(document, "", number));
+    for (const DocumentObject& object : *objects) {
+      DS_RETURN_IF_ERROR(collector.Add(*object.object, object.where, number));
+    }
   }
   return collector.Take();
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

@@ -1,14 +1,14 @@
-#include "deviceshare/simulate/short_cluster.h"
+#include "deviceshare/input/short_cluster.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/config/device_registration.h"
+#include "deviceshare/input/gpu_uuid.h"
+#include "deviceshare/input/json_object_reader.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/simulate/gpu_uuid.h"
-#include "deviceshare/simulate/json_object_reader.h"
 #include "deviceshare/status_macros.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
@@ -133,4 +133,4 @@ absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
   return inventories;
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

@@ -1,4 +1,4 @@
-#include "deviceshare/simulate/input_file.h"
+#include "deviceshare/input/input_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
@@ -25,11 +25,15 @@ absl::StatusOr<std::string> ReadInputFile(absl::string_view flag,
     return absl::NotFoundError(absl::StrFormat("%s %s: cannot open: %s", flag,
                                                path, std::strerror(errno)));
   }
+  return ReadInputStream(in, absl::StrCat(flag, " ", path));
+}
+
+absl::StatusOr<std::string> ReadInputStream(std::istream& in,
+                                            absl::string_view name) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) {
-    return absl::DataLossError(
-        absl::StrFormat("%s %s: read error", flag, path));
+    return absl::DataLossError(absl::StrFormat("%s: read error", name));
   }
   return buffer.str();
 }
@@ -48,4 +52,4 @@ absl::Status AtLine(absl::string_view file, size_t line,
   return Prefixed(status, absl::StrCat(file, ": line ", line, ": "));
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

@@ -1,11 +1,16 @@
-// File: simulate/json_object_reader.h
+// File: input/json_object_reader.h
 //
 // JsonObjectReader: typed, path-aware reads of one JSON object of a
-// hand-written input (the short-form cluster), so that every error names
-// the exact field, e.g. `nodes[1].gpus[0].split: "ten" is a string, want an
-// integer`, and unknown keys are errors, never ignored.
-#ifndef DEVICESHARE_SIMULATE_JSON_OBJECT_READER_H_
-#define DEVICESHARE_SIMULATE_JSON_OBJECT_READER_H_
+// hand-written input (the short-form cluster, the node agent's inventory
+// file), so that every error names the exact field, e.g.
+// `nodes[1].gpus[0].split: "ten" is a string, want an integer`, and unknown
+// keys are errors, never ignored.
+//
+// Thread safety: a reader points into the JSON value it was created on,
+// which must outlive it and not change; its const methods may run
+// concurrently.
+#ifndef DEVICESHARE_INPUT_JSON_OBJECT_READER_H_
+#define DEVICESHARE_INPUT_JSON_OBJECT_READER_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -16,7 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 class JsonObjectReader {
  public:
@@ -51,6 +56,6 @@ class JsonObjectReader {
   std::string path_;
 };
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input
 
-#endif  // DEVICESHARE_SIMULATE_JSON_OBJECT_READER_H_
+#endif  // DEVICESHARE_INPUT_JSON_OBJECT_READER_H_

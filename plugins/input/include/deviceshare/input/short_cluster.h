@@ -1,6 +1,7 @@
-// File: simulate/short_cluster.h
+// File: input/short_cluster.h
 //
-// The short form of a simulated cluster, for people writing one by hand:
+// The short form of a cluster, for people writing one by hand (simulate's
+// `--cluster`, the node agent's `--inventory`):
 //
 //   nodes:
 //   - name: gpu-a
@@ -22,8 +23,10 @@
 //
 // Unknown keys and values of the wrong type are errors naming the path,
 // e.g. `nodes[0].gpus[1].splt: unknown key`.
-#ifndef DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_
-#define DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_
+//
+// Thread safety: pure functions.
+#ifndef DEVICESHARE_INPUT_SHORT_CLUSTER_H_
+#define DEVICESHARE_INPUT_SHORT_CLUSTER_H_
 
 #include <vector>
 
@@ -32,7 +35,7 @@
 #include "deviceshare/model/node_inventory.h"
 #include "nlohmann/json.hpp"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 // True for a document that is a mapping with `nodes` and no `kind`.
 bool IsShortCluster(const nlohmann::json& document);
@@ -40,6 +43,6 @@ bool IsShortCluster(const nlohmann::json& document);
 absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
     const nlohmann::json& document, const DeviceConfig& config);
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input
 
-#endif  // DEVICESHARE_SIMULATE_SHORT_CLUSTER_H_
+#endif  // DEVICESHARE_INPUT_SHORT_CLUSTER_H_

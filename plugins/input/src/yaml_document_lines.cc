@@ -1,10 +1,10 @@
-#include "deviceshare/simulate/yaml_document_lines.h"
+#include "deviceshare/input/yaml_document_lines.h"
 
 #include "absl/strings/str_cat.h"
-#include "deviceshare/simulate/input_file.h"
+#include "deviceshare/input/input_file.h"
 #include "yaml-cpp/yaml.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 std::vector<size_t> YamlDocumentLines(absl::string_view text) {
   std::vector<size_t> lines;
@@ -32,4 +32,4 @@ absl::Status YamlDocumentErrors::At(size_t document,
                    (*lines_)[document - 1], "): ", status.message()));
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

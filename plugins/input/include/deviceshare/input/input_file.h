@@ -1,27 +1,36 @@
-// File: simulate/input_file.h
+// File: input/input_file.h
 //
-// Reading simulate's input files, and errors that say where in them a
-// problem is. Every error about an input names the file, then the document
-// and its first line (YAML, 1-based; see yaml_document_lines.h) or the line
-// (CSV, 1-based), then the field, e.g.
+// Reading an input -- a file named by a flag, or any stream (stdin, a pipe,
+// a string) -- whole, and errors that say where in it a problem is. Every
+// error about an input names the file, then the document and its first line
+// (YAML, 1-based; see yaml_document_lines.h) or the line (CSV, 1-based),
+// then the field, e.g.
 //   pods.yaml: document 3 (line 41): pod default/a container main:
 //   nvidia.com/gpumem: "-3" is negative
 // The status code of the underlying error is kept.
-#ifndef DEVICESHARE_SIMULATE_INPUT_FILE_H_
-#define DEVICESHARE_SIMULATE_INPUT_FILE_H_
+//
+// Thread safety: free functions without shared state; a stream must not be
+// read by two callers at once.
+#ifndef DEVICESHARE_INPUT_INPUT_FILE_H_
+#define DEVICESHARE_INPUT_INPUT_FILE_H_
 
 #include <cstddef>
+#include <istream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 
 // The whole file. NotFound naming `flag` and `path` when it cannot be read.
 absl::StatusOr<std::string> ReadInputFile(absl::string_view flag,
                                           absl::string_view path);
+
+// The rest of `in`. DataLoss "`name`: read error" when reading fails.
+absl::StatusOr<std::string> ReadInputStream(std::istream& in,
+                                            absl::string_view name);
 
 // "FILE: message".
 absl::Status InFile(absl::string_view file, const absl::Status& status);
@@ -32,6 +41,6 @@ absl::Status InDocument(absl::string_view file, size_t document,
 absl::Status AtLine(absl::string_view file, size_t line,
                     const absl::Status& status);
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input
 
-#endif  // DEVICESHARE_SIMULATE_INPUT_FILE_H_
+#endif  // DEVICESHARE_INPUT_INPUT_FILE_H_

@@ -1,8 +1,8 @@
-#include "deviceshare/simulate/gpu_uuid.h"
+#include "deviceshare/input/gpu_uuid.h"
 
 #include "absl/strings/str_format.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 uint64_t Fnv1a64(absl::string_view text) {
@@ -23,4 +23,4 @@ std::string GeneratedGpuUuid(absl::string_view node, int32_t index) {
                          static_cast<uint32_t>(hash & 0xffff), index);
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

@@ -1,4 +1,4 @@
-#include "deviceshare/simulate/json_object_reader.h"
+#include "deviceshare/input/json_object_reader.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
@@ -108,4 +108,4 @@ absl::Status JsonObjectReader::OnlyKeys(
   return absl::OkStatus();
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

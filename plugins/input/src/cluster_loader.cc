@@ -1,25 +1,20 @@
-#include "deviceshare/simulate/cluster_loader.h"
+#include "deviceshare/input/cluster_loader.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/input/input_file.h"
+#include "deviceshare/input/kube_objects.h"
+#include "deviceshare/input/short_cluster.h"
+#include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/node_parser.h"
 #include "deviceshare/k8s/yaml_json.h"
-#include "deviceshare/simulate/input_file.h"
-#include "deviceshare/simulate/short_cluster.h"
-#include "deviceshare/simulate/yaml_document_lines.h"
 #include "deviceshare/status_macros.h"
 
-namespace deviceshare::simulate {
+namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string KindOf(const Json& object) {
-  auto it = object.find("kind");
-  if (it == object.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
 
 // Reads one Node object; skipped (with a note) when it registers no GPU.
 absl::Status AddNodeObject(const Json& object, absl::string_view where,
@@ -46,6 +41,29 @@ absl::Status AddNodeObject(const Json& object, absl::string_view where,
                      absl::StrCat(where, inventory.status().message())));
   }
   cluster.nodes.push_back(*std::move(inventory));
+  return absl::OkStatus();
+}
+
+// Reads documents of Node objects and Lists of them.
+absl::Status AddNodeDocuments(const std::vector<Json>& documents,
+                              YamlDocumentErrors& errors,
+                              LoadedCluster& cluster) {
+  for (size_t d = 0; d < documents.size(); ++d) {
+    const Json& document = documents[d];
+    const size_t number = d + 1;
+    if (!document.is_object()) {
+      return errors.At(number, absl::InvalidArgumentError(absl::StrFormat(
+                                   "a %s, want a Node object, a List or "
+                                   "`nodes:`",
+                                   document.type_name())));
+    }
+    auto objects = DocumentObjects(document, "Node");
+    if (!objects.ok()) return errors.At(number, objects.status());
+    for (const DocumentObject& object : *objects) {
+      DS_RETURN_IF_ERROR(
+          AddNodeObject(*object.object, object.where, number, errors, cluster));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -93,37 +111,11 @@ absl::StatusOr<LoadedCluster> LoadClusterYaml(absl::string_view text,
     if (!nodes.ok()) return errors.At(1, nodes.status());
     cluster.nodes = *std::move(nodes);
   } else {
-    for (size_t d = 0; d < documents->size(); ++d) {
-      const Json& document = (*documents)[d];
-      const size_t number = d + 1;
-      if (!document.is_object()) {
-        return errors.At(number,
-                         absl::InvalidArgumentError(absl::StrFormat(
-                             "a %s, want a Node object, a List or `nodes:`",
-                             document.type_name())));
-      }
-      std::string kind = KindOf(document);
-      if (kind == "List" || kind == "NodeList") {
-        auto items = document.find("items");
-        if (items == document.end() || !items->is_array()) {
-          return errors.At(number, absl::InvalidArgumentError(absl::StrCat(
-                                       "kind ", kind,
-                                       ": items is missing or not a "
-                                       "list")));
-        }
-        for (size_t i = 0; i < items->size(); ++i) {
-          DS_RETURN_IF_ERROR(AddNodeObject((*items)[i],
-                                           absl::StrCat("items[", i, "]: "),
-                                           number, errors, cluster));
-        }
-        continue;
-      }
-      DS_RETURN_IF_ERROR(AddNodeObject(document, "", number, errors, cluster));
-    }
+    DS_RETURN_IF_ERROR(AddNodeDocuments(*documents, errors, cluster));
   }
   absl::Status unique = CheckClusterUnique(cluster.nodes);
   if (!unique.ok()) return InFile(file, unique);
   return cluster;
 }
 
-}  // namespace deviceshare::simulate
+}  // namespace deviceshare::input

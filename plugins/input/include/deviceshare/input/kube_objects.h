@@ -1,0 +1,40 @@
+// File: input/kube_objects.h
+//
+// The Kubernetes objects of one document of a manifest file: the document
+// itself, or the items of a `kind: List` / `kind: <Kind>List` object, as
+// `kubectl get -o yaml` prints them. The loaders (cluster_loader.h,
+// pod_loader.h) then check each object's kind and read it.
+//
+// Thread safety: pure functions; results point into the document, which
+// must outlive them.
+#ifndef DEVICESHARE_INPUT_KUBE_OBJECTS_H_
+#define DEVICESHARE_INPUT_KUBE_OBJECTS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare::input {
+
+// The object's `kind`; "" when it has none or it is not a string.
+std::string KindOf(const nlohmann::json& object);
+
+// One object of a document and where it is, as an error prefix: "" for the
+// document itself, "items[3]: " for an item of a List.
+struct DocumentObject {
+  const nlohmann::json* object = nullptr;
+  std::string where;
+};
+
+// The items of a document of kind List or `item_kind`List (InvalidArgument
+// "kind K: items is missing or not a list" when it has no list `items`);
+// any other document is its own one object. `document` is an object.
+absl::StatusOr<std::vector<DocumentObject>> DocumentObjects(
+    const nlohmann::json& document, absl::string_view item_kind);
+
+}  // namespace deviceshare::input
+
+#endif  // DEVICESHARE_INPUT_KUBE_OBJECTS_H_

@@ -1,0 +1,28 @@
+// File: input/pod_loader.h
+//
+// Reads pods (simulate's `--pods`): a multi-document YAML (or JSON) of
+// ordinary Pod manifests (either dialect; k8s/pod_parser.h), also inside
+// `kind: List` / `kind: PodList` objects, in file order. A pod without
+// metadata.uid gets "namespace/name" as uid. Two pods with the same
+// namespace/name (or uid) are an error, as is any other kind of object.
+// Errors name the file, the document and the field.
+//
+// Thread safety: a pure function.
+#ifndef DEVICESHARE_INPUT_POD_LOADER_H_
+#define DEVICESHARE_INPUT_POD_LOADER_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "deviceshare/config/device_config.h"
+#include "deviceshare/model/pod_request.h"
+
+namespace deviceshare::input {
+
+absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
+    absl::string_view text, absl::string_view file, const DeviceConfig& config);
+
+}  // namespace deviceshare::input
+
+#endif  // DEVICESHARE_INPUT_POD_LOADER_H_
