@@ -17,11 +17,11 @@
 #include "absl/time/time.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/clock.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/k8s/node_parser.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
-#include "deviceshare/k8s/yaml_json.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/status_macros.h"
 

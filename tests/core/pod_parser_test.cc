@@ -4,8 +4,8 @@
 #include <sstream>
 #include <string>
 
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
-#include "deviceshare/k8s/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -1,4 +1,4 @@
-#include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/codec/yaml_json.h"
 
 #include <cmath>
 #include <cstdint>

@@ -14,8 +14,8 @@
 
 #include "absl/strings/match.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
-#include "deviceshare/k8s/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -11,7 +11,7 @@
 #include "builtin_catalog.h"
 #include "catalog_text.h"
 #include "catalog_validate.h"
-#include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/status_macros.h"
 #include "json_fields.h"
 #include "model_words.h"

@@ -3,12 +3,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
 #include "deviceshare/input/short_cluster.h"
 #include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/node_parser.h"
-#include "deviceshare/k8s/yaml_json.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::input {

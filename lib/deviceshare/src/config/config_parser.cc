@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device_config_parser.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_fields.h"
-#include "deviceshare/k8s/yaml_json.h"
-#include "deviceshare/policy/policy_name.h"
+#include "deviceshare/config/policy_name.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {

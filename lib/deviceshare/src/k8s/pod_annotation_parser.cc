@@ -12,8 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/config/policy_name.h"
 #include "deviceshare/model/sharing_mode.h"
-#include "deviceshare/policy/policy_name.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::internal {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/codec/annotation_keys.h"
-#include "deviceshare/k8s/yaml_json.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"

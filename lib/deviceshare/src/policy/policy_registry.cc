@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/config/policy_name.h"
 #include "deviceshare/policy/builtin_policies.h"
-#include "deviceshare/policy/policy_name.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {

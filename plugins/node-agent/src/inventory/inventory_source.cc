@@ -7,10 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "deviceshare/agent/discovery_json.h"
+#include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/short_cluster.h"
-#include "deviceshare/k8s/yaml_json.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {

@@ -1,11 +1,11 @@
-// File: policy/policy_name.h
+// File: config/policy_name.h
 //
 // The spelling of a placement policy's name, as the config file, a pod
 // annotation or a command-line flag gives it. Whether a policy of that
 // name exists is the PolicyRegistry's to say (policy/policy_registry.h),
 // once the scheduler is made or a pod is decided.
-#ifndef DEVICESHARE_POLICY_POLICY_NAME_H_
-#define DEVICESHARE_POLICY_POLICY_NAME_H_
+#ifndef DEVICESHARE_CONFIG_POLICY_NAME_H_
+#define DEVICESHARE_CONFIG_POLICY_NAME_H_
 
 #include <string>
 
@@ -23,4 +23,4 @@ absl::StatusOr<std::string> ParsePolicyName(absl::string_view text,
 
 }  // namespace deviceshare
 
-#endif  // DEVICESHARE_POLICY_POLICY_NAME_H_
+#endif  // DEVICESHARE_CONFIG_POLICY_NAME_H_

@@ -1,4 +1,4 @@
-// File: k8s/yaml_json.h
+// File: codec/yaml_json.h
 //
 // Kubernetes objects arrive as JSON (the API) or YAML (files). deviceshare
 // reads both through one JSON tree: YAML is converted with yaml-cpp,
@@ -10,8 +10,8 @@
 // !!str/!!int/!!float/!!bool/!!null. Aliases are expanded, up to 256 levels
 // deep and 2^20 nodes per document, so neither a self-referencing alias
 // nor an alias bomb can exhaust the stack or memory.
-#ifndef DEVICESHARE_K8S_YAML_JSON_H_
-#define DEVICESHARE_K8S_YAML_JSON_H_
+#ifndef DEVICESHARE_CODEC_YAML_JSON_H_
+#define DEVICESHARE_CODEC_YAML_JSON_H_
 
 #include <vector>
 
@@ -32,4 +32,4 @@ absl::StatusOr<std::vector<nlohmann::json>> ParseYamlDocuments(
 
 }  // namespace deviceshare
 
-#endif  // DEVICESHARE_K8S_YAML_JSON_H_
+#endif  // DEVICESHARE_CODEC_YAML_JSON_H_

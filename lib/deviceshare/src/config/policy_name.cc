@@ -1,4 +1,4 @@
-#include "deviceshare/policy/policy_name.h"
+#include "deviceshare/config/policy_name.h"
 
 #include <algorithm>
 
