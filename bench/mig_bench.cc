@@ -100,13 +100,13 @@ BENCHMARK(BM_LayGeometry);
 // search, the ledger check, the score), with `held` 1g instances in use.
 void BM_BackendFilterOneGpu(benchmark::State& st) {
   Config config;
-  config.scheduler.enabled_modes = {SharingMode::kMig};
+  config.scheduler.enabled_modes = {mig::kMode};
   auto backend = NewMigBackend(config, MigCatalog::Builtin());
   Gpu gpu;
   gpu.uuid = "GPU-bench";
   gpu.model = "NVIDIA H100 80GB HBM3";
   gpu.memory_mib = 81559;
-  gpu.mode = SharingMode::kMig;
+  gpu.mode = mig::kMode;
   NodeInventory inventory;
   inventory.name = "n1";
   inventory.gpus = {gpu};

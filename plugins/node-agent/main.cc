@@ -21,6 +21,8 @@
 #include "deviceshare/agent/node_registrar.h"
 #include "deviceshare/cli/command_flags.h"
 #include "deviceshare/config/config_parser.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, inventory, "",
@@ -142,9 +144,9 @@ std::optional<std::string> ParseDialect(const std::string& text,
 std::optional<std::string> ParseGpuMode(const std::string& text,
                                         deviceshare::SharingMode& mode) {
   if (text == "hami-core") {
-    mode = deviceshare::SharingMode::kHamiCore;
+    mode = deviceshare::hamicore::kMode;
   } else if (text == "mps") {
-    mode = deviceshare::SharingMode::kMps;
+    mode = deviceshare::mps::kMode;
   } else {
     return absl::StrCat("--gpu-mode: \"", text,
                         "\" is not one of hami-core, mps");

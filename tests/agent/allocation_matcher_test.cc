@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/agent_pods.h"
@@ -252,7 +253,7 @@ TEST_F(MatcherTest, BadDeviceIdsAreRefusedByName) {
 TEST_F(MatcherTest, MpsGpusGetMpsEdits) {
   std::vector<Gpu> gpus(1);
   gpus[0].uuid = "GPU-0";
-  gpus[0].mode = SharingMode::kMps;
+  gpus[0].mode = mps::kMode;
   matcher_->SetGpus(gpus);
   matcher_->ReplacePods(
       {BoundPod(PodSpec{.name = "m", .cores = 25}, Dialect::kHami, kNode,

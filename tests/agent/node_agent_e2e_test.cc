@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/k8s/node_parser.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/agent_pods.h"
@@ -280,11 +281,11 @@ TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
   ASSERT_TRUE(AllHealthy()) << rig_->Log();
   ASSERT_TRUE(WaitFor([&] {
     auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
-    return parsed.ok() && parsed->gpus[1].mode == SharingMode::kMig;
+    return parsed.ok() && parsed->gpus[1].mode == mig::kMode;
   })) << rig_->Log();
 
   DeviceGrant grant = ShareOf(Uuid(1), 40448, 42);
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.mig = MigSlot{.profile = "3g.40gb", .start = 4, .size = 4};
   Bind("mig", {grant}, 100);
   absl::SleepFor(absl::Milliseconds(300));

@@ -3,7 +3,10 @@
 // not patched again; health travels.
 #include "deviceshare/agent/node_registrar.h"
 
+#include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/k8s/node_parser.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/fake_api_server.h"
@@ -54,7 +57,7 @@ TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
   config.device_split_count = 7;
   config.device_memory_scaling_milli = 1500;
   absl::StatusOr<std::vector<Gpu>> gpus =
-      RegisteredGpus(TwoGpus(), config, SharingMode::kHamiCore);
+      RegisteredGpus(TwoGpus(), config, hamicore::kMode);
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   EXPECT_EQ((*gpus)[0].memory_mib, 81559 * 3 / 2);
   EXPECT_EQ((*gpus)[0].split_count, 7);
@@ -121,10 +124,10 @@ TEST(RegisteredGpusTest, MigGpusAreMigAndMpsGpusMpsCapable) {
   gpus[0].mig_capable = true;
   gpus[0].mig_enabled = true;
   absl::StatusOr<std::vector<Gpu>> registered =
-      RegisteredGpus(gpus, DeviceConfig{}, SharingMode::kMps);
+      RegisteredGpus(gpus, DeviceConfig{}, mps::kMode);
   ASSERT_TRUE(registered.ok()) << registered.status();
-  EXPECT_EQ((*registered)[0].mode, SharingMode::kMig);
-  EXPECT_EQ((*registered)[1].mode, SharingMode::kMps);
+  EXPECT_EQ((*registered)[0].mode, mig::kMode);
+  EXPECT_EQ((*registered)[1].mode, mps::kMode);
   EXPECT_TRUE((*registered)[1].mps_capable);
 }
 

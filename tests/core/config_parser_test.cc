@@ -4,6 +4,9 @@
 #include <sstream>
 #include <string>
 
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
@@ -59,8 +62,7 @@ scheduler:
   EXPECT_EQ(config.scheduler.gpu_policy, "spread");
   EXPECT_EQ(config.scheduler.default_dialect, Dialect::kVolcano);
   EXPECT_THAT(config.scheduler.enabled_modes,
-              ElementsAre(SharingMode::kMig, SharingMode::kHamiCore,
-                          SharingMode::kMps));
+              ElementsAre(mig::kMode, hamicore::kMode, mps::kMode));
   EXPECT_EQ(config.device, DeviceConfig{});
   EXPECT_THAT(config.notices, IsEmpty());
 }
@@ -375,9 +377,11 @@ TEST(ConfigParserTest, SchedulerValuesAreChecked) {
   EXPECT_THAT(ParseConfigYaml("scheduler: {modes: [mig, mps, mig]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes[2]"),
                                        HasSubstr("duplicate mode \"mig\""))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: [hami-core, vgpu]}"),
+  // Whether a backend serves a well-formed mode is checked when the
+  // scheduler is made (SchedulerTest.UnknownModesAreRefused).
+  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: [hami-core, V-GPU]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes[1]"),
-                                       HasSubstr("\"vgpu\""))));
+                                       HasSubstr("\"V-GPU\""))));
 }
 
 TEST(ConfigParserTest, BrokenYamlNamesLineAndColumn) {
@@ -598,7 +602,7 @@ data:
   EXPECT_EQ(config.device.device_split_count, 6);
   EXPECT_EQ(config.scheduler.node_policy, "spread");
   EXPECT_THAT(config.scheduler.enabled_modes,
-              ElementsAre(SharingMode::kHamiCore, SharingMode::kMig));
+              ElementsAre(hamicore::kMode, mig::kMode));
   EXPECT_THAT(config.notices,
               ElementsAre("ConfigMap data key `README` is not read by "
                           "deviceshare"));

@@ -1,5 +1,6 @@
 #include "deviceshare/config/device_registration.h"
 
+#include "deviceshare/mig/mig_backend.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/status_matchers.h"
@@ -34,7 +35,7 @@ TEST(RegisteredGpuTest, MigGpusAreNeverOversubscribed) {
   config.device_memory_scaling_milli = 2000;
   config.device_core_scaling_milli = 3000;
   Gpu physical = MakeGpu("n", 0, 40960);
-  physical.mode = SharingMode::kMig;
+  physical.mode = mig::kMode;
   auto gpu = RegisteredGpu(physical, config);
   ASSERT_OK(gpu);
   EXPECT_EQ(gpu->memory_mib, 40960);

@@ -12,6 +12,7 @@
 #include "deviceshare/backend/container_placement.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/policy/scoring.h"
 #include "gmock/gmock.h"
@@ -426,16 +427,15 @@ TEST_F(SharePlacementTest, UnhealthyGpuIsNeverChosen) {
 
 TEST_F(SharePlacementTest, GpuInMigModeIsAModeMismatchForHamiCore) {
   NodeInventory inventory = MakeNode("n1", 2);
-  inventory.gpus[0].mode = SharingMode::kMig;
+  inventory.gpus[0].mode = mig::kMode;
   NodeState node(inventory);
   NodeFit fit =
       Filter(MakePod("p", {GpuContainer("c", 1, kGiB)}), node, kBinpack);
   ASSERT_TRUE(fit.fits()) << fit.message;
   EXPECT_THAT(GpuIndices(fit.allocation), ElementsAre(1));
-  EXPECT_EQ(fit.allocation.containers[0].devices[0].mode,
-            SharingMode::kHamiCore);
+  EXPECT_EQ(fit.allocation.containers[0].devices[0].mode, hamicore::kMode);
 
-  inventory.gpus[1].mode = SharingMode::kMig;
+  inventory.gpus[1].mode = mig::kMode;
   NodeState all_mig(inventory);
   fit = Filter(MakePod("p", {GpuContainer("c", 1, kGiB)}), all_mig, kBinpack);
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -446,11 +446,11 @@ TEST_F(SharePlacementTest, GpuInMigModeIsAModeMismatchForHamiCore) {
 TEST_F(SharePlacementTest, PodThatInsistsOnAnotherModeIsAModeMismatch) {
   NodeState node(MakeNode("n1", 2));
   PodRequest pod = MakePod("p", {GpuContainer("c", 1, kGiB)});
-  pod.mode = SharingMode::kMig;
+  pod.mode = mig::kMode;
   NodeFit fit = Filter(pod, node, kBinpack);
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
   EXPECT_THAT(fit.message, StartsWith("ModeMismatch"));
-  pod.mode = SharingMode::kHamiCore;
+  pod.mode = hamicore::kMode;
   EXPECT_TRUE(Filter(pod, node, kBinpack).fits());
 }
 

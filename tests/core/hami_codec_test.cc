@@ -6,6 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -36,16 +39,16 @@ Gpu HamiGpu(int32_t index, std::string uuid, SharingMode mode, bool healthy) {
   gpu.split_count = 7 + index;
   gpu.numa_node = index % 2;
   gpu.mode = mode;
-  gpu.mig_capable = mode == SharingMode::kMig;
-  gpu.mps_capable = mode == SharingMode::kMps;
+  gpu.mig_capable = mode == mig::kMode;
+  gpu.mps_capable = mode == mps::kMode;
   gpu.healthy = healthy;
   return gpu;
 }
 
 std::vector<Gpu> ThreeGpus() {
-  return {HamiGpu(0, "GPU-0", SharingMode::kHamiCore, true),
-          HamiGpu(1, "GPU-1", SharingMode::kMig, false),
-          HamiGpu(2, "GPU-2", SharingMode::kMps, true)};
+  return {HamiGpu(0, "GPU-0", hamicore::kMode, true),
+          HamiGpu(1, "GPU-1", mig::kMode, false),
+          HamiGpu(2, "GPU-2", mps::kMode, true)};
 }
 
 // JSON register.
@@ -62,7 +65,7 @@ TEST(HamiCodecTest, GoldenJsonRegisterDecodesEveryField) {
   EXPECT_EQ(gpu.core_capacity, 100);
   EXPECT_EQ(gpu.model, "NVIDIA-NVIDIA A100-SXM4-80GB");
   EXPECT_EQ(gpu.numa_node, 0);
-  EXPECT_EQ(gpu.mode, SharingMode::kHamiCore);
+  EXPECT_EQ(gpu.mode, hamicore::kMode);
   EXPECT_TRUE(gpu.healthy);
   EXPECT_FALSE(gpu.mig_capable);
 }
@@ -86,7 +89,7 @@ TEST(HamiCodecTest, JsonEncoderWritesGoOmitemptyFormOfTheGolden) {
 }
 
 TEST(HamiCodecTest, JsonOmitsZeroFieldsAndMissingHealthIsUnhealthy) {
-  Gpu gpu = HamiGpu(3, "GPU-3", SharingMode::kHamiCore, /*healthy=*/false);
+  Gpu gpu = HamiGpu(3, "GPU-3", hamicore::kMode, /*healthy=*/false);
   gpu.numa_node = 1;
   gpu.model.clear();
   EXPECT_EQ(EncodeHamiNodeRegisterJson({gpu}),
@@ -96,7 +99,7 @@ TEST(HamiCodecTest, JsonOmitsZeroFieldsAndMissingHealthIsUnhealthy) {
   ASSERT_OK(gpus);
   ASSERT_EQ(gpus->size(), 1u);
   EXPECT_FALSE((*gpus)[0].healthy);
-  EXPECT_EQ((*gpus)[0].mode, SharingMode::kHamiCore);
+  EXPECT_EQ((*gpus)[0].mode, hamicore::kMode);
   EXPECT_EQ((*gpus)[0].core_capacity, 0);  // absent means zero, as in Go
   EXPECT_EQ(EncodeHamiNodeRegisterJson({}), "[]");
 }
@@ -114,7 +117,7 @@ TEST(HamiCodecTest, JsonMigGoldenAndUnknownMembersAreSkipped) {
   EXPECT_EQ(gpu.uuid, "GPU-0");
   EXPECT_EQ(gpu.split_count, 7);
   EXPECT_EQ(gpu.memory_mib, 40960);
-  EXPECT_EQ(gpu.mode, SharingMode::kMig);
+  EXPECT_EQ(gpu.mode, mig::kMode);
   EXPECT_TRUE(gpu.mig_capable);
   EXPECT_TRUE(gpu.healthy);
 }
@@ -161,7 +164,7 @@ TEST(HamiCodecTest, MalformedJsonIsInvalidArgumentNamingAll) {
       {R"([{"id":"GPU-0","numa":-2}])", {"entry 0", "numa", "-2"}},
       {R"([{"id":"GPU-0","health":"true"}])",
        {"entry 0", "health", "not a boolean"}},
-      {R"([{"id":"GPU-0","mode":"vgpu"}])", {"entry 0", "mode", "vgpu"}},
+      {R"([{"id":"GPU-0","mode":"V GPU"}])", {"entry 0", "mode", "V GPU"}},
       {R"([{"id":"GPU-0","type":null}])", {"entry 0", "type", "null"}},
   };
   for (const Case& c : cases) {
@@ -192,7 +195,7 @@ TEST(HamiCodecTest, GoldenLegacyRegisterDecodesEveryField) {
   EXPECT_TRUE(gpu.healthy);
   // The 7-field form has no index or mode: position and hami-core.
   EXPECT_EQ(gpu.index, 0);
-  EXPECT_EQ(gpu.mode, SharingMode::kHamiCore);
+  EXPECT_EQ(gpu.mode, hamicore::kMode);
   // The encoder always writes the 9-field form, so the golden comes back
   // with ",0,hami-core" appended rather than byte-identical.
   const std::string encoded = EncodeHamiNodeRegisterLegacy(*gpus);
@@ -224,7 +227,7 @@ TEST(HamiCodecTest, LegacyLongFormRoundTripsByteForByte) {
   ASSERT_EQ(gpus->size(), 2u);
   EXPECT_EQ((*gpus)[1].index, 3);
   EXPECT_EQ((*gpus)[1].core_capacity, 200);
-  EXPECT_EQ((*gpus)[1].mode, SharingMode::kMig);
+  EXPECT_EQ((*gpus)[1].mode, mig::kMode);
   EXPECT_EQ(EncodeHamiNodeRegisterLegacy(*gpus), text);
 
   const std::vector<Gpu> three = ThreeGpus();
@@ -261,8 +264,8 @@ TEST(HamiCodecTest, MalformedLegacyIsInvalidArgumentNamingAll) {
       {"GPU-a,10,1024,100,T,0,1:", "entry 0", "health", "\"1\""},
       {",10,1024,100,T,0,true:", "entry 0", "uuid", "\"\""},
       {"GPU-a,10,1024,100,T,0,true,x,mig:", "entry 0", "index", "\"x\""},
-      {"GPU-a,10,1024,100,T,0,true,0,exclusive:", "entry 0", "mode",
-       "\"exclusive\""},
+      {"GPU-a,10,1024,100,T,0,true,0,Exclusive:", "entry 0", "mode",
+       "\"Exclusive\""},
       {"GPU-a,10,1024,100,T,0,true", "", "does not end with ':'", "true"},
   };
   for (const Case& c : cases) {

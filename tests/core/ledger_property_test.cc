@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "deviceshare/backend/backend_set.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/scheduler/cluster_state.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -136,7 +137,7 @@ class Driver {
 
   void Allocate() {
     PodRequest pod = RandomPod();
-    const SharingBackend* backend = backends_->ForMode(SharingMode::kHamiCore);
+    const SharingBackend* backend = backends_->ForMode(hamicore::kMode);
     const auto& nodes = state_->nodes();
     auto it = std::next(nodes.begin(), Uniform(0, nodes.size() - 1));
     const PlacementPolicy* policy =

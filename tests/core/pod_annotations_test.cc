@@ -9,6 +9,8 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -175,7 +177,7 @@ TEST(PodAnnotationsTest, ToAllocateIsTheFallbackRecord) {
 
 TEST(PodAnnotationsTest, ModeComesFromTheRequestOrTheMigId) {
   PodRequest request = Request(Dialect::kHami);
-  request.mode = SharingMode::kMps;
+  request.mode = mps::kMode;
   const Annotations annotations = {
       {keys::kHamiAllocated,
        ";GPU-a,NVIDIA,3000,50:GPU-b[group1-0],NVIDIA,3000,0:;;"
@@ -185,8 +187,8 @@ TEST(PodAnnotationsTest, ModeComesFromTheRequestOrTheMigId) {
   ASSERT_TRUE(read->has_value());
   const auto& main = (*read)->containers[1].devices;
   ASSERT_EQ(main.size(), 2u);
-  EXPECT_EQ(main[0].mode, SharingMode::kMps);
-  EXPECT_EQ(main[1].mode, SharingMode::kMig);
+  EXPECT_EQ(main[0].mode, mps::kMode);
+  EXPECT_EQ(main[1].mode, mig::kMode);
   EXPECT_EQ(main[1].uuid, "GPU-b");
   EXPECT_EQ(main[1].gpu_index, -1);
   EXPECT_EQ((*read)->node_name, "n");

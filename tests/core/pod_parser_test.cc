@@ -6,6 +6,9 @@
 
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -186,7 +189,7 @@ spec:
     image: busybox
 )");
   EXPECT_EQ(pod.dialect, Dialect::kVolcano);
-  EXPECT_EQ(pod.mode, SharingMode::kHamiCore);
+  EXPECT_EQ(pod.mode, hamicore::kMode);
   EXPECT_THAT(pod.use_models, ElementsAre("A100", "H100"));
   EXPECT_THAT(pod.avoid_models, ElementsAre("A100-PCIE-40GB"));
   EXPECT_THAT(pod.use_uuids, ElementsAre("GPU-a", "GPU-b"));
@@ -342,7 +345,7 @@ spec:
 )");
   EXPECT_EQ(pod.dialect, Dialect::kHami);
   EXPECT_EQ(pod.uid, "7f0c1a52-0003-4c1e-9d3a-000000000003");
-  EXPECT_EQ(pod.mode, SharingMode::kMig);
+  EXPECT_EQ(pod.mode, mig::kMode);
   EXPECT_THAT(pod.use_uuids, ElementsAre("GPU-1", "GPU-2"));
   EXPECT_THAT(pod.avoid_uuids, ElementsAre("GPU-9"));
   EXPECT_TRUE(pod.numa_bind);
@@ -598,7 +601,7 @@ TEST(PodParserMigTest, MigResourceAsksForInstancesOfTheProfile) {
   // Memory and cores stay 0: the profile decides them.
   EXPECT_THAT(pod.containers[0], Asks(Ask{2, 0, 0, 0}));
   EXPECT_EQ(pod.containers[0].mig_profile, "1g.10gb");
-  EXPECT_EQ(pod.mode, SharingMode::kMig);
+  EXPECT_EQ(pod.mode, mig::kMode);
   EXPECT_EQ(pod.dialect, Dialect::kHami);
   EXPECT_TRUE(pod.HasGpuRequest());
 
@@ -606,7 +609,7 @@ TEST(PodParserMigTest, MigResourceAsksForInstancesOfTheProfile) {
   PodRequest variant = MustParse(OneContainer("nvidia.com/mig-1g.10gb+me: 1",
                                               "nvidia.com/vgpu-mode: mig"));
   EXPECT_EQ(variant.containers[0].mig_profile, "1g.10gb+me");
-  EXPECT_EQ(variant.mode, SharingMode::kMig);
+  EXPECT_EQ(variant.mode, mig::kMode);
 
   // 0 asks for nothing and does not force the mode.
   PodRequest none = MustParse(OneContainer("nvidia.com/mig-1g.10gb: 0"));
@@ -645,7 +648,7 @@ spec:
   // A container without a profile in a MIG pod: the backend picks one.
   EXPECT_THAT(pod.containers[2], Asks(Ask{1, 4096, 0, 0}));
   EXPECT_EQ(pod.containers[2].mig_profile, "");
-  EXPECT_EQ(pod.mode, SharingMode::kMig);
+  EXPECT_EQ(pod.mode, mig::kMode);
   EXPECT_EQ(pod.dialect, Dialect::kVolcano);
   EXPECT_EQ(pod.cpu_milli, 1000);
 
@@ -728,25 +731,27 @@ PodRequest WithAnnotations(const std::string& annotations) {
 }
 
 TEST(PodParserAnnotationsTest, Modes) {
-  EXPECT_EQ(WithAnnotations("volcano.sh/vgpu-mode: mig").mode,
-            SharingMode::kMig);
-  EXPECT_EQ(WithAnnotations("nvidia.com/vgpu-mode: mps").mode,
-            SharingMode::kMps);
+  EXPECT_EQ(WithAnnotations("volcano.sh/vgpu-mode: mig").mode, mig::kMode);
+  EXPECT_EQ(WithAnnotations("nvidia.com/vgpu-mode: mps").mode, mps::kMode);
   EXPECT_EQ(WithAnnotations("nvidia.com/vgpu-mode: \" hami-core \"").mode,
-            SharingMode::kHamiCore);
+            hamicore::kMode);
   EXPECT_EQ(
       WithAnnotations("volcano.sh/vgpu-mode: mig, nvidia.com/vgpu-mode: mig")
           .mode,
-      SharingMode::kMig);
+      mig::kMode);
   EXPECT_THAT(
       AnnotationError("volcano.sh/vgpu-mode: mig, nvidia.com/vgpu-mode: mps"),
       StatusIs(kInvalid, AllOf(HasSubstr("pod default/a"),
                                HasSubstr("nvidia.com/vgpu-mode: \"mps\""),
                                HasSubstr("volcano.sh/vgpu-mode \"mig\""))));
-  EXPECT_THAT(AnnotationError("nvidia.com/vgpu-mode: vgpu"),
+  EXPECT_THAT(AnnotationError("nvidia.com/vgpu-mode: V-GPU"),
               StatusIs(kInvalid, AllOf(HasSubstr("pod default/a"),
                                        HasSubstr("nvidia.com/vgpu-mode"),
-                                       HasSubstr("\"vgpu\""))));
+                                       HasSubstr("\"V-GPU\""))));
+  // A well-formed mode no backend serves is the scheduler's to refuse
+  // (SchedulerTest.UnknownModesAreRefused).
+  EXPECT_EQ(WithAnnotations("nvidia.com/vgpu-mode: vgpu").mode,
+            SharingMode("vgpu"));
 }
 
 TEST(PodParserAnnotationsTest, ModelAndUuidLists) {

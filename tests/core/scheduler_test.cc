@@ -13,6 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -117,7 +120,7 @@ TEST(SchedulerTest, FilterScoresEveryNodeByTheNodePolicy) {
   ASSERT_TRUE(verdicts[1].fit.fits());
   EXPECT_EQ(verdicts[0].score, 3);
   EXPECT_EQ(verdicts[1].score, 9);
-  EXPECT_EQ(verdicts[1].mode, SharingMode::kHamiCore);
+  EXPECT_EQ(verdicts[1].mode, hamicore::kMode);
 }
 
 TEST(SchedulerTest, PerPodNodePolicyBeatsTheConfig) {
@@ -321,6 +324,40 @@ TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
                      HasSubstr("\"topology-aware\""))));
 }
 
+// Modes are open (each backend names its own), but a GPU, a pod or the
+// config naming one that no registered backend serves is refused with the
+// value and what is registered.
+TEST(SchedulerTest, UnknownModesAreRefused) {
+  BackendRegistry registry;
+  ASSERT_OK(RegisterBuiltinBackends(registry));
+  Config config = MakeConfig();
+  config.scheduler.enabled_modes = {hamicore::kMode, SharingMode("vgpu")};
+  EXPECT_THAT(
+      Scheduler::Create(config, registry),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("scheduler.modes[1]"), HasSubstr("\"vgpu\""),
+                     HasSubstr("registered: hami-core, mig, mps"))));
+
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_NE(scheduler, nullptr);
+  NodeInventory node = MakeNode("a", 2);
+  node.gpus[1].mode = SharingMode("vgpu");
+  EXPECT_THAT(
+      scheduler->UpsertNode(node),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("node a gpu GPU-a-1"), HasSubstr("\"vgpu\""))));
+  // A known mode the config leaves off registers; its GPUs serve nobody.
+  node.gpus[1].mode = mig::kMode;
+  ASSERT_OK(scheduler->UpsertNode(node));
+
+  PodRequest pod = SmallPod("p");
+  pod.mode = SharingMode("vgpu");
+  EXPECT_THAT(scheduler->Schedule(pod),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("pod default/p"), HasSubstr("\"vgpu\""),
+                             HasSubstr("vgpu-mode"))));
+}
+
 // The prefilter step refuses a pod that names an unregistered policy
 // (HAMi's topology-aware, numa or mutex, say), naming the annotation.
 TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
@@ -417,7 +454,7 @@ TEST(SchedulerTest, ModeThatIsNotEnabledIsAModeMismatch) {
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
   ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
   PodRequest pod = SmallPod("p");
-  pod.mode = SharingMode::kMig;
+  pod.mode = mig::kMode;
   absl::StatusOr<Decision> outcome = scheduler->Schedule(pod);
   ASSERT_OK(outcome);
   EXPECT_FALSE(outcome->allocation.has_value());
@@ -429,7 +466,7 @@ TEST(SchedulerTest, ModeThatIsNotEnabledIsAModeMismatch) {
   ASSERT_THAT(verdicts, SizeIs(2));
   EXPECT_EQ(verdicts[0].fit.code, ReasonCode::kModeMismatch);
   // The enabled mode, named explicitly, is fine.
-  pod.mode = SharingMode::kHamiCore;
+  pod.mode = hamicore::kMode;
   EXPECT_EQ(Place(*scheduler, pod), "a");
 }
 
@@ -578,11 +615,11 @@ namespace {
 // hami-core, and the GPU it sits on decides.
 TEST(SchedulerModesTest, AGrantReadBackTakesTheModeOfItsGpu) {
   Config config = MakeConfig();
-  config.scheduler.enabled_modes = {SharingMode::kHamiCore, SharingMode::kMps};
+  config.scheduler.enabled_modes = {hamicore::kMode, mps::kMode};
   std::unique_ptr<Scheduler> scheduler = MakeScheduler(config);
   ASSERT_NE(scheduler, nullptr);
   NodeInventory node = MakeNode("n1", 1);
-  node.gpus[0].mode = SharingMode::kMps;
+  node.gpus[0].mode = mps::kMode;
   ASSERT_OK(scheduler->UpsertNode(node));
   PodRequest pod = SmallPod("p");
   PodAllocation allocation;
@@ -591,7 +628,7 @@ TEST(SchedulerModesTest, AGrantReadBackTakesTheModeOfItsGpu) {
   allocation.node_name = "n1";
   allocation.containers = {testing::Container(
       0, false, {testing::Grant(node.gpus[0].uuid, 10 * kGiB, 10)})};
-  ASSERT_EQ(allocation.containers[0].devices[0].mode, SharingMode::kHamiCore);
+  ASSERT_EQ(allocation.containers[0].devices[0].mode, hamicore::kMode);
   ASSERT_OK(scheduler->Bind(pod, allocation));
   auto used_slots = [&] {
     int32_t slots = -1;

@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -33,8 +36,8 @@ Gpu VolcanoGpu(int32_t index, std::string uuid, int64_t memory_mib,
   gpu.memory_mib = memory_mib;
   gpu.split_count = 4 + index;
   gpu.mode = mode;
-  gpu.mig_capable = mode == SharingMode::kMig;
-  gpu.mps_capable = mode == SharingMode::kMps;
+  gpu.mig_capable = mode == mig::kMode;
+  gpu.mps_capable = mode == mps::kMode;
   gpu.healthy = healthy;
   return gpu;
 }
@@ -50,7 +53,7 @@ TEST(VolcanoCodecTest, GoldenNodeRegisterDecodesEveryFieldAndReencodes) {
   EXPECT_EQ(gpu.memory_mib, 81920);
   EXPECT_EQ(gpu.model, "NVIDIA-NVIDIA A100-SXM4-80GB");
   EXPECT_TRUE(gpu.healthy);
-  EXPECT_EQ(gpu.mode, SharingMode::kMig);
+  EXPECT_EQ(gpu.mode, mig::kMode);
   EXPECT_TRUE(gpu.mig_capable);
   EXPECT_FALSE(gpu.mps_capable);
   EXPECT_EQ(gpu.core_capacity, 100);
@@ -76,7 +79,7 @@ TEST(VolcanoCodecTest, GoldenMigIdKeepsThePhysicalUuidAndMarksMig) {
   auto entries = DecodeVolcanoAllocation(goldens::kVolcanoMigAllocation);
   ASSERT_OK(entries);
   DeviceGrant want = Grant("GPU-a", 10240, 0);
-  want.mode = SharingMode::kMig;
+  want.mode = mig::kMode;
   want.mig.group = "group2";
   want.mig.position = 3;
   // Re-encoding and the other MIG cases: mig_codec_test.cc.
@@ -85,9 +88,9 @@ TEST(VolcanoCodecTest, GoldenMigIdKeepsThePhysicalUuidAndMarksMig) {
 
 TEST(VolcanoCodecTest, NodeRegisterRoundTripsManyGpus) {
   const std::vector<Gpu> gpus = {
-      VolcanoGpu(0, "GPU-0", 81920, SharingMode::kHamiCore, true),
-      VolcanoGpu(1, "GPU-1", 40960, SharingMode::kMig, false),
-      VolcanoGpu(2, "GPU-2", 24576, SharingMode::kMps, true),
+      VolcanoGpu(0, "GPU-0", 81920, hamicore::kMode, true),
+      VolcanoGpu(1, "GPU-1", 40960, mig::kMode, false),
+      VolcanoGpu(2, "GPU-2", 24576, mps::kMode, true),
   };
   const std::string text = EncodeVolcanoNodeRegister(gpus);
   EXPECT_EQ(text,
@@ -155,7 +158,7 @@ TEST(VolcanoCodecTest, MalformedNodeRegisterIsInvalidArgumentNamingAll) {
       {",10,81920,T,true,mig:", "entry 0", "uuid", "\"\""},
       {"GPU-0,10,81920,T,yes,mig:", "entry 0", "health", "\"yes\""},
       {"GPU-0,10,81920,T,TRUE,mig:", "entry 0", "health", "\"TRUE\""},
-      {"GPU-0,10,81920,T,true,vgpu:", "entry 0", "mode", "\"vgpu\""},
+      {"GPU-0,10,81920,T,true,VGPU:", "entry 0", "mode", "\"VGPU\""},
       {"GPU-0,10,,T,true,mig:", "entry 0", "memMiB", "\"\""},
       {"GPU-0,10,81920,T,true,mig:GPU-1", "", "does not end with ':'", "GPU-1"},
   };

@@ -16,6 +16,8 @@
 #include "deviceshare/extender/extender.h"
 #include "deviceshare/extender/in_flight.h"
 #include "deviceshare/extender/serve.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -420,10 +422,10 @@ TEST(InFlightSharesTest, ConfusableOnlyWithTheSameCountAndADifferentShare) {
   // The mode of a non-MIG grant is its GPU's; a record read back says
   // hami-core for an MPS share.
   DeviceGrant mps = a;
-  mps.mode = SharingMode::kMps;
+  mps.mode = mps::kMode;
   EXPECT_TRUE(SameShare({a}, {mps}));
   DeviceGrant mig = a;
-  mig.mode = SharingMode::kMig;
+  mig.mode = mig::kMode;
   mig.mig = MigSlot{.profile = "1g.10gb", .start = 0, .size = 1};
   EXPECT_FALSE(SameShare({a}, {mig}));
   DeviceGrant other_slot = mig;

@@ -35,8 +35,8 @@ ContainerAllocation TwoGpuContainer() {
   container.container_index = 1;
   container.name = "main";
   container.devices = {
-      DeviceGrant{"GPU-aaaa", 0, SharingMode::kHamiCore, 3000, 40},
-      DeviceGrant{"GPU-bbbb", 3, SharingMode::kHamiCore, 5120, 40},
+      DeviceGrant{"GPU-aaaa", 0, hamicore::kMode, 3000, 40},
+      DeviceGrant{"GPU-bbbb", 3, hamicore::kMode, 5120, 40},
   };
   return container;
 }
@@ -227,8 +227,7 @@ TEST(HamiCoreEditsTest, SingleGpuContainer) {
   ASSERT_NE(backend, nullptr);
   ContainerAllocation container;
   container.name = "c";
-  container.devices = {
-      DeviceGrant{"GPU-cccc", 5, SharingMode::kHamiCore, 40960, 0}};
+  container.devices = {DeviceGrant{"GPU-cccc", 5, hamicore::kMode, 40960, 0}};
   std::map<std::string, std::string> env =
       EnvMap(backend->Edits(container, Options()));
   EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], "GPU-cccc");

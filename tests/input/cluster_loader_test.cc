@@ -95,7 +95,7 @@ TEST(ClusterLoaderTest, ShortFormErrorsNameThePath) {
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("nodes[0].gpus[0].uuid: a uuid names one GPU")));
   EXPECT_THAT(LoadClusterYaml("nodes:\n- name: a\n  gpus:\n  - {model: x, "
-                              "memory_mib: 1, mode: shared}\n",
+                              "memory_mib: 1, mode: Shared}\n",
                               "c.yaml", config),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("nodes[0].gpus[0].mode")));

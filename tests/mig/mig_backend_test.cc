@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/backend/container_placement.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,7 +75,7 @@ TEST_F(MigBackendTest, SevenNineGibPodsTakeSevenDistinct1gSlotsTheEighthNone) {
         MigPod(absl::StrCat("p", i), {GpuContainer("c", 1, 9216)}), node);
     ASSERT_OK(placed) << i;
     const DeviceGrant& grant = OnlyGrant(*placed);
-    EXPECT_EQ(grant.mode, SharingMode::kMig);
+    EXPECT_EQ(grant.mode, mig::kMode);
     EXPECT_EQ(grant.mig.profile, "1g.10gb");
     EXPECT_EQ(grant.mig.size, 1);
     EXPECT_EQ(grant.mig_action, MigAction::kCreate);
@@ -93,11 +94,11 @@ TEST_F(MigBackendTest, SevenNineGibPodsTakeSevenDistinct1gSlotsTheEighthNone) {
 
   const PodRequest eighth = MigPod("p7", {GpuContainer("c", 1, 9216)});
   NodeFit fit = backend_->Filter(eighth, node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
   EXPECT_THAT(fit.message, HasSubstr("MigNoSlot"));
   EXPECT_THAT(fit.message, HasSubstr("memory=9216MiB"));
   ASSERT_EQ(fit.gpu_verdicts.size(), 1u);
-  EXPECT_EQ(fit.gpu_verdicts[0].code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.gpu_verdicts[0].code, mig::kMigNoSlot);
   EXPECT_THAT(
       Allocate(eighth, node),
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("MigNoSlot")));
@@ -168,7 +169,7 @@ TEST_F(MigBackendTest, MediaExtensionProfileIsCappedAtOnePerGpu) {
 
   const PodRequest third = MigPod("c", {Named("c", "1g.10gb+me")});
   NodeFit fit = backend_->Filter(third, node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
   // A plain 1g still fits beside each +me.
   ASSERT_OK(Allocate(MigPod("d", {GpuContainer("c", 1, 9216)}), node));
 }
@@ -215,7 +216,7 @@ TEST_F(MigBackendTest, MemoryAboveTheLargestProfileHasNoProfile) {
   NodeState node = MakeNodeState({H100(0)});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 81153)}),
                                  node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
+  EXPECT_EQ(fit.code, mig::kMigNoProfile);
   EXPECT_THAT(fit.message, HasSubstr("MigNoProfile"));
   EXPECT_THAT(fit.message, HasSubstr("largest 81152MiB"));
   EXPECT_EQ(node.ledger(0).pod_count(), 0u);
@@ -225,7 +226,7 @@ TEST_F(MigBackendTest, UnknownExplicitProfileHasNoProfile) {
   NodeState node = MakeNodeState({H100(0)});
   NodeFit fit =
       backend_->Filter(MigPod("a", {Named("c", "5g.50gb")}), node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
+  EXPECT_EQ(fit.code, mig::kMigNoProfile);
 }
 
 TEST_F(MigBackendTest, GpuModelWithoutProfileTableIsUnknownModel) {
@@ -233,7 +234,7 @@ TEST_F(MigBackendTest, GpuModelWithoutProfileTableIsUnknownModel) {
   NodeState node = MakeNodeState({t4});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 1000)}),
                                  node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigUnknownModel);
+  EXPECT_EQ(fit.code, mig::kMigUnknownModel);
   EXPECT_THAT(fit.message, HasSubstr("Tesla T4"));
   EXPECT_FALSE(
       backend_->MayFit(MigPod("a", {GpuContainer("c", 1, 1000)}), node));
@@ -289,7 +290,7 @@ TEST_F(MigBackendTest, LargeSiblingsOfOnePodAreLaidOutTogether) {
   // A third 3g has no room left.
   NodeFit fit =
       backend_->Filter(MigPod("b", {Named("z", "3g.40gb")}), node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
 }
 
 TEST_F(MigBackendTest, InitContainerGetsItsOwnInstance) {
@@ -336,7 +337,7 @@ TEST_F(MigBackendTest, A30TakesFour1gAndRefusesTheFifth) {
       backend_
           ->Filter(MigPod("p4", {GpuContainer("c", 1, 5000)}), node, options_)
           .code,
-      ReasonCode::kMigNoSlot);
+      mig::kMigNoSlot);
 }
 
 TEST_F(MigBackendTest, MixedNodeSendsEachPodToAGpuWhoseProfilesHoldIt) {
@@ -423,7 +424,7 @@ TEST_F(MigBackendTest, HardwareInstancesCountTowardsProfileCaps) {
   EXPECT_EQ(
       backend_->Filter(MigPod("b", {Named("c", "1g.10gb+me")}), node, options_)
           .code,
-      ReasonCode::kMigNoSlot);
+      mig::kMigNoSlot);
 }
 
 TEST_F(MigBackendTest, IdleGpuWhoseInstancesAreInTheWayIsRepartitioned) {
@@ -481,11 +482,11 @@ TEST_F(MigBackendTest, BusyGpuIsNeverRepartitioned) {
 
   NodeFit fit = backend_->Filter(MigPod("b", {GpuContainer("c", 1, 40448)}),
                                  node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
   // Whole card too.
   fit =
       backend_->Filter(MigPod("c", {GpuContainer("c", 1, 0)}), node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
 }
 
 TEST_F(MigBackendTest, RepartitionIsTheLastResortAcrossGpus) {
@@ -518,7 +519,7 @@ TEST_F(MigBackendTest, AllowlistRestrictsProfilesOfListedModels) {
   EXPECT_EQ(OnlyGrant(*placed).mig.profile, "3g.40gb");
   NodeFit fit =
       backend_->Filter(MigPod("b", {Named("c", "1g.10gb")}), node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
+  EXPECT_EQ(fit.code, mig::kMigNoProfile);
   EXPECT_THAT(fit.message, HasSubstr("no allowed profile"));
 
   // A model the allowlist does not name keeps every profile.
@@ -538,7 +539,7 @@ TEST_F(MigBackendTest, AllowlistOfOnlyUnknownNamesAllowsNothing) {
       backend_
           ->Filter(MigPod("a", {GpuContainer("c", 1, 1000)}), node, options_)
           .code,
-      ReasonCode::kMigNoProfile);
+      mig::kMigNoProfile);
 }
 
 // ---- Commit and Release ----
@@ -547,7 +548,7 @@ DeviceGrant MigGrant(const std::string& uuid, const std::string& profile,
                      int32_t start, int32_t size = 0) {
   DeviceGrant grant;
   grant.uuid = uuid;
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.memory_mib = 1000;
   grant.cores = 10;
   grant.mig = MigSlot{profile, start, size, "", -1};
@@ -637,7 +638,8 @@ TEST_F(MigBackendTest, CommitRejectsAnOverlappingSlot) {
       backend_->Commit(
           OneContainerPod("b"),
           OneGrantAllocation("b", MigGrant("GPU-mig-0", "2g.20gb", 4)), node),
-      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("MigNoSlot")));
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("PartitionTaken")));
   EXPECT_TRUE(node.ledger(0) == before);
 
   // Two containers of one pod on the same slices.
@@ -763,7 +765,7 @@ TEST_F(MigBackendTest, ReleasedSlotsAreGivenOutAgain) {
   EXPECT_EQ(
       backend_->Filter(MigPod("b", {GpuContainer("c", 1, 0)}), node, options_)
           .code,
-      ReasonCode::kMigNoSlot);
+      mig::kMigNoSlot);
   backend_->Release("uid-a", node);
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("b", {GpuContainer("c", 1, 0)}), node);
@@ -787,13 +789,13 @@ TEST_F(MigBackendTest, QuietFilterGivesTheSameCodeWithoutText) {
   quiet.explain = false;
   NodeFit fit =
       backend_->Filter(MigPod("a", {GpuContainer("c", 1, 90000)}), node, quiet);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
+  EXPECT_EQ(fit.code, mig::kMigNoProfile);
   EXPECT_THAT(fit.message, IsEmpty());
 }
 
 TEST_F(MigBackendTest, GpuInAnotherModeIsNotUsed) {
   Gpu hami = H100(0);
-  hami.mode = SharingMode::kHamiCore;
+  hami.mode = hamicore::kMode;
   NodeState node = MakeNodeState({hami});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 9216)}),
                                  node, options_);
@@ -856,7 +858,7 @@ TEST(MigBackendRegistryTest, RegistersUnderItsName) {
       registry.Create("mig", Config{});
   ASSERT_OK(backend);
   EXPECT_EQ((*backend)->name(), "mig");
-  EXPECT_EQ((*backend)->mode(), SharingMode::kMig);
+  EXPECT_EQ((*backend)->mode(), mig::kMode);
 }
 
 }  // namespace

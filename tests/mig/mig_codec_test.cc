@@ -11,7 +11,9 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -39,7 +41,7 @@ constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
 DeviceGrant PlacedGrant(std::string uuid, int64_t memory_mib, int32_t cores,
                         std::string profile, int32_t start, int32_t size) {
   DeviceGrant grant = Grant(std::move(uuid), memory_mib, cores);
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.mig.profile = std::move(profile);
   grant.mig.start = start;
   grant.mig.size = size;
@@ -74,7 +76,7 @@ TEST(VolcanoMigIdTest, GoldenConfigMapIdDecodesToGroupAndPosition) {
   // Profile, start and size are not on the wire (profile "", start -1, size
   // 0): the mig backend resolves them from its catalog.
   DeviceGrant want = Grant("GPU-a", 10240, 0);
-  want.mode = SharingMode::kMig;
+  want.mode = mig::kMode;
   want.mig = MigSlot{.group = "group2", .position = 3};
   EXPECT_THAT(*entries, ElementsAre(ElementsAre(want)));
   PodAllocation allocation;
@@ -111,9 +113,9 @@ TEST(VolcanoMigIdTest, SplitsAtTheLastDash) {
 
 TEST(VolcanoMigIdTest, EncoderPrefersGroupThenPlacementThenPlainUuid) {
   DeviceGrant bare = Grant("GPU-d", 4, 0);
-  bare.mode = SharingMode::kMig;  // nothing to write in brackets
+  bare.mode = mig::kMode;  // nothing to write in brackets
   DeviceGrant not_mig = PlacedGrant("GPU-e", 5, 0, "1g.10gb", 1, 1);
-  not_mig.mode = SharingMode::kHamiCore;
+  not_mig.mode = hamicore::kMode;
   DeviceGrant no_position = PlacedGrant("GPU-f", 6, 0, "1g.10gb", 2, 1);
   no_position.mig.group = "group1";  // position -1: the group is not written
   PodAllocation allocation;
@@ -443,14 +445,14 @@ TEST(MigAnnotationsTest, VolcanoRoundTripsWhatItsIdsCarry) {
 
 TEST(MigAnnotationsTest, HamiGrantsWithoutEntryTakeTheRequestMode) {
   PodRequest request = MixedRequest(Dialect::kHami);
-  request.mode = SharingMode::kMig;
+  request.mode = mig::kMode;
   auto read = AllocationFromAnnotations(
       request, {{keys::kHamiAllocated, kMixedHamiRecord}}, "n");
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   for (const ContainerAllocation& c : (*read)->containers) {
     for (const DeviceGrant& grant : c.devices) {
-      EXPECT_EQ(grant.mode, SharingMode::kMig);
+      EXPECT_EQ(grant.mode, mig::kMode);
       EXPECT_EQ(grant.mig, MigSlot{});
     }
   }

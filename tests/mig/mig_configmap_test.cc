@@ -176,7 +176,7 @@ TEST_F(MigConfigMapTest, OnceAGroupIsInUseOnlyItIsUsed) {
   ASSERT_OK(Allocate(MigPod("small", {GpuContainer("c", 1, 9000)}), node));
   NodeFit fit = backend_->Filter(MigPod("big", {GpuContainer("c", 1, 30000)}),
                                  node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoSlot);
+  EXPECT_EQ(fit.code, mig::kMigNoSlot);
   EXPECT_THAT(fit.message, HasSubstr("knownMigGeometries"));
   // Further small pods stay in group1.
   absl::StatusOr<PodAllocation> placed =
@@ -187,7 +187,7 @@ TEST_F(MigConfigMapTest, OnceAGroupIsInUseOnlyItIsUsed) {
   // When every pod has left, another group may be chosen.
   backend_->Release("uid-small", node);
   EXPECT_EQ(FilterCode(MigPod("big", {GpuContainer("c", 1, 30000)}), node),
-            ReasonCode::kMigNoSlot);
+            mig::kMigNoSlot);
   backend_->Release("uid-small2", node);
   placed = Allocate(MigPod("big", {GpuContainer("c", 1, 30000)}), node);
   ASSERT_OK(placed);
@@ -201,7 +201,7 @@ TEST_F(MigConfigMapTest, GroupInUseIsKeptEvenWhenAnotherContainsItsInstances) {
   NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.memory_mib = 9728;
   grant.cores = 14;
   grant.mig.group = "group1";
@@ -214,7 +214,7 @@ TEST_F(MigConfigMapTest, GroupInUseIsKeptEvenWhenAnotherContainsItsInstances) {
   ASSERT_OK(backend_->Commit(MigPod("a", {GpuContainer("c0", 1, 9000)}),
                              allocation, node));
   EXPECT_EQ(FilterCode(MigPod("b", {GpuContainer("c", 1, 19000)}), node),
-            ReasonCode::kMigNoSlot);
+            mig::kMigNoSlot);
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("c", {GpuContainer("c", 1, 9000)}), node);
   ASSERT_OK(placed);
@@ -258,7 +258,7 @@ TEST_F(MigConfigMapTest, PodsPlacedOneAfterAnotherNeverShareAPosition) {
   }
   EXPECT_EQ(positions, (std::set<int32_t>{0, 1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(FilterCode(MigPod("p7", {GpuContainer("c", 1, 9000)}), node),
-            ReasonCode::kMigNoSlot);
+            mig::kMigNoSlot);
 }
 
 TEST_F(MigConfigMapTest, MixedGroupFillsEveryPositionOnce) {
@@ -275,7 +275,7 @@ TEST_F(MigConfigMapTest, MixedGroupFillsEveryPositionOnce) {
   }
   EXPECT_EQ(positions, (std::set<int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(FilterCode(MigPod("p4", {GpuContainer("c", 1, 9000)}), node),
-            ReasonCode::kMigNoSlot);
+            mig::kMigNoSlot);
 }
 
 TEST_F(MigConfigMapTest, ContainersOfOnePodGetDistinctPositions) {
@@ -299,7 +299,7 @@ TEST_F(MigConfigMapTest, VolcanoGrantWithOnlyGroupAndPositionCommits) {
   NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.memory_mib = 9728;
   grant.cores = 14;
   grant.mig.group = "group2";
@@ -341,7 +341,7 @@ TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionIsRejected) {
   NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;
   grant.uuid = "GPU-a100-0";
-  grant.mode = SharingMode::kMig;
+  grant.mode = mig::kMode;
   grant.mig.group = "group2";
   grant.mig.position = 4;
   PodAllocation allocation;
@@ -378,7 +378,7 @@ TEST_F(MigConfigMapTest, ModelWithoutGeometriesHasNoProfile) {
   NodeState node = MakeNodeState({h100});
   NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 1, 9000)}),
                                  node, options_);
-  EXPECT_EQ(fit.code, ReasonCode::kMigNoProfile);
+  EXPECT_EQ(fit.code, mig::kMigNoProfile);
   EXPECT_THAT(fit.message, HasSubstr("no knownMigGeometries entry"));
 }
 
@@ -386,7 +386,7 @@ TEST_F(MigConfigMapTest, GeometryThatCannotBeLaidOutHasNoProfile) {
   UseConfig(ConfigMapConfig({MigGeometry{"bad", {{"1g.10gb", 9728, 0, 8}}}}));
   NodeState node = MakeNodeState({A100(0)});
   EXPECT_EQ(FilterCode(MigPod("a", {GpuContainer("c", 1, 9000)}), node),
-            ReasonCode::kMigNoProfile);
+            mig::kMigNoProfile);
 }
 
 TEST_F(MigConfigMapTest, HardwareInstancesOfTheGroupAreReused) {
@@ -411,7 +411,7 @@ TEST_F(MigConfigMapTest, IdleGpuIsRepartitionedBusyOneIsNot) {
   NodeState busy = MakeNodeState({gpu});
   ASSERT_OK(Allocate(MigPod("b", {GpuContainer("c", 1, 9000)}), busy));
   EXPECT_EQ(FilterCode(MigPod("c", {GpuContainer("c", 1, 30000)}), busy),
-            ReasonCode::kMigNoSlot);
+            mig::kMigNoSlot);
 }
 
 TEST_F(MigConfigMapTest, ReleaseUndoesCommitExactly) {

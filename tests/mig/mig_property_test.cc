@@ -127,7 +127,7 @@ PodRequest RandomPod(std::mt19937& rng, int serial,
                      const std::vector<std::string>& profiles,
                      const std::vector<int64_t>& sizes, int max_gpus) {
   PodRequest pod = testing::MakePod(absl::StrCat("p", serial), {});
-  pod.mode = SharingMode::kMig;
+  pod.mode = mig::kMode;
   if (Uniform(rng, 0, 7) == 0) {
     ContainerRequest init = RandomContainer(rng, 0, profiles, sizes, 1);
     init.is_init = true;
@@ -232,7 +232,7 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
       const mig::MigModel& model = ModelOf(node.inventory().gpus[pos]);
       DeviceGrant grant;
       grant.uuid = node.inventory().gpus[pos].uuid;
-      grant.mode = SharingMode::kMig;
+      grant.mode = mig::kMode;
       grant.memory_mib = 1000;
       grant.cores = 10;
       const int p = Uniform(rng, 0, model.profiles.size());
@@ -249,7 +249,7 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
       grant.mig.size = Uniform(rng, 0, 2) == 0 ? Uniform(rng, 1, 8) : 0;
       PodRequest pod = testing::MakePod(absl::StrCat("raw", step),
                                         {testing::GpuContainer("c0", 1, 1000)});
-      pod.mode = SharingMode::kMig;
+      pod.mode = mig::kMode;
       PodAllocation allocation;
       allocation.pod_uid = pod.uid;
       allocation.pod_key = pod.Key();

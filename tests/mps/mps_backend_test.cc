@@ -50,14 +50,14 @@ std::unique_ptr<SharingBackend> HamiCore() {
 
 DeviceGrant MpsGrant(std::string uuid, int64_t memory_mib, int32_t cores) {
   DeviceGrant grant = testing::Grant(std::move(uuid), memory_mib, cores);
-  grant.mode = SharingMode::kMps;
+  grant.mode = mps::kMode;
   return grant;
 }
 
 TEST(MpsBackendTest, NameAndMode) {
   std::unique_ptr<SharingBackend> backend = Mps();
   EXPECT_EQ(backend->name(), "mps");
-  EXPECT_EQ(backend->mode(), SharingMode::kMps);
+  EXPECT_EQ(backend->mode(), mps::kMode);
 }
 
 TEST(MpsBackendTest, EditsSetLimitsDirectoriesMountsAndDevices) {
@@ -126,12 +126,12 @@ TEST(MpsBackendTest, ContainerWithoutGpusGetsNothingUnlessOverwriteEnv) {
 
 TEST(MpsBackendTest, AllocatedGrantsCarryTheRequestIntoTheEdits) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode)});
   absl::StatusOr<PodAllocation> placed = backend->Allocate(
       MakePod("a", {GpuContainer("c", 1, 6000, 25)}), node, {});
   ASSERT_OK(placed);
   ASSERT_EQ(placed->containers.at(0).devices.size(), 1u);
-  EXPECT_EQ(placed->containers[0].devices[0].mode, SharingMode::kMps);
+  EXPECT_EQ(placed->containers[0].devices[0].mode, mps::kMode);
   ContainerEdits edits = backend->Edits(placed->containers[0], EditOptions{});
   EXPECT_THAT(edits.env, ::testing::Contains(
                              Pair("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "25")));
@@ -142,8 +142,9 @@ TEST(MpsBackendTest, AllocatedGrantsCarryTheRequestIntoTheEdits) {
 
 TEST(MpsBackendTest, FortyEightClientsFitTheFortyNinthIsRefused) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
-  EXPECT_EQ(node.ledger(0).slot_capacity(), kMaxMpsClients);
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode, /*split=*/64)});
+  // The ledger holds the split count; the mps backend caps its clients.
+  EXPECT_EQ(node.ledger(0).slot_capacity(), 64);
   for (int i = 0; i < 48; ++i) {
     ASSERT_OK(backend->Allocate(
         MakePod(absl::StrCat("p", i), {GpuContainer("c", 1, 1000, 1)}), node,
@@ -152,7 +153,7 @@ TEST(MpsBackendTest, FortyEightClientsFitTheFortyNinthIsRefused) {
   }
   NodeFit fit = backend->Filter(MakePod("p48", {GpuContainer("c", 1, 1000, 1)}),
                                 node, {});
-  EXPECT_EQ(fit.code, ReasonCode::kMpsClientsExhausted);
+  EXPECT_EQ(fit.code, mps::kMpsClientsExhausted);
   EXPECT_THAT(fit.message, HasSubstr("MpsClientsExhausted"));
   EXPECT_THAT(fit.message, HasSubstr("max=48"));
   EXPECT_OK(node.CheckInvariants());
@@ -160,7 +161,7 @@ TEST(MpsBackendTest, FortyEightClientsFitTheFortyNinthIsRefused) {
 
 TEST(MpsBackendTest, EveryContainerIsOneClient) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/64)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode, /*split=*/64)});
   for (int i = 0; i < 23; ++i) {
     ASSERT_OK(backend->Allocate(
         MakePod(absl::StrCat("p", i),
@@ -174,7 +175,7 @@ TEST(MpsBackendTest, EveryContainerIsOneClient) {
                                        GpuContainer("c", 1, 1000, 1)}),
                          node, {})
                 .code,
-            ReasonCode::kMpsClientsExhausted);
+            mps::kMpsClientsExhausted);
   EXPECT_OK(backend->Allocate(MakePod("y", {GpuContainer("a", 1, 1000, 1),
                                             GpuContainer("b", 1, 1000, 1)}),
                               node, {}));
@@ -182,7 +183,7 @@ TEST(MpsBackendTest, EveryContainerIsOneClient) {
 
 TEST(MpsBackendTest, SplitCountBelowFortyEightIsTheLimit) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps, /*split=*/10)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode, /*split=*/10)});
   for (int i = 0; i < 10; ++i) {
     ASSERT_OK(backend->Allocate(
         MakePod(absl::StrCat("p", i), {GpuContainer("c", 1, 1000, 1)}), node,
@@ -195,7 +196,7 @@ TEST(MpsBackendTest, SplitCountBelowFortyEightIsTheLimit) {
 
 TEST(MpsBackendTest, MemoryAndCoresAreSharedLikeHamiCore) {
   std::unique_ptr<SharingBackend> backend = Mps();
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode)});
   ASSERT_OK(backend->Allocate(MakePod("a", {GpuContainer("c", 1, 60000, 60)}),
                               node, {}));
   EXPECT_EQ(
@@ -222,7 +223,7 @@ TEST(MpsBackendTest, ClientLimitShrinksWithTheComputeInstance) {
 }
 
 TEST(MpsBackendTest, MpsGpuNeverTakesAHamiCoreTenant) {
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode)});
   const PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
   NodeFit fit = HamiCore()->Filter(pod, node, {});
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -242,7 +243,7 @@ TEST(MpsBackendTest, MpsGpuNeverTakesAHamiCoreTenant) {
 }
 
 TEST(MpsBackendTest, HamiCoreGpuNeverTakesAnMpsTenant) {
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kHamiCore)});
+  NodeState node = MakeNodeState({ModeGpu(0, hamicore::kMode)});
   const PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
   NodeFit fit = Mps()->Filter(pod, node, {});
   EXPECT_EQ(fit.code, ReasonCode::kModeMismatch);
@@ -260,17 +261,17 @@ TEST(MpsBackendTest, HamiCoreGpuNeverTakesAnMpsTenant) {
 }
 
 TEST(MpsBackendTest, PodInsistingOnAnotherModeIsRefused) {
-  NodeState node = MakeNodeState({ModeGpu(0, SharingMode::kMps)});
+  NodeState node = MakeNodeState({ModeGpu(0, mps::kMode)});
   PodRequest pod = MakePod("a", {GpuContainer("c", 1, 1000, 10)});
-  pod.mode = SharingMode::kHamiCore;
+  pod.mode = hamicore::kMode;
   EXPECT_EQ(Mps()->Filter(pod, node, {}).code, ReasonCode::kModeMismatch);
-  pod.mode = SharingMode::kMps;
+  pod.mode = mps::kMode;
   EXPECT_TRUE(Mps()->Filter(pod, node, {}).fits());
 }
 
 TEST(MpsBackendTest, MixedNodeSeparatesTheModes) {
-  NodeState node = MakeNodeState(
-      {ModeGpu(0, SharingMode::kHamiCore), ModeGpu(1, SharingMode::kMps)});
+  NodeState node =
+      MakeNodeState({ModeGpu(0, hamicore::kMode), ModeGpu(1, mps::kMode)});
   absl::StatusOr<PodAllocation> mps =
       Mps()->Allocate(MakePod("m", {GpuContainer("c", 1, 1000, 10)}), node, {});
   ASSERT_OK(mps);
@@ -299,7 +300,7 @@ TEST(MpsBackendTest, RegistersUnderItsName) {
   absl::StatusOr<std::unique_ptr<SharingBackend>> backend =
       registry.Create("mps", Config{});
   ASSERT_OK(backend);
-  EXPECT_EQ((*backend)->mode(), SharingMode::kMps);
+  EXPECT_EQ((*backend)->mode(), mps::kMode);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ Gpu MigGpu(int index, const std::string& model, int64_t memory_mib,
   gpu.memory_mib = memory_mib;
   gpu.split_count = 10;
   gpu.mig_capable = true;
-  gpu.mode = SharingMode::kMig;
+  gpu.mode = mig::kMode;
   return gpu;
 }
 
@@ -42,7 +42,7 @@ NodeState MakeNodeState(std::vector<Gpu> gpus) {
 PodRequest MigPod(const std::string& name,
                   std::vector<ContainerRequest> containers) {
   PodRequest pod = MakePod(name, std::move(containers));
-  pod.mode = SharingMode::kMig;
+  pod.mode = mig::kMode;
   return pod;
 }
 

@@ -28,7 +28,7 @@ absl::string_view CorePolicyName(const DeviceConfig& config) {
 class HamiCoreBackend final : public FractionalBackend {
  public:
   explicit HamiCoreBackend(const DeviceConfig& config)
-      : FractionalBackend(SharingMode::kHamiCore, config) {}
+      : FractionalBackend(kMode, config) {}
 
   absl::string_view name() const override { return kBackendName; }
 

@@ -155,12 +155,12 @@ class MigBackend final : public SharingBackend {
         kinds_(config, catalog) {}
 
   absl::string_view name() const override { return kBackendName; }
-  SharingMode mode() const override { return SharingMode::kMig; }
+  SharingMode mode() const override { return kMode; }
 
   NodeFit Filter(const PodRequest& request, const NodeState& node,
                  const PlacementOptions& options) const override {
     return PlaceContainers(
-        request, node, SharingMode::kMig,
+        request, node, kMode,
         [&](const ContainerRequest& container, int32_t index, size_t position,
             std::vector<ContainerShare>& pending) {
           return Offer(container, index, node.ledger(position), pending,
@@ -194,7 +194,7 @@ class MigBackend final : public SharingBackend {
                       NodeState& node) const override;
 
   void Release(absl::string_view pod_uid, NodeState& node) const override {
-    ReleaseShares(pod_uid, SharingMode::kMig, node);
+    ReleaseShares(pod_uid, kMode, node);
   }
 
   ContainerEdits Edits(const ContainerAllocation& container,
@@ -233,7 +233,7 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
   };
   const GpuKind& kind = kinds_.Of(gpu);
   if (kind.model == nullptr) {
-    return miss(ReasonCode::kMigUnknownModel,
+    return miss(kMigUnknownModel,
                 options.explain
                     ? absl::StrFormat("model=\"%s\" has no MIG profile table",
                                       gpu.model)
@@ -245,11 +245,10 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
   Pick pick;
   if (configmap_) {
     if (!kind.groups_status.ok()) {
-      return miss(ReasonCode::kMigNoProfile,
-                  std::string(kind.groups_status.message()));
+      return miss(kMigNoProfile, std::string(kind.groups_status.message()));
     }
     if (!ConfigMapPick(kind, state, demand, pick)) {
-      return miss(ReasonCode::kMigNoSlot,
+      return miss(kMigNoSlot,
                   options.explain
                       ? absl::StrFormat("no free instance of a usable "
                                         "knownMigGeometries group holds %s "
@@ -298,7 +297,7 @@ absl::StatusOr<Pick> MigBackend::PlacementPick(const GpuKind& kind,
   const std::vector<int>& allowed = kind.allowed ? *kind.allowed : kNone;
   const uint32_t candidates = search.Candidates(demand, allowed);
   if (candidates == 0 || (kind.allowed && kind.allowed->empty())) {
-    miss.code = ReasonCode::kMigNoProfile;
+    miss.code = kMigNoProfile;
     if (explain) {
       miss.detail =
           absl::StrFormat("no %sprofile of %s holds %s (largest %dMiB)",
@@ -339,7 +338,7 @@ absl::StatusOr<Pick> MigBackend::PlacementPick(const GpuKind& kind,
     }
   }
   if (pick.profile < 0) {
-    miss.code = ReasonCode::kMigNoSlot;
+    miss.code = kMigNoSlot;
     if (explain) {
       miss.detail = absl::StrFormat(
           "no free legal start for %s on %s (slices in use %s, other "
@@ -415,12 +414,12 @@ bool MigBackend::ConfigMapPick(const GpuKind& kind, const GpuMigState& state,
 
 bool MigBackend::MayFit(const PodRequest& request,
                         const NodeState& node) const {
-  if (request.mode && *request.mode != SharingMode::kMig) return false;
+  if (request.mode && *request.mode != kMode) return false;
   int32_t open = 0;
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
     const DeviceLedger& ledger = node.ledger(pos);
     const Gpu& gpu = ledger.gpu();
-    if (EligibilityCode(request, gpu, SharingMode::kMig) != ReasonCode::kFits ||
+    if (EligibilityCode(request, gpu, kMode) != ReasonCode::kFits ||
         ledger.free_slots() < 1) {
       continue;
     }
@@ -487,7 +486,7 @@ absl::Status MigBackend::Commit(const PodRequest& request,
   for (ContainerAllocation& container : resolved.containers) {
     for (DeviceGrant& grant : container.devices) {
       std::optional<size_t> position = node.FindGpu(grant.uuid);
-      if (!position || grant.mode != SharingMode::kMig) continue;
+      if (!position || grant.mode != kMode) continue;
       const Gpu& gpu = node.inventory().gpus[*position];
       const GpuKind& kind = kinds_.Of(gpu);
       if (kind.model == nullptr) {
@@ -522,7 +521,7 @@ absl::Status MigBackend::Commit(const PodRequest& request,
       }
     }
   }
-  return CommitShares(request, resolved, SharingMode::kMig, node);
+  return CommitShares(request, resolved, kMode, node);
 }
 
 ContainerEdits MigBackend::Edits(const ContainerAllocation& container,

@@ -15,7 +15,9 @@ namespace {
 class MpsBackend final : public FractionalBackend {
  public:
   explicit MpsBackend(const DeviceConfig& config)
-      : FractionalBackend(SharingMode::kMps, config) {}
+      : FractionalBackend(
+            kMode, config,
+            TenantLimit{kMaxMpsClients, kMpsClientsExhausted, "clients"}) {}
 
   absl::string_view name() const override { return kBackendName; }
 

@@ -46,7 +46,7 @@ absl::Status AddGpuEntry(const Json& entry, const std::string& path,
   DS_ASSIGN_OR_RETURN(std::optional<std::string> mode_name, gpu.String("mode"));
   DS_ASSIGN_OR_RETURN(std::optional<std::string> uuid, gpu.String("uuid"));
   DS_ASSIGN_OR_RETURN(std::optional<bool> healthy, gpu.Bool("healthy"));
-  SharingMode mode = SharingMode::kHamiCore;
+  SharingMode mode = kDefaultSharingMode;
   if (mode_name) {
     DS_ASSIGN_OR_RETURN(mode, ParseSharingMode(*mode_name, gpu.PathOf("mode")));
   }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
 
 namespace deviceshare::simulate {
@@ -17,7 +18,7 @@ OrderedJson ContainerJson(const ContainerPlacement& container) {
     device["mode"] = std::string(SharingModeName(grant.mode));
     device["memory_mib"] = grant.memory_mib;
     device["cores"] = grant.cores;
-    if (grant.mode == SharingMode::kMig) {
+    if (grant.mode == mig::kMode) {
       device["mig_profile"] = grant.mig.profile;
       device["mig_start"] = grant.mig.start;
       device["mig_slices"] = grant.mig.size;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/simulate/text_table.h"
 
@@ -34,7 +35,7 @@ std::string Placements(const SimulationReport& report) {
       if (c.devices.empty()) continue;
       std::vector<std::string> uuids;
       for (const DeviceGrant& grant : c.devices) {
-        uuids.push_back(grant.mode == SharingMode::kMig
+        uuids.push_back(grant.mode == mig::kMode
                             ? absl::StrFormat("%s[%s@%d]", grant.uuid,
                                               grant.mig.profile,
                                               grant.mig.start)

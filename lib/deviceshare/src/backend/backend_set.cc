@@ -1,6 +1,9 @@
 #include "deviceshare/backend/backend_set.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace deviceshare {
 
@@ -11,9 +14,16 @@ absl::StatusOr<BackendSet> BackendSet::Create(const BackendRegistry& registry,
         "scheduler.modes: no sharing mode enabled");
   }
   BackendSet set;
-  for (SharingMode mode : config.scheduler.enabled_modes) {
+  set.known_ = registry.RegisteredNames();
+  for (size_t i = 0; i < config.scheduler.enabled_modes.size(); ++i) {
+    const SharingMode mode = config.scheduler.enabled_modes[i];
     if (set.ForMode(mode) != nullptr) continue;
-    auto backend = registry.Create(SharingModeName(mode), config);
+    if (!set.Knows(mode)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "scheduler.modes[%d]: no backend serves \"%s\" (registered: %s)", i,
+          mode.name(), set.KnownNames()));
+    }
+    auto backend = registry.Create(mode.name(), config);
     if (!backend.ok()) {
       return absl::Status(
           backend.status().code(),
@@ -22,6 +32,14 @@ absl::StatusOr<BackendSet> BackendSet::Create(const BackendRegistry& registry,
     set.backends_.push_back(*std::move(backend));
   }
   return set;
+}
+
+bool BackendSet::Knows(SharingMode mode) const {
+  return std::binary_search(known_.begin(), known_.end(), mode.name());
+}
+
+std::string BackendSet::KnownNames() const {
+  return absl::StrJoin(known_, ", ");
 }
 
 const SharingBackend* BackendSet::ForMode(SharingMode mode) const {

@@ -7,8 +7,9 @@
 #ifndef DEVICESHARE_SRC_BACKEND_CODE_TALLY_H_
 #define DEVICESHARE_SRC_BACKEND_CODE_TALLY_H_
 
-#include <array>
+#include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "deviceshare/model/reason_code.h"
 
 namespace deviceshare::internal {
@@ -19,17 +20,23 @@ class CodeTally {
     const bool other_mode = code == ReasonCode::kModeMismatch;
     ReasonCode& top = other_mode ? mode_top_ : top_;
     bool& empty = other_mode ? mode_empty_ : empty_;
-    int n = ++counts_[static_cast<size_t>(code)];
-    if (empty || n > counts_[static_cast<size_t>(top)] ||
-        (n == counts_[static_cast<size_t>(top)] && code < top)) {
-      top = code;
-    }
+    const int n = ++CountOf(code);
+    const int top_count = empty ? 0 : CountOf(top);
+    if (empty || n > top_count || (n == top_count && code < top)) top = code;
     empty = false;
   }
   ReasonCode top() const { return empty_ ? mode_top_ : top_; }
 
  private:
-  std::array<int, 32> counts_{};
+  // A GPU says one of a handful of codes: a short list beats a map.
+  int& CountOf(ReasonCode code) {
+    for (auto& [known, count] : counts_) {
+      if (known == code) return count;
+    }
+    return counts_.emplace_back(code, 0).second;
+  }
+
+  absl::InlinedVector<std::pair<ReasonCode, int>, 8> counts_;
   ReasonCode top_ = ReasonCode::kFits;
   bool empty_ = true;
   ReasonCode mode_top_ = ReasonCode::kFits;

@@ -146,30 +146,23 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode) {
   const ReasonCode code = EligibilityCode(request, gpu, mode);
   std::string detail;
-  switch (code) {
-    case ReasonCode::kFits:
-      break;
-    case ReasonCode::kGpuUnhealthy:
-      detail = "unhealthy";
-      break;
-    case ReasonCode::kModeMismatch:
-      detail = absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
-                               SharingModeName(mode));
-      break;
-    case ReasonCode::kTypeMismatch:
-      detail =
-          !request.use_models.empty() &&
-                  !AnyContains(request.use_models, gpu.model)
-              ? absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
-                                absl::StrJoin(request.use_models, ","))
-              : absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
-                                absl::StrJoin(request.avoid_models, ","));
-      break;
-    default:  // kUuidMismatch
-      detail = AnyEquals(request.avoid_uuids, gpu.uuid)
-                   ? "uuid in nouse-gpuuuid"
-                   : "uuid not in use-gpuuuid";
-      break;
+  if (code == ReasonCode::kGpuUnhealthy) {
+    detail = "unhealthy";
+  } else if (code == ReasonCode::kModeMismatch) {
+    detail = absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
+                             SharingModeName(mode));
+  } else if (code == ReasonCode::kTypeMismatch) {
+    detail =
+        !request.use_models.empty() &&
+                !AnyContains(request.use_models, gpu.model)
+            ? absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
+                              absl::StrJoin(request.use_models, ","))
+            : absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,
+                              absl::StrJoin(request.avoid_models, ","));
+  } else if (code == ReasonCode::kUuidMismatch) {
+    detail = AnyEquals(request.avoid_uuids, gpu.uuid)
+                 ? "uuid in nouse-gpuuuid"
+                 : "uuid not in use-gpuuuid";
   }
   return GpuVerdict{code, gpu.index, std::move(detail)};
 }

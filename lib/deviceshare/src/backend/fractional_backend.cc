@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/backend/container_placement.h"
 #include "deviceshare/backend/fractional_share.h"
@@ -12,8 +13,8 @@ namespace deviceshare {
 NodeFit FractionalBackend::Filter(const PodRequest& request,
                                   const NodeState& node,
                                   const PlacementOptions& options) const {
-  return PlaceShares(request, node, mode_, *options.gpu_policy,
-                     options.explain);
+  return PlaceShares(request, node, mode_, *options.gpu_policy, options.explain,
+                     limit_);
 }
 
 int FractionalBackend::Score(const NodeState& node,
@@ -24,7 +25,7 @@ int FractionalBackend::Score(const NodeState& node,
 
 bool FractionalBackend::MayFit(const PodRequest& request,
                                const NodeState& node) const {
-  return MaySharesFit(request, node, mode_);
+  return MaySharesFit(request, node, mode_, limit_);
 }
 
 int FractionalBackend::ScoreUpperBound(const PodRequest& request,
@@ -50,6 +51,20 @@ int FractionalBackend::ShapeScoreBound(const PodRequest& request,
 absl::Status FractionalBackend::Commit(const PodRequest& request,
                                        const PodAllocation& allocation,
                                        NodeState& node) const {
+  if (limit_.max_tenants > 0) {
+    auto by_gpu = node.SharesByGpu(allocation);
+    if (!by_gpu.ok()) return by_gpu.status();
+    for (const auto& [position, shares] : *by_gpu) {
+      const DeviceLedger& ledger = node.ledger(position);
+      const int32_t want = ChargeOf(shares).slots;
+      if (TenantLimitCode(limit_, ledger, want) != ReasonCode::kFits) {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "pod %s: %s gpu=%s %s=%d max=%d want=%d", allocation.pod_key,
+            limit_.code.name(), ledger.gpu().uuid, limit_.noun,
+            ledger.used_slots(), limit_.max_tenants, want));
+      }
+    }
+  }
   return CommitShares(request, allocation, mode_, node);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/str_format.h"
 #include "code_tally.h"
 #include "deviceshare/backend/container_placement.h"
 #include "deviceshare/policy/scoring.h"
@@ -28,8 +29,11 @@ ContainerShare WholeShare(const ContainerRequest& container, int32_t index,
 // pod's only share there: the eligibility checks, then the ledger's.
 ReasonCode AloneCode(const PodRequest& request,
                      const ContainerRequest& container, int32_t index,
-                     const DeviceLedger& ledger, SharingMode mode) {
+                     const DeviceLedger& ledger, SharingMode mode,
+                     const TenantLimit& limit) {
   ReasonCode code = EligibilityCode(request, ledger.gpu(), mode);
+  if (code != ReasonCode::kFits) return code;
+  code = TenantLimitCode(limit, ledger, 1);
   if (code != ReasonCode::kFits) return code;
   const ContainerShare share = WholeShare(container, index, ledger);
   return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
@@ -41,7 +45,8 @@ ReasonCode AloneCode(const PodRequest& request,
 // pass (the full search decides then).
 std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
                                                    const NodeState& node,
-                                                   SharingMode mode) {
+                                                   SharingMode mode,
+                                                   const TenantLimit& limit) {
   const ContainerRequest* only = nullptr;
   int32_t index = 0;
   for (size_t i = 0; i < request.containers.size(); ++i) {
@@ -57,7 +62,8 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
   CodeTally rejected;
   int32_t usable = 0;
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
-    ReasonCode code = AloneCode(request, *only, index, node.ledger(pos), mode);
+    ReasonCode code =
+        AloneCode(request, *only, index, node.ledger(pos), mode, limit);
     if (code == ReasonCode::kFits) {
       ++usable;
     } else {
@@ -66,6 +72,25 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
   }
   if (usable >= only->gpu_count) return std::nullopt;
   return usable == 0 ? rejected.top() : ReasonCode::kInsufficientGpus;
+}
+
+// The offer of the GPU of `ledger` for `pending`'s last share: the tenant
+// limit first, then the ledger.
+GpuVerdict CheckShares(const DeviceLedger& ledger,
+                       absl::Span<const ContainerShare> pending,
+                       const TenantLimit& limit, bool explain) {
+  const int32_t want = ChargeOf(pending).slots;
+  const ReasonCode limited = TenantLimitCode(limit, ledger, want);
+  if (limited != ReasonCode::kFits) {
+    return GpuVerdict{
+        limited, ledger.gpu().index,
+        explain ? absl::StrFormat("%s=%d max=%d want=%d", limit.noun,
+                                  ledger.used_slots(), limit.max_tenants, want)
+                : ""};
+  }
+  return explain
+             ? ledger.CheckPod(pending)
+             : GpuVerdict{ledger.CheckPodCode(pending), ledger.gpu().index, ""};
 }
 
 NodeFit CodeOnly(ReasonCode code) {
@@ -102,12 +127,21 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 
 }  // namespace
 
+ReasonCode TenantLimitCode(const TenantLimit& limit, const DeviceLedger& ledger,
+                           int32_t want_slots) {
+  if (limit.max_tenants <= 0 || limit.max_tenants >= ledger.slot_capacity() ||
+      ledger.used_slots() + want_slots <= limit.max_tenants) {
+    return ReasonCode::kFits;
+  }
+  return limit.code;
+}
+
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
-                    bool explain) {
+                    bool explain, const TenantLimit& limit) {
   if (!explain && (!request.mode || *request.mode == mode)) {
     std::optional<ReasonCode> code =
-        QuietSingleContainerCode(request, node, mode);
+        QuietSingleContainerCode(request, node, mode, limit);
     if (code) return CodeOnly(*code);
   }
   return PlaceContainers(
@@ -118,9 +152,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
         GpuOffer offer;
         offer.share = WholeShare(container, index, ledger);
         pending.push_back(offer.share);
-        offer.verdict = explain ? ledger.CheckPod(pending)
-                                : GpuVerdict{ledger.CheckPodCode(pending),
-                                             ledger.gpu().index, ""};
+        offer.verdict = CheckShares(ledger, pending, limit, explain);
         if (offer.verdict.fits()) {
           offer.score = gpu_policy.GpuScore(ledger, ChargeOf(pending));
         }
@@ -131,7 +163,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 }
 
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
-                  SharingMode mode) {
+                  SharingMode mode, const TenantLimit& limit) {
   if (request.mode && *request.mode != mode) return false;
   for (size_t i = 0; i < request.containers.size(); ++i) {
     const ContainerRequest& container = request.containers[i];
@@ -140,7 +172,7 @@ bool MaySharesFit(const PodRequest& request, const NodeState& node,
     for (size_t pos = 0; pos < node.gpu_count() && usable < container.gpu_count;
          ++pos) {
       if (AloneCode(request, container, static_cast<int32_t>(i),
-                    node.ledger(pos), mode) == ReasonCode::kFits) {
+                    node.ledger(pos), mode, limit) == ReasonCode::kFits) {
         ++usable;
       }
     }

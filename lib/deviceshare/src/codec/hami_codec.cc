@@ -13,6 +13,7 @@
 #include "codec/wire_fields.h"
 #include "config/mig_geometry_parser.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -294,7 +295,7 @@ absl::StatusOr<MigUpdate> ReadMigEntry(
   DS_RETURN_IF_ERROR(ReadMigPlacement(entry, where, grant.mig));
   DS_RETURN_IF_ERROR(ReadMigGroup(entry, where, grant.mig));
   DS_RETURN_IF_ERROR(ReadMigRuntime(entry, where, grant));
-  grant.mode = SharingMode::kMig;
+  grant.mode = dialect::kMigMode;
   return update;
 }
 
@@ -414,7 +415,7 @@ std::string EncodeHamiMigAllocations(const PodAllocation& allocation) {
       const DeviceGrant& grant = devices[d];
       const MigSlot& slot = grant.mig;
       const bool grouped = !slot.group.empty() && slot.position >= 0;
-      if (grant.mode != SharingMode::kMig || slot.profile.empty() ||
+      if (grant.mode != dialect::kMigMode || slot.profile.empty() ||
           !(slot.placed() || grouped)) {
         continue;
       }

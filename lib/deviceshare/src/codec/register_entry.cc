@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "codec/wire_fields.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::wire {
@@ -104,8 +105,8 @@ absl::StatusOr<SharingMode> ParseModeField(absl::string_view value,
 }
 
 void SetCapabilitiesFromMode(Gpu& gpu) {
-  gpu.mig_capable = gpu.mode == SharingMode::kMig;
-  gpu.mps_capable = gpu.mode == SharingMode::kMps;
+  gpu.mig_capable = gpu.mode == dialect::kMigMode;
+  gpu.mps_capable = gpu.mode == dialect::kMpsMode;
 }
 
 }  // namespace deviceshare::wire

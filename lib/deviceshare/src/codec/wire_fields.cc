@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "config/mig_geometry_parser.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::wire {
@@ -85,7 +86,7 @@ absl::Status ParseGrantUuid(absl::string_view text, absl::string_view where,
   DS_RETURN_IF_ERROR(ParseMigSuffix(
       text, text.substr(open + 1, text.size() - open - 2), where, grant.mig));
   grant.uuid = std::string(text.substr(0, open));
-  grant.mode = SharingMode::kMig;
+  grant.mode = dialect::kMigMode;
   return absl::OkStatus();
 }
 
@@ -175,7 +176,7 @@ void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
                   std::string* out) {
   for (const DeviceGrant& grant : grants) {
     absl::StrAppend(out, grant.uuid);
-    if (mig_form == MigIdForm::kSuffixed && grant.mode == SharingMode::kMig) {
+    if (mig_form == MigIdForm::kSuffixed && grant.mode == dialect::kMigMode) {
       absl::StrAppend(out, MigSuffix(grant.mig));
     }
     absl::StrAppend(out, ",", kVendor, ",", grant.memory_mib, ",", grant.cores,

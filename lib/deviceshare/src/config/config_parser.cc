@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device_config_parser.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_fields.h"
 #include "deviceshare/config/policy_name.h"
@@ -243,7 +244,7 @@ absl::Status CheckMigSettings(Config& config) {
   const DeviceConfig& device = config.device;
   const bool mig_enabled =
       std::find(scheduler.enabled_modes.begin(), scheduler.enabled_modes.end(),
-                SharingMode::kMig) != scheduler.enabled_modes.end();
+                dialect::kMigMode) != scheduler.enabled_modes.end();
   const bool configmap = scheduler.mig_search == MigSearch::kConfigMap;
   if (mig_enabled && configmap && device.known_mig_geometries.empty()) {
     return PathError("scheduler.migSearch",

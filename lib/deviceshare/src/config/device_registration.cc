@@ -1,6 +1,7 @@
 #include "deviceshare/config/device_registration.h"
 
 #include "absl/strings/str_format.h"
+#include "deviceshare/codec/dialect_modes.h"
 
 namespace deviceshare {
 
@@ -16,7 +17,7 @@ absl::StatusOr<Gpu> RegisteredGpu(Gpu physical, const DeviceConfig& config) {
     gpu.memory_mib = config.preconfigured_device_memory_mib;
   }
   gpu.split_count = config.device_split_count;
-  if (gpu.mode == SharingMode::kMig) {
+  if (gpu.mode == dialect::kMigMode) {
     gpu.core_capacity = 100;
     return gpu;
   }

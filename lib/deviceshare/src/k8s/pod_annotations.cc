@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
 #include "deviceshare/status_macros.h"
@@ -114,12 +115,12 @@ absl::StatusOr<PodAllocation> MapEntries(const PodRequest& request,
     container.name = request.containers[i].name;
     container.is_init = request.containers[i].is_init;
   }
-  const SharingMode mode = request.mode.value_or(SharingMode::kHamiCore);
+  const SharingMode mode = request.mode.value_or(kDefaultSharingMode);
   for (size_t e = 0; e < entries.size(); ++e) {
     for (DeviceGrant& grant : entries[e]) {
       // A MIG instance id (`GPU-x[g-p]`) is a MIG grant whatever the request
       // says; otherwise the string carries no mode and the request's holds.
-      if (grant.mode != SharingMode::kMig) grant.mode = mode;
+      if (grant.mode != dialect::kMigMode) grant.mode = mode;
     }
     allocation.containers[targets[e]].devices = std::move(entries[e]);
   }

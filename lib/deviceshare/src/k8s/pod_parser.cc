@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
@@ -187,14 +188,14 @@ class ContainerWalker {
 
   // A container asks for a MIG resource: the pod runs in mode mig.
   absl::Status NoteMig(absl::string_view where, absl::string_view profile) {
-    if (pod_.mode && *pod_.mode != SharingMode::kMig) {
+    if (pod_.mode && *pod_.mode != dialect::kMigMode) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %s%s asks for a MIG instance, but the pod's vgpu-mode "
           "annotation says \"%s\"",
           where, keys::kMigResourcePrefix, profile,
           SharingModeName(*pod_.mode)));
     }
-    pod_.mode = SharingMode::kMig;
+    pod_.mode = dialect::kMigMode;
     return absl::OkStatus();
   }
 

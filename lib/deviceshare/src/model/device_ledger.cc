@@ -63,10 +63,7 @@ bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
 }  // namespace
 
 DeviceLedger::DeviceLedger(const Gpu& gpu)
-    : gpu_(gpu),
-      slot_capacity_(gpu.mode == SharingMode::kMps
-                         ? std::min(gpu.split_count, kMaxMpsClients)
-                         : gpu.split_count) {}
+    : gpu_(gpu), slot_capacity_(gpu.split_count) {}
 
 ReasonCode DeviceLedger::CheckPodCode(
     absl::Span<const ContainerShare> shares) const {
@@ -76,14 +73,13 @@ ReasonCode DeviceLedger::CheckPodCode(
     return ReasonCode::kModeMismatch;
   }
   if (used_slots_ + want.slots > slot_capacity_) {
-    return slot_capacity_ < gpu_.split_count ? ReasonCode::kMpsClientsExhausted
-                                             : ReasonCode::kSplitExhausted;
+    return ReasonCode::kSplitExhausted;
   }
   if (want.mig_mask != 0) {
     // A MIG instance's capacity is its memory slices: the MiB and SM share
     // it carries are the profile's, already fixed by the hardware.
     if (want.mig_overlap || (want.mig_mask & mig_mask_) != 0) {
-      return ReasonCode::kMigNoSlot;
+      return ReasonCode::kPartitionTaken;
     }
     return ReasonCode::kFits;
   }
@@ -101,52 +97,40 @@ ReasonCode DeviceLedger::CheckPodCode(
   return ReasonCode::kFits;
 }
 
+std::string DeviceLedger::ExclusiveDetail(const PodCharge& want) const {
+  if (exclusive_pods_ > 0) return "held exclusively by another pod";
+  if (want.exclusive && !pods_.empty()) {
+    return absl::StrFormat("want the GPU alone, it has %d pods", pods_.size());
+  }
+  return "an exclusive container cannot share the GPU with another "
+         "container of its pod";
+}
+
 GpuVerdict DeviceLedger::CheckPod(
     absl::Span<const ContainerShare> shares) const {
   const ReasonCode code = CheckPodCode(shares);
   if (code == ReasonCode::kFits) return GpuVerdict{code, gpu_.index, ""};
   const PodCharge want = ChargeOf(shares);
   std::string detail;
-  switch (code) {
-    case ReasonCode::kModeMismatch:
-      detail = "MIG instances and other shares never mix on one GPU";
-      break;
-    case ReasonCode::kSplitExhausted:
-      detail = absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
-                               gpu_.split_count, want.slots);
-      break;
-    case ReasonCode::kMpsClientsExhausted:
-      detail = absl::StrFormat("clients=%d max=%d want=%d", used_slots_,
-                               slot_capacity_, want.slots);
-      break;
-    case ReasonCode::kMigNoSlot:
-      detail = absl::StrFormat(
-          "memory slices taken=0x%x want=0x%x%s", mig_mask_, want.mig_mask,
-          want.mig_overlap ? " (the pod's own overlap)" : "");
-      break;
-    case ReasonCode::kExclusiveConflict:
-      if (exclusive_pods_ > 0) {
-        detail = "held exclusively by another pod";
-      } else if (want.exclusive && !pods_.empty()) {
-        detail =
-            absl::StrFormat("want the GPU alone, it has %d pods", pods_.size());
-      } else {
-        detail =
-            "an exclusive container cannot share the GPU with another "
-            "container of its pod";
-      }
-      break;
-    case ReasonCode::kInsufficientMemory:
-      detail = absl::StrFormat("free=%dMiB want=%dMiB", free_memory_mib(),
-                               want.memory_mib);
-      break;
-    case ReasonCode::kInsufficientCores:
-      detail = absl::StrFormat("free=%d%% want=%d%%", free_cores(), want.cores);
-      break;
-    default:  // kComputeExhausted
-      detail =
-          absl::StrFormat("used=%d%% of %d%%", used_cores_, gpu_.core_capacity);
-      break;
+  if (code == ReasonCode::kModeMismatch) {
+    detail = "MIG instances and other shares never mix on one GPU";
+  } else if (code == ReasonCode::kSplitExhausted) {
+    detail = absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
+                             gpu_.split_count, want.slots);
+  } else if (code == ReasonCode::kPartitionTaken) {
+    detail = absl::StrFormat(
+        "memory slices taken=0x%x want=0x%x%s", mig_mask_, want.mig_mask,
+        want.mig_overlap ? " (the pod's own overlap)" : "");
+  } else if (code == ReasonCode::kExclusiveConflict) {
+    detail = ExclusiveDetail(want);
+  } else if (code == ReasonCode::kInsufficientMemory) {
+    detail = absl::StrFormat("free=%dMiB want=%dMiB", free_memory_mib(),
+                             want.memory_mib);
+  } else if (code == ReasonCode::kInsufficientCores) {
+    detail = absl::StrFormat("free=%d%% want=%d%%", free_cores(), want.cores);
+  } else {  // kComputeExhausted
+    detail =
+        absl::StrFormat("used=%d%% of %d%%", used_cores_, gpu_.core_capacity);
   }
   return GpuVerdict{code, gpu_.index, std::move(detail)};
 }

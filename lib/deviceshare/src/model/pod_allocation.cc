@@ -9,8 +9,7 @@ bool SameShare(const std::vector<DeviceGrant>& a,
     const DeviceGrant& x = a[i];
     const DeviceGrant& y = b[i];
     if (x.uuid != y.uuid || x.memory_mib != y.memory_mib ||
-        x.cores != y.cores ||
-        (x.mode == SharingMode::kMig) != (y.mode == SharingMode::kMig) ||
+        x.cores != y.cores || x.has_partition() != y.has_partition() ||
         x.mig.profile != y.mig.profile || x.mig.start != y.mig.start) {
       return false;
     }

@@ -1,31 +1,29 @@
 #include "deviceshare/model/sharing_mode.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 
 namespace deviceshare {
 
-absl::string_view SharingModeName(SharingMode mode) {
-  switch (mode) {
-    case SharingMode::kHamiCore:
-      return "hami-core";
-    case SharingMode::kMig:
-      return "mig";
-    case SharingMode::kMps:
-      return "mps";
-  }
-  return "unknown";
+bool IsModeName(absl::string_view text) {
+  return !text.empty() && text.size() <= SharingMode::kMaxLength &&
+         absl::ascii_islower(text.front()) &&
+         std::all_of(text.begin(), text.end(), [](char c) {
+           return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '-';
+         });
 }
 
 absl::StatusOr<SharingMode> ParseSharingMode(absl::string_view text,
                                              absl::string_view field) {
-  for (SharingMode mode :
-       {SharingMode::kHamiCore, SharingMode::kMig, SharingMode::kMps}) {
-    if (text == SharingModeName(mode)) return mode;
+  if (!IsModeName(text)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: \"%s\" is not a sharing mode name (e.g. hami-core, mig, mps)",
+        field, text));
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: unknown sharing mode \"%s\" (want hami-core, mig or mps)", field,
-      text));
+  return SharingMode(text);
 }
 
 }  // namespace deviceshare

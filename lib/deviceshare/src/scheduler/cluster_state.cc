@@ -37,7 +37,7 @@ absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   for (size_t c = 0; c < containers.size(); ++c) {
     for (size_t d = 0; d < containers[c].devices.size(); ++d) {
       const DeviceGrant& grant = containers[c].devices[d];
-      if (grant.mode == SharingMode::kMig) continue;
+      if (grant.has_partition()) continue;
       std::optional<size_t> position = node.FindGpu(grant.uuid);
       if (!position) continue;
       const SharingMode gpu_mode = node.inventory().gpus[*position].mode;
@@ -150,6 +150,14 @@ std::vector<std::string> ClusterState::Replay(NodeState& node) {
 absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
     NodeInventory inventory) {
   DS_RETURN_IF_ERROR(ValidateInventory(inventory));
+  for (const Gpu& gpu : inventory.gpus) {
+    if (!backends_->Knows(gpu.mode)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "node %s gpu %s: mode \"%s\" is not a sharing mode any backend "
+          "serves (registered: %s)",
+          inventory.name, gpu.uuid, gpu.mode.name(), backends_->KnownNames()));
+    }
+  }
   std::string name = inventory.name;
   auto node = std::make_unique<NodeState>(std::move(inventory));
   std::vector<std::string> displaced = Replay(*node);

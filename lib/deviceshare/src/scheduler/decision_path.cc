@@ -68,6 +68,12 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
     const PodRequest& request) const {
   PodCycle cycle;
   cycle.request = &request;
+  if (request.mode && !backends_->Knows(*request.mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "pod %s: sharing mode \"%s\" (its vgpu-mode annotation) is not one "
+        "any backend serves (registered: %s)",
+        request.Key(), request.mode->name(), backends_->KnownNames()));
+  }
   absl::StatusOr<const PlacementPolicy*> node_policy =
       PolicyFor(request.node_policy, keys::kHamiNodePolicy,
                 policies_->node_default(), request);

@@ -45,7 +45,7 @@ class VerdictMemory {
     ReasonCode code = ReasonCode::kFits;
     int score = 0;
     int stranded_percent = 0;
-    SharingMode mode = SharingMode::kHamiCore;
+    SharingMode mode;
   };
   struct PodEntry {
     uint64_t version = 0;

@@ -12,7 +12,9 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/kube/object_fields.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -72,11 +74,10 @@ absl::StatusOr<std::unique_ptr<AllocationMatcher>> AllocationMatcher::Create(
                             std::move(annotate), std::move(prepare_mig)));
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
-  for (SharingMode mode :
-       {SharingMode::kHamiCore, SharingMode::kMig, SharingMode::kMps}) {
+  for (const std::string& name : registry.RegisteredNames()) {
     DS_ASSIGN_OR_RETURN(std::unique_ptr<SharingBackend> backend,
-                        registry.Create(SharingModeName(mode), config));
-    matcher->backends_[mode] = std::move(backend);
+                        registry.Create(name, config));
+    matcher->backends_[backend->mode()] = std::move(backend);
   }
   matcher->device_config_ = config.device;
   return matcher;
@@ -145,9 +146,8 @@ void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
       if (gpu == gpus_.end()) continue;
       grant.gpu_index = gpu->second.index;
       // The strings carry no MPS marker: an MPS GPU's grants are MPS.
-      if (grant.mode != SharingMode::kMig &&
-          gpu->second.mode == SharingMode::kMps) {
-        grant.mode = SharingMode::kMps;
+      if (grant.mode != mig::kMode && gpu->second.mode == mps::kMode) {
+        grant.mode = mps::kMode;
       }
     }
   }
@@ -317,9 +317,9 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::EditsLocked(
   PodState& state = pods_.at(pod.record.uid);
   ContainerAllocation& container =
       state.record.allocation.containers[container_index];
-  const bool has_mig = std::any_of(
-      container.devices.begin(), container.devices.end(),
-      [](const DeviceGrant& g) { return g.mode == SharingMode::kMig; });
+  const bool has_mig =
+      std::any_of(container.devices.begin(), container.devices.end(),
+                  [](const DeviceGrant& g) { return g.mode == mig::kMode; });
   if (has_mig) {
     if (!prepare_mig_) {
       return absl::FailedPreconditionError(

@@ -1,5 +1,7 @@
 #include "deviceshare/agent/discovered_gpu.h"
 
+#include "deviceshare/mig/mig_backend.h"
+
 namespace deviceshare::agent {
 namespace {
 
@@ -25,7 +27,7 @@ Gpu ToPhysicalGpu(const DiscoveredGpu& gpu) {
   Gpu out;
   CopyCommonFacts(gpu, out);
   if (gpu.mig_enabled) {
-    out.mode = SharingMode::kMig;
+    out.mode = mig::kMode;
     for (const MigInstanceInfo& instance : gpu.mig_instances) {
       out.mig_instances.push_back(instance.slot);
     }
@@ -36,7 +38,7 @@ Gpu ToPhysicalGpu(const DiscoveredGpu& gpu) {
 DiscoveredGpu FromPhysicalGpu(const Gpu& gpu) {
   DiscoveredGpu out;
   CopyCommonFacts(gpu, out);
-  out.mig_enabled = gpu.mode == SharingMode::kMig;
+  out.mig_enabled = gpu.mode == mig::kMode;
   out.mig_capable = gpu.mig_capable || out.mig_enabled;
   return out;
 }

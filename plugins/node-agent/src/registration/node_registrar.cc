@@ -7,6 +7,8 @@
 #include "deviceshare/codec/volcano_codec.h"
 #include "deviceshare/config/device_registration.h"
 #include "deviceshare/kube/object_paths.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
@@ -17,9 +19,9 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
   std::vector<Gpu> registered;
   for (const DiscoveredGpu& discovered : gpus) {
     Gpu physical = ToPhysicalGpu(discovered);
-    if (physical.mode != SharingMode::kMig) {
+    if (physical.mode != mig::kMode) {
       physical.mode = whole_gpu_mode;
-      physical.mps_capable = whole_gpu_mode == SharingMode::kMps;
+      physical.mps_capable = whole_gpu_mode == mps::kMode;
     }
     DS_ASSIGN_OR_RETURN(Gpu gpu, RegisteredGpu(std::move(physical), config));
     registered.push_back(std::move(gpu));

@@ -18,6 +18,8 @@
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/kube/reflector.h"
+#include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 #include "service/mig_preparer.h"
 #include "spdlog/spdlog.h"
@@ -146,7 +148,7 @@ absl::Status RunAgent(const AgentOptions& options,
 
   std::unique_ptr<MigControl> mig_control;
   const bool any_mig = std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) {
-    return g.mode == SharingMode::kMig;
+    return g.mode == mig::kMode;
   });
   if (any_mig && options.inventory.empty()) {
     NvmlSourceOptions nvml;
@@ -204,7 +206,7 @@ absl::Status RunAgent(const AgentOptions& options,
   std::unique_ptr<MpsDaemon> mps;
   std::vector<std::string> mps_gpus;
   for (const Gpu& gpu : gpus) {
-    if (gpu.mode == SharingMode::kMps) mps_gpus.push_back(gpu.uuid);
+    if (gpu.mode == mps::kMode) mps_gpus.push_back(gpu.uuid);
   }
   if (!mps_gpus.empty()) {
     MpsDaemonOptions mps_options;
@@ -258,7 +260,7 @@ absl::Status RunAgent(const AgentOptions& options,
       if (mig_control) {
         std::vector<std::string> mig_gpus;
         for (const Gpu& gpu : gpus) {
-          if (gpu.mode == SharingMode::kMig) mig_gpus.push_back(gpu.uuid);
+          if (gpu.mode == mig::kMode) mig_gpus.push_back(gpu.uuid);
         }
         matcher->WithLiveRecords([&](const std::vector<PodRecord>& live) {
           SweepOrphanMigInstances(mig_control.get(), mig_gpus, live);

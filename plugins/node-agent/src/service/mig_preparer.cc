@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/agent/mig_realizer.h"
+#include "deviceshare/mig/mig_backend.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent {
@@ -18,7 +19,7 @@ std::vector<HeldMigSlot> HeldOn(const std::string& gpu_uuid,
     for (const ContainerAllocation& container : record.allocation.containers) {
       for (size_t d = 0; d < container.devices.size(); ++d) {
         const DeviceGrant& grant = container.devices[d];
-        if (grant.mode != SharingMode::kMig || grant.uuid != gpu_uuid ||
+        if (grant.mode != mig::kMode || grant.uuid != gpu_uuid ||
             !grant.mig.placed()) {
           continue;
         }
@@ -43,7 +44,7 @@ MigPreparer MakeMigPreparer(MigControl* control) {
         realized_by_gpu;
     for (size_t d = 0; d < grants.size(); ++d) {
       DeviceGrant& grant = grants[d];
-      if (grant.mode != SharingMode::kMig) continue;
+      if (grant.mode != mig::kMode) continue;
       if (!grant.mig.placed()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "pod ", record.key, " container ", container_index, " GPU ",

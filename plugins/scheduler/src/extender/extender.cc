@@ -15,24 +15,6 @@
 namespace deviceshare::extender {
 namespace {
 
-// Codes for which preempting pods on the node would not help: kube-scheduler
-// then skips the node in its preemption pass.
-bool Unresolvable(ReasonCode code) {
-  switch (code) {
-    case ReasonCode::kNodeUnknown:
-    case ReasonCode::kNoGpus:
-    case ReasonCode::kModeMismatch:
-    case ReasonCode::kTypeMismatch:
-    case ReasonCode::kUuidMismatch:
-    case ReasonCode::kGpuUnhealthy:
-    case ReasonCode::kMigUnknownModel:
-    case ReasonCode::kMigNoProfile:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // "0/3 nodes fit: 2 InsufficientMemory, 1 TypeMismatch".
 std::string Summary(size_t nodes, const std::map<std::string, int>& codes) {
   std::vector<std::string> parts;
@@ -283,8 +265,8 @@ std::vector<const NodeVerdict*> Extender::RecordRejections(
     const absl::string_view code = ReasonCodeName(verdict.fit.code);
     ++codes[std::string(code)];
     CountRejection(code);
-    (Unresolvable(verdict.fit.code) ? result.failed_and_unresolvable_nodes
-                                    : result.failed_nodes)[verdict.node] =
+    (verdict.fit.code.unresolvable() ? result.failed_and_unresolvable_nodes
+                                     : result.failed_nodes)[verdict.node] =
         verdict.fit.Reason();
   }
   std::sort(fits.begin(), fits.end(),

@@ -9,6 +9,7 @@
 #define DEVICESHARE_BACKEND_BACKEND_SET_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,11 @@ class BackendSet {
 
   // The backend for `mode`, or nullptr when the mode is not enabled.
   const SharingBackend* ForMode(SharingMode mode) const;
+  // Whether some registered backend serves `mode`, enabled or not: a GPU or
+  // pod may name a mode this scheduler leaves off, never one nobody knows.
+  bool Knows(SharingMode mode) const;
+  // The registered modes, "hami-core, mig, mps": for error messages.
+  std::string KnownNames() const;
   // Enabled backends in config order.
   const std::vector<std::unique_ptr<SharingBackend>>& all() const {
     return backends_;
@@ -33,6 +39,7 @@ class BackendSet {
 
  private:
   std::vector<std::unique_ptr<SharingBackend>> backends_;
+  std::vector<std::string> known_;  // sorted
 };
 
 }  // namespace deviceshare

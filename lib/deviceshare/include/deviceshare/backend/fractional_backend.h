@@ -1,15 +1,17 @@
 // File: backend/fractional_backend.h
 //
-// FractionalBackend: the part common to the backends that hand out a share of a
-// whole GPU (hami-core, mps): placement, scores, bounds, commit and release
-// are those of backend/fractional_share.h for the backend's mode. A
-// subclass names itself and says how its shares are enforced (Edits),
-// starting from VisibleGpuEdits().
+// FractionalBackend: the part common to the backends that hand out a
+// fraction of a whole GPU (memory MiB and SM percent): placement, scores,
+// bounds, commit and release are those of backend/fractional_share.h for
+// the backend's mode, with the backend's cap on tenants. A subclass names
+// its mode and says how its shares are enforced (Edits), starting from
+// VisibleGpuEdits().
 //
 // Thread safety: immutable; see SharingBackend.
 #ifndef DEVICESHARE_BACKEND_FRACTIONAL_BACKEND_H_
 #define DEVICESHARE_BACKEND_FRACTIONAL_BACKEND_H_
 
+#include "deviceshare/backend/fractional_share.h"
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/device_config.h"
 
@@ -17,8 +19,11 @@ namespace deviceshare {
 
 class FractionalBackend : public SharingBackend {
  public:
-  FractionalBackend(SharingMode mode, const DeviceConfig& config)
-      : mode_(mode), config_(config) {}
+  // `limit`: a cap on a GPU's tenants below its split count, if the
+  // mode has one (mps: the server's clients).
+  FractionalBackend(SharingMode mode, const DeviceConfig& config,
+                    TenantLimit limit = {})
+      : mode_(mode), config_(config), limit_(limit) {}
 
   SharingMode mode() const final { return mode_; }
 
@@ -52,6 +57,7 @@ class FractionalBackend : public SharingBackend {
  private:
   SharingMode mode_;
   DeviceConfig config_;
+  TenantLimit limit_;
 };
 
 }  // namespace deviceshare

@@ -24,18 +24,32 @@
 
 namespace deviceshare {
 
+// A cap a backend puts on the tenants of a GPU of its mode, below the split
+// count (the MPS server takes at most 48 clients); when it is reached the
+// GPU says `code`, e.g. "MpsClientsExhausted clients=48 max=48 want=1".
+struct TenantLimit {
+  int32_t max_tenants = 0;  // 0: no cap beyond the split count
+  ReasonCode code = ReasonCode::kSplitExhausted;
+  const char* noun = "tenants";  // in the verdict's detail
+};
+
+// kFits unless `limit` applies to the GPU of `ledger` (it is below the
+// split count) and `want_slots` more tenants would pass it.
+ReasonCode TenantLimitCode(const TenantLimit& limit, const DeviceLedger& ledger,
+                           int32_t want_slots);
+
 // Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
 // Without `explain`, a failure carries its code only (no message, no GPU
 // verdicts): the same code, at a fraction of the cost.
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
-                    bool explain = true);
+                    bool explain = true, const TenantLimit& limit = {});
 
 // Necessary condition for PlaceShares to fit: each GPU container, taken
 // alone, finds `gpu_count` eligible GPUs with room for it. O(GPUs x
 // containers), no allocation.
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
-                  SharingMode mode);
+                  SharingMode mode, const TenantLimit& limit = {});
 
 // MaySharesFit from the headroom alone: every GPU container needs one GPU
 // with its memory (on the node's smallest card, for percent requests) and

@@ -38,7 +38,7 @@ struct SchedulerConfig {
   // told (dialect). Pods that use one dialect get theirs back.
   Dialect default_dialect = Dialect::kHami;
   // Sharing backends that may be used (modes), by name.
-  std::vector<SharingMode> enabled_modes = {SharingMode::kHamiCore};
+  std::vector<SharingMode> enabled_modes = {kDefaultSharingMode};
   MigSearch mig_search = MigSearch::kPlacement;  // migSearch
 
   bool operator==(const SchedulerConfig& other) const = default;

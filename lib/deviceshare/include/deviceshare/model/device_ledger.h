@@ -15,8 +15,8 @@
 // Invariants, checked by CheckInvariants() and never broken by AddPod:
 //   sum of charged memory <= memory capacity     (GPUs without MIG shares)
 //   sum of charged cores  <= core capacity       (GPUs without MIG shares)
-//   sum of slots          <= slot capacity: the split count, and at most
-//     kMaxMpsClients on a GPU in mps mode
+//   sum of slots          <= slot capacity: the split count (a backend may
+//     hold a GPU of its mode to fewer tenants, as mps does)
 //   a pod with an exclusive share (cores >= 100) is the only pod, and holds
 //     a single app container on the GPU
 //   MIG instances never overlap, and MIG and non-MIG shares never mix on
@@ -109,7 +109,7 @@ class DeviceLedger {
   const Gpu& gpu() const { return gpu_; }
   int64_t memory_capacity_mib() const { return gpu_.memory_mib; }
   int32_t core_capacity() const { return gpu_.core_capacity; }
-  // The split count; on an mps GPU also at most kMaxMpsClients.
+  // The split count.
   int32_t slot_capacity() const { return slot_capacity_; }
   int64_t used_memory_mib() const { return used_memory_mib_; }
   int32_t used_cores() const { return used_cores_; }
@@ -135,6 +135,9 @@ class DeviceLedger {
     PodCharge charge;
     bool operator==(const PodEntry& other) const = default;
   };
+
+  // Why an exclusive share cannot go here, for CheckPod's verdict.
+  std::string ExclusiveDetail(const PodCharge& want) const;
 
   Gpu gpu_;
   absl::flat_hash_map<std::string, PodEntry> pods_;

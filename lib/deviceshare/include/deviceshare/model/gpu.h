@@ -43,7 +43,7 @@ struct Gpu {
   bool mig_capable = false;
   bool mps_capable = false;
   bool healthy = true;
-  SharingMode mode = SharingMode::kHamiCore;  // how the GPU is operated now
+  SharingMode mode = kDefaultSharingMode;  // how the GPU is operated now
   // MIG GPU instances that exist on the hardware now, as the node agent
   // found them (mode mig only; empty = none or not reported). Pods' grants
   // may reuse a free one; an idle GPU may be repartitioned.

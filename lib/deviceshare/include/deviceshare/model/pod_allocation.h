@@ -20,7 +20,7 @@ namespace deviceshare {
 struct DeviceGrant {
   std::string uuid;        // physical GPU uuid
   int32_t gpu_index = -1;  // Gpu::index on the node; -1 = not resolved yet
-  SharingMode mode = SharingMode::kHamiCore;
+  SharingMode mode = kDefaultSharingMode;
   int64_t memory_mib = 0;
   int32_t cores = 0;  // percent of the GPU's SMs
   // Mode mig: the instance granted (memory_mib and cores are then the
@@ -31,6 +31,12 @@ struct DeviceGrant {
   std::string mig_uuid;              // "MIG-..."; empty until created
   int32_t gpu_instance_id = -1;      // NVML GPU instance id; -1 = unknown
   int32_t compute_instance_id = -1;  // NVML compute instance id
+
+  // Whether the grant is a hardware partition (a MIG instance): it names a
+  // slot, a profile or a configMap group.
+  bool has_partition() const {
+    return mig.start >= 0 || !mig.profile.empty() || !mig.group.empty();
+  }
 
   bool operator==(const DeviceGrant& other) const = default;
 };

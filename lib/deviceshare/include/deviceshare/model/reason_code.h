@@ -5,41 +5,149 @@
 // the numbers behind it. Reason strings always start with the CamelCase
 // code name, e.g.
 //   InsufficientMemory gpu=GPU-ab12 free=2048MiB want=4096MiB
+//
+// The set is open: the core defines the generic codes below, and each
+// backend defines the codes of its own mode next to it (the mig backend's
+// MigNoSlot, the mps backend's MpsClientsExhausted) as a constant
+// ReasonInfo. A code is a pointer to its ReasonInfo: cheap to copy and
+// compare, and its name and properties travel with it.
+//
+// Thread safety: value type over immutable constants.
 #ifndef DEVICESHARE_MODEL_REASON_CODE_H_
 #define DEVICESHARE_MODEL_REASON_CODE_H_
+
+#include <cstring>
 
 #include "absl/strings/string_view.h"
 
 namespace deviceshare {
 
-enum class ReasonCode {
-  kFits,
-  // Per GPU.
-  kGpuUnhealthy,
-  kModeMismatch,    // GPU runs another sharing mode
-  kTypeMismatch,    // model allow/deny list
-  kUuidMismatch,    // uuid allow/deny list
-  kSplitExhausted,  // tenants == split count
-  kInsufficientMemory,
-  kInsufficientCores,
-  kExclusiveConflict,    // cores=100 wants an empty GPU, or a GPU is held
-  kComputeExhausted,     // all SM share taken; a 0-core tenant won't run
-  kAlreadyOnGpu,         // a container gets each GPU at most once
-  kMpsClientsExhausted,  // an MPS server takes at most 48 clients
-  kMigUnknownModel,      // no MIG profile table for the GPU's model
-  kMigNoProfile,         // no allowed MIG profile is large enough
-  kMigNoSlot,            // no free legal start (or geometry position) left
-  // Per node.
-  kNoGpus,            // node registered no GPU
-  kInsufficientGpus,  // fewer usable GPUs than the container wants
-  kNumaNotFit,        // numa-bind: no NUMA node has enough usable GPUs
-  kInsufficientCpu,
-  kInsufficientNodeMemory,
-  kNodeUnknown,  // not in the cluster state
+// What one reason code is. Define it once, as an `inline constexpr`
+// constant, and make codes of it with ReasonCode(info).
+struct ReasonInfo {
+  // CamelCase; every reason text of the code starts with it.
+  const char* name;
+  // Where the code sorts among codes (tallies break ties to the lower, and
+  // listings follow it). The core's codes keep the numbers they had when
+  // the set was closed, so that nothing printed changed; a backend picks
+  // numbers beside them.
+  int order;
+  // Making room on the node (preempting pods) would not help: the node or
+  // its GPUs can never serve the pod (kube-scheduler's
+  // UnschedulableAndUnresolvable).
+  bool unresolvable;
 };
 
-// "InsufficientMemory", ...
-absl::string_view ReasonCodeName(ReasonCode code);
+namespace reasons {
+// clang-format off
+inline constexpr ReasonInfo kFits{"Fits", 0, false};
+// Per GPU.
+inline constexpr ReasonInfo kGpuUnhealthy{"GpuUnhealthy", 1, true};
+// The GPU runs another sharing mode (or MIG and other shares would mix).
+inline constexpr ReasonInfo kModeMismatch{"ModeMismatch", 2, true};
+inline constexpr ReasonInfo kTypeMismatch{"TypeMismatch", 3, true};  // model allow/deny list
+inline constexpr ReasonInfo kUuidMismatch{"UuidMismatch", 4, true};  // uuid allow/deny list
+inline constexpr ReasonInfo kSplitExhausted{"SplitExhausted", 5, false};  // tenants == split count
+inline constexpr ReasonInfo kInsufficientMemory{"InsufficientMemory", 6, false};
+inline constexpr ReasonInfo kInsufficientCores{"InsufficientCores", 7, false};
+// cores=100 wants an empty GPU, or the GPU is held exclusively.
+inline constexpr ReasonInfo kExclusiveConflict{"ExclusiveConflict", 8, false};
+// All SM share is taken; a 0-core tenant would not run.
+inline constexpr ReasonInfo kComputeExhausted{"ComputeExhausted", 9, false};
+// A container gets each GPU at most once.
+inline constexpr ReasonInfo kAlreadyOnGpu{"AlreadyOnGpu", 10, false};
+// The memory slices of a hardware partition (a MIG instance) are taken.
+inline constexpr ReasonInfo kPartitionTaken{"PartitionTaken", 14, false};
+// Per node.
+inline constexpr ReasonInfo kNoGpus{"NoGpus", 15, true};  // node registered no GPU
+// Fewer usable GPUs than the container wants.
+inline constexpr ReasonInfo kInsufficientGpus{"InsufficientGpus", 16, false};
+// numa-bind: no NUMA node has enough usable GPUs.
+inline constexpr ReasonInfo kNumaNotFit{"NumaNotFit", 17, false};
+inline constexpr ReasonInfo kInsufficientCpu{"InsufficientCpu", 18, false};
+inline constexpr ReasonInfo kInsufficientNodeMemory{"InsufficientNodeMemory", 19, false};
+inline constexpr ReasonInfo kNodeUnknown{"NodeUnknown", 20, true};  // not in the cluster state
+// clang-format on
+}  // namespace reasons
+
+class ReasonCode {
+ public:
+  // Fits.
+  constexpr ReasonCode() : info_(&reasons::kFits) {}
+  constexpr explicit ReasonCode(const ReasonInfo& info) : info_(&info) {}
+
+  absl::string_view name() const { return info_->name; }
+  int order() const { return info_->order; }
+  bool unresolvable() const { return info_->unresolvable; }
+
+  friend bool operator==(ReasonCode a, ReasonCode b) {
+    return a.info_ == b.info_ ||
+           (a.info_->order == b.info_->order &&
+            std::strcmp(a.info_->name, b.info_->name) == 0);
+  }
+  friend bool operator!=(ReasonCode a, ReasonCode b) { return !(a == b); }
+  // By order, then name.
+  friend bool operator<(ReasonCode a, ReasonCode b) {
+    if (a.info_->order != b.info_->order) {
+      return a.info_->order < b.info_->order;
+    }
+    return std::strcmp(a.info_->name, b.info_->name) < 0;
+  }
+
+  // The core's codes (see namespace reasons above).
+  static const ReasonCode kFits;
+  static const ReasonCode kGpuUnhealthy;
+  static const ReasonCode kModeMismatch;
+  static const ReasonCode kTypeMismatch;
+  static const ReasonCode kUuidMismatch;
+  static const ReasonCode kSplitExhausted;
+  static const ReasonCode kInsufficientMemory;
+  static const ReasonCode kInsufficientCores;
+  static const ReasonCode kExclusiveConflict;
+  static const ReasonCode kComputeExhausted;
+  static const ReasonCode kAlreadyOnGpu;
+  static const ReasonCode kPartitionTaken;
+  static const ReasonCode kNoGpus;
+  static const ReasonCode kInsufficientGpus;
+  static const ReasonCode kNumaNotFit;
+  static const ReasonCode kInsufficientCpu;
+  static const ReasonCode kInsufficientNodeMemory;
+  static const ReasonCode kNodeUnknown;
+
+ private:
+  const ReasonInfo* info_;
+};
+
+inline constexpr ReasonCode ReasonCode::kFits{reasons::kFits};
+inline constexpr ReasonCode ReasonCode::kGpuUnhealthy{reasons::kGpuUnhealthy};
+inline constexpr ReasonCode ReasonCode::kModeMismatch{reasons::kModeMismatch};
+inline constexpr ReasonCode ReasonCode::kTypeMismatch{reasons::kTypeMismatch};
+inline constexpr ReasonCode ReasonCode::kUuidMismatch{reasons::kUuidMismatch};
+inline constexpr ReasonCode ReasonCode::kSplitExhausted{
+    reasons::kSplitExhausted};
+inline constexpr ReasonCode ReasonCode::kInsufficientMemory{
+    reasons::kInsufficientMemory};
+inline constexpr ReasonCode ReasonCode::kInsufficientCores{
+    reasons::kInsufficientCores};
+inline constexpr ReasonCode ReasonCode::kExclusiveConflict{
+    reasons::kExclusiveConflict};
+inline constexpr ReasonCode ReasonCode::kComputeExhausted{
+    reasons::kComputeExhausted};
+inline constexpr ReasonCode ReasonCode::kAlreadyOnGpu{reasons::kAlreadyOnGpu};
+inline constexpr ReasonCode ReasonCode::kPartitionTaken{
+    reasons::kPartitionTaken};
+inline constexpr ReasonCode ReasonCode::kNoGpus{reasons::kNoGpus};
+inline constexpr ReasonCode ReasonCode::kInsufficientGpus{
+    reasons::kInsufficientGpus};
+inline constexpr ReasonCode ReasonCode::kNumaNotFit{reasons::kNumaNotFit};
+inline constexpr ReasonCode ReasonCode::kInsufficientCpu{
+    reasons::kInsufficientCpu};
+inline constexpr ReasonCode ReasonCode::kInsufficientNodeMemory{
+    reasons::kInsufficientNodeMemory};
+inline constexpr ReasonCode ReasonCode::kNodeUnknown{reasons::kNodeUnknown};
+
+// "InsufficientMemory", ...: code.name().
+inline absl::string_view ReasonCodeName(ReasonCode code) { return code.name(); }
 
 }  // namespace deviceshare
 

@@ -78,7 +78,8 @@ class ClusterState {
   // ledgers. Returns the keys of pods that no longer fit the new inventory
   // (a GPU vanished or shrank): they stay recorded, off the ledger, until
   // deleted or until a later update makes room. InvalidArgument for an
-  // inventory that fails ValidateInventory.
+  // inventory that fails ValidateInventory or names a GPU mode no
+  // registered backend serves.
   absl::StatusOr<std::vector<std::string>> UpsertNode(NodeInventory inventory);
 
   // Forgets the node; its pods stay recorded, off the ledger. Idempotent.

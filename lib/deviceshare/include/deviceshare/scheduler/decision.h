@@ -26,9 +26,9 @@ struct NodeVerdict {
   // Scheduler's Filter() carries no allocation: the scheduler keeps it for
   // the reserve step.
   NodeFit fit;
-  int score = 0;  // the node policy's, in [0, 100]; when fit.fits()
-  SharingMode mode = SharingMode::kHamiCore;  // backend that fits
-  int stranded_percent = 0;                   // policy/stranded_capacity.h
+  int score = 0;             // the node policy's, in [0, 100]; when fit.fits()
+  SharingMode mode;          // of the backend that fits
+  int stranded_percent = 0;  // policy/stranded_capacity.h
   // For a pod that names no mode, when more than one backend was asked and
   // explaining: why this mode, e.g. "mode mig chosen (least stranded
   // capacity) from hami-core: InsufficientMemory ...; mig: fits, ...".
@@ -65,7 +65,7 @@ struct Decision {
   // container.
   std::optional<PodAllocation> allocation;
   int score = 0;
-  SharingMode mode = SharingMode::kHamiCore;
+  SharingMode mode;
   std::string mode_choice;  // NodeVerdict::mode_choice of the chosen node
   // When placed and asked for: the annotations to write on the pod, in its
   // dialect (k8s/pod_annotations.h AllocationAnnotations).

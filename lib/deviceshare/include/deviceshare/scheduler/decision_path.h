@@ -53,7 +53,8 @@ class DecisionPath {
                const PolicySet* policies);
 
   // InvalidArgument when the pod names a policy that is not registered
-  // (the message names the annotation and the value).
+  // (the message names the annotation and the value), or a sharing mode no
+  // registered backend serves.
   absl::StatusOr<PodCycle> PreFilter(const PodRequest& request) const;
 
   // Without `explain`, an unfit verdict may carry its code alone (no

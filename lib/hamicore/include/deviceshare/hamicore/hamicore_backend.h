@@ -21,6 +21,8 @@
 namespace deviceshare::hamicore {
 
 inline constexpr char kBackendName[] = "hami-core";
+// The mode this backend serves (Gpu::mode, DeviceGrant::mode).
+inline constexpr SharingMode kMode(kBackendName);
 
 absl::StatusOr<std::unique_ptr<SharingBackend>> NewHamiCoreBackend(
     const DeviceConfig& config);

@@ -43,6 +43,19 @@
 namespace deviceshare::mig {
 
 inline constexpr char kBackendName[] = "mig";
+// The mode this backend serves (Gpu::mode, DeviceGrant::mode).
+inline constexpr SharingMode kMode(kBackendName);
+
+// The mig backend's reasons (model/reason_code.h).
+// No MIG profile table for the GPU's model.
+inline constexpr ReasonInfo kMigUnknownModelInfo{"MigUnknownModel", 12, true};
+// No allowed MIG profile is large enough.
+inline constexpr ReasonInfo kMigNoProfileInfo{"MigNoProfile", 13, true};
+// No free legal start (or geometry position) is left.
+inline constexpr ReasonInfo kMigNoSlotInfo{"MigNoSlot", 14, false};
+inline constexpr ReasonCode kMigUnknownModel(kMigUnknownModelInfo);
+inline constexpr ReasonCode kMigNoProfile(kMigNoProfileInfo);
+inline constexpr ReasonCode kMigNoSlot(kMigNoSlotInfo);
 
 // `catalog` must outlive the backend.
 absl::StatusOr<std::unique_ptr<SharingBackend>> NewMigBackend(

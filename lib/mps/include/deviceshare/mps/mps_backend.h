@@ -3,8 +3,9 @@
 // The mps backend: each tenant is a client of the node's NVIDIA MPS server,
 // limited to an active-thread percentage (its cores request) and a pinned
 // device memory limit (its memory request). Placement is the share search
-// of backend/fractional_share.h on GPUs whose mode is mps; the ledger caps
-// an mps GPU at kMaxMpsClients (48) clients, or its split count if lower.
+// of backend/fractional_share.h on GPUs whose mode is mps; an mps GPU takes
+// at most kMaxMpsClients (48) clients, or its split count if lower
+// (MpsClientsExhausted).
 // MPS and hami-core tenants never share a GPU: a GPU runs one mode.
 //
 // Fault isolation is weaker than with hami-core or MIG: a fatal GPU
@@ -24,10 +25,23 @@
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/device_config.h"
+#include "deviceshare/model/reason_code.h"
+#include "deviceshare/model/sharing_mode.h"
 
 namespace deviceshare::mps {
 
 inline constexpr char kBackendName[] = "mps";
+// The mode this backend serves (Gpu::mode, DeviceGrant::mode).
+inline constexpr SharingMode kMode(kBackendName);
+
+// An MPS server serves at most 48 clients per GPU (measured on an H100,
+// docs/reference/mig-mps-nvml.md §4.1).
+inline constexpr int32_t kMaxMpsClients = 48;
+
+// An mps GPU that already serves kMaxMpsClients (below its split count).
+inline constexpr ReasonInfo kMpsClientsExhaustedInfo{"MpsClientsExhausted", 11,
+                                                     false};
+inline constexpr ReasonCode kMpsClientsExhausted(kMpsClientsExhaustedInfo);
 
 // Where containers find the MPS server's pipe and log directories.
 inline constexpr char kPipeDirectory[] = "/tmp/nvidia-mps";

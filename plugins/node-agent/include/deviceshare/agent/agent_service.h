@@ -44,7 +44,7 @@ struct AgentOptions {
   std::string mps_root = "/run/deviceshare/mps";
   std::string mps_control_binary = "nvidia-cuda-mps-control";
   // How GPUs not in MIG mode are shared: hami-core or mps.
-  SharingMode whole_gpu_mode = SharingMode::kHamiCore;
+  SharingMode whole_gpu_mode = kDefaultSharingMode;
   std::string cdi_kind;  // "" = no CDI device names
   absl::Duration health_interval = absl::Seconds(5);
   absl::Duration register_interval = absl::Seconds(30);
