@@ -64,7 +64,7 @@ absl::Status Run() {
   if (!absl::GetFlag(FLAGS_config).empty()) {
     const std::string path = absl::GetFlag(FLAGS_config);
     DS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    auto parsed = ParseConfigYaml(text);
+    auto parsed = ParseConfigYaml(text, BuiltinConfigExtensions());
     if (!parsed.ok()) return WithFile(path, parsed.status());
     config = *std::move(parsed);
     for (const std::string& notice : config.notices) {

@@ -4,8 +4,10 @@
 #include <sstream>
 #include <string>
 
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -23,15 +25,27 @@ using ::testing::UnorderedElementsAre;
 
 constexpr absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
 
+absl::StatusOr<Config> ParseWithBuiltins(const std::string& text) {
+  return ParseConfigYaml(text, BuiltinConfigExtensions());
+}
+
+// The mig backend's settings of `config` (a test failure if they do not
+// read).
+mig::MigConfig MigOf(const Config& config) {
+  absl::StatusOr<mig::MigConfig> mig = mig::ReadMigConfig(config);
+  EXPECT_TRUE(mig.ok()) << mig.status();
+  return mig.ok() ? *mig : mig::MigConfig{};
+}
+
 Config MustParse(const std::string& text) {
-  absl::StatusOr<Config> config = ParseConfigYaml(text);
+  absl::StatusOr<Config> config = ParseWithBuiltins(text);
   EXPECT_TRUE(config.ok()) << config.status() << "\n" << text;
   return config.ok() ? *config : Config{};
 }
 
 // The error of parsing `nvidia:` with one `key: value` line.
 absl::Status NvidiaError(const std::string& line) {
-  return ParseConfigYaml("nvidia:\n  " + line + "\n").status();
+  return ParseWithBuiltins("nvidia:\n  " + line + "\n").status();
 }
 
 TEST(ConfigParserTest, EmptyTextGivesDefaults) {
@@ -116,9 +130,14 @@ nvidia:
   want.lib_cuda_log_level = 3;
   want.runtime_class_name = "nvidia";
   want.enable_numa_topology = true;
-  want.known_mig_geometries = {{{"A30"}, {{"", {{"4g.24gb", 24576, 0, 1}}}}}};
-  want.mig_profile_allowlist = {{{"A30"}, {"1g.6gb", "2g.12gb"}}};
   EXPECT_EQ(config.device, want);
+  // The MIG keys are the mig backend's (mig/mig_config.h).
+  std::vector<mig::KnownMigGeometries> geometries = {
+      {{"A30"}, {{"", {{"4g.24gb", 24576, 0, 1}}}}}};
+  std::vector<mig::MigProfileAllowlist> allowlist = {
+      {{"A30"}, {"1g.6gb", "2g.12gb"}}};
+  EXPECT_EQ(MigOf(config).known_geometries, geometries);
+  EXPECT_EQ(MigOf(config).profile_allowlist, allowlist);
 }
 
 TEST(ConfigParserTest, RuntimeClassNameAddsANotice) {
@@ -233,13 +252,13 @@ TEST(ConfigParserTest, WrongTypesNameThePathAndValue) {
   EXPECT_THAT(NvidiaError("knownMigGeometries: {models: [A30]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia.knownMigGeometries"),
                                        HasSubstr("not a list"))));
-  EXPECT_THAT(ParseConfigYaml("nvidia: [deviceSplitCount]\n"),
+  EXPECT_THAT(ParseWithBuiltins("nvidia: [deviceSplitCount]\n"),
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia: a list"),
                                        HasSubstr("not a mapping"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: fast\n"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: fast\n"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler: \"fast\""),
                                        HasSubstr("not a mapping"))));
-  EXPECT_THAT(ParseConfigYaml("- nvidia\n"),
+  EXPECT_THAT(ParseWithBuiltins("- nvidia\n"),
               StatusIs(kInvalid, HasSubstr("not a mapping")));
 }
 
@@ -265,10 +284,11 @@ TEST(ConfigParserTest, GpuMemoryFactorIsVolcanosNameForMemoryFactor) {
   EXPECT_EQ(MustParse("nvidia: {memoryFactor: 2, gpuMemoryFactor: 2}")
                 .device.memory_factor,
             2);
-  EXPECT_THAT(ParseConfigYaml("nvidia: {memoryFactor: 2, gpuMemoryFactor: 3}"),
-              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.gpuMemoryFactor"),
-                                       HasSubstr("3 disagrees"),
-                                       HasSubstr("nvidia.memoryFactor: 2"))));
+  EXPECT_THAT(
+      ParseWithBuiltins("nvidia: {memoryFactor: 2, gpuMemoryFactor: 3}"),
+      StatusIs(kInvalid, AllOf(HasSubstr("nvidia.gpuMemoryFactor"),
+                               HasSubstr("3 disagrees"),
+                               HasSubstr("nvidia.memoryFactor: 2"))));
 }
 
 TEST(ConfigParserTest, UnknownKeysNameTheFullPath) {
@@ -276,10 +296,10 @@ TEST(ConfigParserTest, UnknownKeysNameTheFullPath) {
       NvidiaError("deviceSplitCout: 10"),
       StatusIs(kInvalid, HasSubstr("nvidia.deviceSplitCout: unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml("scheduler:\n  nodepolicy: spread\n"),
+      ParseWithBuiltins("scheduler:\n  nodepolicy: spread\n"),
       StatusIs(kInvalid, HasSubstr("scheduler.nodepolicy: unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml(R"(
+      ParseWithBuiltins(R"(
 nvidia:
   knownMigGeometries:
   - models: [A30]
@@ -291,7 +311,7 @@ nvidia:
                HasSubstr("nvidia.knownMigGeometries[0].allowedGeometries[0]."
                          "geometries[0].slices: unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml(R"(
+      ParseWithBuiltins(R"(
 nvidia:
   knownMigGeometries:
   - models: [A30]
@@ -303,21 +323,21 @@ nvidia:
                HasSubstr("nvidia.knownMigGeometries[0].allowedGeometries[0]."
                          "geometry: unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml("nvidia:\n  knownMigGeometries:\n  - model: [A30]\n"),
+      ParseWithBuiltins("nvidia:\n  knownMigGeometries:\n  - model: [A30]\n"),
       StatusIs(kInvalid,
                HasSubstr("nvidia.knownMigGeometries[0].model: unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml("nvidia:\n  migProfileAllowlist:\n"
-                      "  - {models: [A30], profile: [1g.6gb]}\n"),
+      ParseWithBuiltins("nvidia:\n  migProfileAllowlist:\n"
+                        "  - {models: [A30], profile: [1g.6gb]}\n"),
       StatusIs(kInvalid, HasSubstr("nvidia.migProfileAllowlist[0].profile: "
                                    "unknown key")));
 }
 
 TEST(ConfigParserTest, KeysAtTheWrongLevelAreErrors) {
-  EXPECT_THAT(ParseConfigYaml("deviceSplitCount: 10\n"),
+  EXPECT_THAT(ParseWithBuiltins("deviceSplitCount: 10\n"),
               StatusIs(kInvalid, AllOf(HasSubstr("deviceSplitCount"),
                                        HasSubstr("under nvidia:"))));
-  EXPECT_THAT(ParseConfigYaml("nodePolicy: spread\n"),
+  EXPECT_THAT(ParseWithBuiltins("nodePolicy: spread\n"),
               StatusIs(kInvalid, AllOf(HasSubstr("nodePolicy"),
                                        HasSubstr("under scheduler:"))));
 }
@@ -351,222 +371,46 @@ TEST(ConfigParserTest, SchedulerValuesAreChecked) {
   // Whether a policy of that name is registered is checked when the
   // scheduler is made (SchedulerTest.ConfigPoliciesMustBeRegistered); its
   // spelling here.
-  EXPECT_THAT(ParseConfigYaml("scheduler: {nodePolicy: first fit}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {nodePolicy: first fit}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.nodePolicy"),
                                        HasSubstr("\"first fit\""),
                                        HasSubstr("not a policy name"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {gpuPolicy: \"binpack,numa\"}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {gpuPolicy: \"binpack,numa\"}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.gpuPolicy"),
                                        HasSubstr("\"binpack,numa\""))));
   EXPECT_EQ(
       MustParse("scheduler: {gpuPolicy: Topology-Aware}").scheduler.gpu_policy,
       "topology-aware");
-  EXPECT_THAT(ParseConfigYaml("scheduler: {gpuPolicy: 1}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {gpuPolicy: 1}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.gpuPolicy"),
                                        HasSubstr("1 is not a string"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {dialect: kubernetes}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {dialect: kubernetes}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.dialect"),
                                        HasSubstr("\"kubernetes\""),
                                        HasSubstr("hami or volcano"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: []}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {modes: []}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes"),
                                        HasSubstr("empty"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: hami-core}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {modes: hami-core}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes"),
                                        HasSubstr("not a list"))));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: [mig, mps, mig]}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {modes: [mig, mps, mig]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes[2]"),
                                        HasSubstr("duplicate mode \"mig\""))));
   // Whether a backend serves a well-formed mode is checked when the
   // scheduler is made (SchedulerTest.UnknownModesAreRefused).
-  EXPECT_THAT(ParseConfigYaml("scheduler: {modes: [hami-core, V-GPU]}"),
+  EXPECT_THAT(ParseWithBuiltins("scheduler: {modes: [hami-core, V-GPU]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("scheduler.modes[1]"),
                                        HasSubstr("\"V-GPU\""))));
 }
 
 TEST(ConfigParserTest, BrokenYamlNamesLineAndColumn) {
   EXPECT_THAT(
-      ParseConfigYaml("nvidia:\n  deviceSplitCount: [10\n"),
+      ParseWithBuiltins("nvidia:\n  deviceSplitCount: [10\n"),
       StatusIs(kInvalid, AllOf(HasSubstr("line"), HasSubstr("column"))));
   EXPECT_THAT(ParseDeviceConfigYaml("nvidia:\n  a: 1\n   b: 2\n"),
               StatusIs(kInvalid, HasSubstr("line 3")));
 }
-
-// --- knownMigGeometries and migProfileAllowlist --------------------------
-
-TEST(MigConfigTest, VolcanoGroupShape) {
-  Config config = MustParse(R"(
-nvidia:
-  knownMigGeometries:
-  - models: ["A100-SXM4-80GB", "A100-80GB-PCIe"]
-    allowedGeometries:
-    - group: "group1"
-      geometries: [{name: 1g.10gb, memory: 9728, count: 7}]
-    - group: "group2"
-      geometries:
-      - {name: 2g.20gb, memory: 19968, count: 3}
-      - {name: 1g.10gb, memory: 9728, count: 1}
-)");
-  std::vector<KnownMigGeometries> want = {
-      {{"A100-SXM4-80GB", "A100-80GB-PCIe"},
-       {{"group1", {{"1g.10gb", 9728, 0, 7}}},
-        {"group2", {{"2g.20gb", 19968, 0, 3}, {"1g.10gb", 9728, 0, 1}}}}}};
-  EXPECT_EQ(config.device.known_mig_geometries, want);
-}
-
-TEST(MigConfigTest, HamiListOfListsShape) {
-  Config config = MustParse(R"(
-nvidia:
-  knownMigGeometries:
-  - models: [ "A100-SXM4-40GB", "A100-PCIE-40GB"]
-    allowedGeometries:
-      - - {name: 1g.5gb,  core: 14, memory: 5120,  count: 7}
-      - - {name: 1g.5gb,  core: 14, memory: 5120,  count: 1}
-        - {name: 2g.10gb, core: 28, memory: 10240, count: 3}
-  - models: [H100-SXM5-80GB]
-    allowedGeometries:
-      - - {name: 7g.80gb, core: 100, memory: 81920, count: 1}
-)");
-  std::vector<KnownMigGeometries> want = {
-      {{"A100-SXM4-40GB", "A100-PCIE-40GB"},
-       {{"", {{"1g.5gb", 5120, 14, 7}}},
-        {"", {{"1g.5gb", 5120, 14, 1}, {"2g.10gb", 10240, 28, 3}}}}},
-      {{"H100-SXM5-80GB"}, {{"", {{"7g.80gb", 81920, 100, 1}}}}}};
-  EXPECT_EQ(config.device.known_mig_geometries, want);
-}
-
-TEST(MigConfigTest, GeometryErrorsNameTheFullPath) {
-  auto error = [](const std::string& allowed) {
-    return ParseConfigYaml(
-               "nvidia:\n  knownMigGeometries:\n  - models: [A30]\n"
-               "    allowedGeometries:\n" +
-               allowed)
-        .status();
-  };
-  const std::string p = "nvidia.knownMigGeometries[0].allowedGeometries";
-  EXPECT_THAT(
-      error("    - group: g1\n"
-            "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n"
-            "    - group: g2\n"
-            "      geometries: [{name: 2g.12gb, memory: abc, count: 2}]\n"),
-      StatusIs(kInvalid, HasSubstr(p + "[1].geometries[0].memory: \"abc\" is "
-                                       "not a number")));
-  EXPECT_THAT(error("    - - {name: 1g.6gb, memory: 0, count: 4}\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0][0].memory: 0 is out of "
-                                               "range")));
-  EXPECT_THAT(error("    - - {name: 1g.6gb, memory: 6144, count: 0}\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0][0].count: 0 is out of "
-                                               "range")));
-  EXPECT_THAT(error("    - - {name: 1g.6gb, memory: 6144, count: 4, core: "
-                    "101}\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0][0].core: 101 is out of "
-                                               "range (want 0..100)")));
-  EXPECT_THAT(error("    - - {name: 6gb, memory: 6144, count: 4}\n"),
-              StatusIs(kInvalid, AllOf(HasSubstr(p + "[0][0].name: \"6gb\""),
-                                       HasSubstr("not a MIG profile name"))));
-  EXPECT_THAT(error("    - - {memory: 6144, count: 4}\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0][0].name: missing")));
-  EXPECT_THAT(error("    - - {name: 1g.6gb, count: 4}\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0][0].memory: missing")));
-  EXPECT_THAT(error("    - []\n"),
-              StatusIs(kInvalid, HasSubstr(p + "[0]: is empty")));
-  EXPECT_THAT(error("    []\n"),
-              StatusIs(kInvalid, HasSubstr(p + ": is empty")));
-  EXPECT_THAT(error("    - 1g.6gb\n"),
-              StatusIs(kInvalid, AllOf(HasSubstr(p + "[0]: \"1g.6gb\""),
-                                       HasSubstr("neither"))));
-  EXPECT_THAT(
-      error("    - group: g1\n"
-            "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n"
-            "    - - {name: 2g.12gb, memory: 12288, count: 2}\n"),
-      StatusIs(kInvalid, AllOf(HasSubstr(p + "[1]"), HasSubstr("mixes"))));
-  EXPECT_THAT(
-      error("    - group: g1\n"
-            "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n"
-            "    - group: g1\n"
-            "      geometries: [{name: 2g.12gb, memory: 12288, count: 2}]\n"),
-      StatusIs(kInvalid, AllOf(HasSubstr(p + "[1].group"),
-                               HasSubstr("duplicate group \"g1\""))));
-  EXPECT_THAT(
-      error("    - geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n"),
-      StatusIs(kInvalid, HasSubstr(p + "[0].group: missing")));
-}
-
-TEST(MigConfigTest, ModelsMustBeANonEmptyListOfNames) {
-  const std::string geometries =
-      "    allowedGeometries: [[{name: 1g.6gb, memory: 6144, count: 4}]]\n";
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  knownMigGeometries:\n"
-                              "  - models: []\n" +
-                              geometries),
-              StatusIs(kInvalid, HasSubstr("nvidia.knownMigGeometries[0]."
-                                           "models: is empty")));
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  knownMigGeometries:\n  - " +
-                              geometries.substr(4)),
-              StatusIs(kInvalid, HasSubstr("nvidia.knownMigGeometries[0]."
-                                           "models: missing")));
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  knownMigGeometries:\n"
-                              "  - models: [A30, \"\"]\n" +
-                              geometries),
-              StatusIs(kInvalid, HasSubstr("nvidia.knownMigGeometries[0]."
-                                           "models[1]: is empty")));
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  knownMigGeometries:\n"
-                              "  - models: A30\n" +
-                              geometries),
-              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.knownMigGeometries[0]."
-                                                 "models: \"A30\""),
-                                       HasSubstr("not a list"))));
-}
-
-TEST(MigConfigTest, ProfileAllowlist) {
-  Config config = MustParse(R"(
-nvidia:
-  migProfileAllowlist:
-  - {models: ["A100-SXM4-40GB", "A100-PCIE-40GB"], profiles: ["1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"]}
-  - models: ["H100-PCIE-80GB"]
-    profiles: ["1g.10gb", "1g.10gb+me", "7g.80gb"]
-)");
-  std::vector<MigProfileAllowlist> want = {
-      {{"A100-SXM4-40GB", "A100-PCIE-40GB"},
-       {"1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"}},
-      {{"H100-PCIE-80GB"}, {"1g.10gb", "1g.10gb+me", "7g.80gb"}}};
-  EXPECT_EQ(config.device.mig_profile_allowlist, want);
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  migProfileAllowlist:\n"
-                              "  - {models: [A30], profiles: []}\n"),
-              StatusIs(kInvalid, HasSubstr("nvidia.migProfileAllowlist[0]."
-                                           "profiles: is empty")));
-  EXPECT_THAT(
-      ParseConfigYaml("nvidia:\n  migProfileAllowlist:\n"
-                      "  - {models: [A30], profiles: [1g.6gb, big]}\n"),
-      StatusIs(kInvalid, AllOf(HasSubstr("nvidia.migProfileAllowlist[0]."
-                                         "profiles[1]: \"big\""),
-                               HasSubstr("not a MIG profile name"))));
-  EXPECT_THAT(ParseConfigYaml("nvidia:\n  migProfileAllowlist:\n"
-                              "  - {profiles: [1g.6gb]}\n"),
-              StatusIs(kInvalid, HasSubstr("nvidia.migProfileAllowlist[0]."
-                                           "models: missing")));
-}
-
-TEST(MigConfigTest, ProfileNames) {
-  auto accepts = [](const std::string& name) {
-    return ParseConfigYaml(
-               "nvidia:\n  migProfileAllowlist:\n"
-               "  - {models: [X], profiles: [\"" +
-               name + "\"]}\n")
-        .ok();
-  };
-  for (const char* good :
-       {"1g.5gb", "1g.10gb", "7g.79gb", "1g.10gb+me", "1g.24gb+me.all",
-        "2g.48gb-me", "1g.24gb+gfx", "7g.141gb", "4g.24gb"}) {
-    EXPECT_TRUE(accepts(good)) << good;
-  }
-  for (const char* bad :
-       {"", "1g", "1g.", "1g.10", "g.10gb", "0g.5gb", "1g.05gb", "1c.3g.20gb",
-        "1g.10gb+", "1g.10gb+ME", "1g.10gb+me.", "MIG 1g.10gb", "1g.10gb "}) {
-    EXPECT_FALSE(accepts(bad)) << bad;
-  }
-}
-
-// --- Kubernetes ConfigMap objects -----------------------------------------
 
 TEST(ConfigMapTest, DeviceConfigDataKey) {
   Config config = MustParse(R"(
@@ -617,38 +461,38 @@ data:
 }
 
 TEST(ConfigMapTest, Errors) {
-  EXPECT_THAT(ParseConfigYaml("kind: ConfigMap\ndata:\n  other: x\n"),
+  EXPECT_THAT(ParseWithBuiltins("kind: ConfigMap\ndata:\n  other: x\n"),
               StatusIs(kInvalid, AllOf(HasSubstr("device-config.yaml"),
                                        HasSubstr("deviceshare.yaml"))));
-  EXPECT_THAT(ParseConfigYaml("kind: ConfigMap\n"),
+  EXPECT_THAT(ParseWithBuiltins("kind: ConfigMap\n"),
               StatusIs(kInvalid, HasSubstr("data: missing")));
   EXPECT_THAT(
-      ParseConfigYaml("kind: Pod\nmetadata: {name: x}\n"),
+      ParseWithBuiltins("kind: Pod\nmetadata: {name: x}\n"),
       StatusIs(kInvalid, HasSubstr("kind: \"Pod\" is not a ConfigMap")));
   EXPECT_THAT(
-      ParseConfigYaml("kind: ConfigMap\ndata:\n  device-config.yaml: 5\n"),
+      ParseWithBuiltins("kind: ConfigMap\ndata:\n  device-config.yaml: 5\n"),
       StatusIs(kInvalid, AllOf(HasSubstr("data[\"device-config.yaml\"]"),
                                HasSubstr("not a string"))));
   EXPECT_THAT(
-      ParseConfigYaml("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
-                      "    nvidia:\n      deviceSplitCout: 10\n"),
+      ParseWithBuiltins("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
+                        "    nvidia:\n      deviceSplitCout: 10\n"),
       StatusIs(kInvalid,
                HasSubstr("device-config.yaml: nvidia.deviceSplitCout: "
                          "unknown key")));
   EXPECT_THAT(
-      ParseConfigYaml("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
-                      "    nvidia:\n      a: [1\n"),
+      ParseWithBuiltins("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
+                        "    nvidia:\n      a: [1\n"),
       StatusIs(kInvalid, AllOf(HasSubstr("device-config.yaml: YAML line"),
                                HasSubstr("column"))));
   EXPECT_THAT(
-      ParseConfigYaml("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
-                      "    scheduler: {nodePolicy: spread}\n"),
+      ParseWithBuiltins("kind: ConfigMap\ndata:\n  device-config.yaml: |\n"
+                        "    scheduler: {nodePolicy: spread}\n"),
       StatusIs(kInvalid, AllOf(HasSubstr("device-config.yaml: scheduler"),
                                HasSubstr("deviceshare.yaml"))));
   EXPECT_THAT(
-      ParseConfigYaml("kind: ConfigMap\ndata:\n"
-                      "  device-config.yaml: \"nvidia: {defaultCores: 1}\"\n"
-                      "  deviceshare.yaml: \"nvidia: {defaultCores: 2}\"\n"),
+      ParseWithBuiltins("kind: ConfigMap\ndata:\n"
+                        "  device-config.yaml: \"nvidia: {defaultCores: 1}\"\n"
+                        "  deviceshare.yaml: \"nvidia: {defaultCores: 2}\"\n"),
       StatusIs(kInvalid, HasSubstr("both")));
 }
 
@@ -680,21 +524,23 @@ TEST(ConfigExamplesTest, HamiDeviceConfig) {
   EXPECT_EQ(d.device_memory_scaling_milli, 1500);
   EXPECT_EQ(d.lib_cuda_log_level, 1);
   EXPECT_TRUE(d.enable_numa_topology);
-  ASSERT_EQ(d.known_mig_geometries.size(), 3);
-  const KnownMigGeometries& a100_80 = d.known_mig_geometries[1];
+  const mig::MigConfig mig = MigOf(config);
+  ASSERT_EQ(mig.known_geometries.size(), 3);
+  const mig::KnownMigGeometries& a100_80 = mig.known_geometries[1];
   EXPECT_THAT(a100_80.models, ElementsAre("A100-SXM4-80GB", "A100-80GB-PCIe",
                                           "A100-PCIE-80GB"));
   ASSERT_EQ(a100_80.geometries.size(), 4);
-  EXPECT_EQ(
-      a100_80.geometries[1],
-      (MigGeometry{"", {{"1g.10gb", 9728, 14, 1}, {"2g.20gb", 19968, 28, 3}}}));
+  EXPECT_EQ(a100_80.geometries[1],
+            (mig::MigGeometry{
+                "", {{"1g.10gb", 9728, 14, 1}, {"2g.20gb", 19968, 28, 3}}}));
   EXPECT_EQ(a100_80.geometries[3],
-            (MigGeometry{"", {{"7g.80gb", 80896, 98, 1}}}));
+            (mig::MigGeometry{"", {{"7g.80gb", 80896, 98, 1}}}));
   EXPECT_THAT(config.notices,
               ElementsAre(HasSubstr("`cambricon`"), HasSubstr("`hygon`"),
                           HasSubstr("nvidia.enableNumaTopology"),
                           HasSubstr("nvidia.knownMigGeometries")));
-  absl::StatusOr<DeviceConfig> device = ParseDeviceConfigYaml(text);
+  absl::StatusOr<DeviceConfig> device =
+      ParseDeviceConfigYaml(text, BuiltinConfigExtensions());
   ASSERT_OK(device);
   EXPECT_EQ(*device, d);
 }
@@ -705,61 +551,18 @@ TEST(ConfigExamplesTest, VolcanoDeviceConfigMap) {
   EXPECT_EQ(d.resource_count_name, "volcano.sh/vgpu-number");
   EXPECT_EQ(d.resource_memory_name, "volcano.sh/vgpu-memory");
   EXPECT_EQ(d.memory_factor, 2);
-  ASSERT_EQ(d.known_mig_geometries.size(), 3);
-  EXPECT_THAT(d.known_mig_geometries[0].models, ElementsAre("A30"));
-  const KnownMigGeometries& a100_40 = d.known_mig_geometries[1];
+  const mig::MigConfig mig = MigOf(config);
+  ASSERT_EQ(mig.known_geometries.size(), 3);
+  EXPECT_THAT(mig.known_geometries[0].models, ElementsAre("A30"));
+  const mig::KnownMigGeometries& a100_40 = mig.known_geometries[1];
   ASSERT_EQ(a100_40.geometries.size(), 4);
   EXPECT_EQ(a100_40.geometries[1],
-            (MigGeometry{"group2",
-                         {{"2g.10gb", 10240, 0, 3}, {"1g.5gb", 5120, 0, 1}}}));
-  EXPECT_EQ(d.known_mig_geometries[2].geometries[3].group, "group4");
+            (mig::MigGeometry{
+                "group2", {{"2g.10gb", 10240, 0, 3}, {"1g.5gb", 5120, 0, 1}}}));
+  EXPECT_EQ(mig.known_geometries[2].geometries[3].group, "group4");
   // Validated now, used once the mig backend lands: said, not silent.
   EXPECT_THAT(config.notices,
               ElementsAre(HasSubstr("nvidia.knownMigGeometries")));
-}
-
-}  // namespace
-}  // namespace deviceshare
-
-namespace deviceshare {
-namespace {
-
-using ::deviceshare::testing::StatusIs;
-using ::testing::HasSubstr;
-
-// Group names travel in Volcano ids, GPU-x[group-position].
-TEST(ConfigMigTest, GroupNamesThatBreakAllocationIdsAreRejected) {
-  for (const char* name : {"g-", "1g.10gb", "a[b", "x:y"}) {
-    const std::string yaml = absl::StrCat(
-        "nvidia:\n  knownMigGeometries:\n  - models: [A30]\n"
-        "    allowedGeometries:\n    - group: \"",
-        name,
-        "\"\n      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n");
-    EXPECT_THAT(ParseConfigYaml(yaml),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("allowedGeometries[0].group")))
-        << name;
-  }
-}
-
-TEST(ConfigMigTest, ConfigMapSearchNeedsGeometriesAndUnusedKeysAreSaid) {
-  EXPECT_THAT(
-      ParseConfigYaml("scheduler: {modes: [mig], migSearch: configmap}\n"),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("scheduler.migSearch")));
-  EXPECT_THAT(ParseConfigYaml("scheduler: {migSearch: everywhere}\n"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("\"everywhere\" is not a MIG search")));
-  auto placement = ParseConfigYaml(
-      "scheduler: {modes: [mig]}\nnvidia:\n  knownMigGeometries:\n"
-      "  - models: [A30]\n    allowedGeometries:\n    - group: g1\n"
-      "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n");
-  ASSERT_TRUE(placement.ok()) << placement.status();
-  EXPECT_EQ(placement->scheduler.mig_search, MigSearch::kPlacement);
-  ASSERT_EQ(placement->notices.size(), 1u);
-  EXPECT_THAT(placement->notices[0],
-              HasSubstr("knownMigGeometries: not used: scheduler.migSearch is "
-                        "placement"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
@@ -276,7 +277,8 @@ TEST(PodParserVolcanoTest, VolcanoDeviceConfigMapRenamesTheResources) {
                    "/device-config-volcano.yaml");
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<DeviceConfig> config = ParseDeviceConfigYaml(text.str());
+  absl::StatusOr<DeviceConfig> config =
+      ParseDeviceConfigYaml(text.str(), BuiltinConfigExtensions());
   ASSERT_OK(config);
   ASSERT_EQ(config->resource_count_name, "volcano.sh/vgpu-number");
   PodRequest pod = MustParse(

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
@@ -290,11 +291,14 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
 
 TEST_F(DeployManifestsTest, DeviceshareConfigLoadsAndMatchesTheExample) {
   const json& config_map = Object("ConfigMap/deviceshare-config");
-  auto in_map = ParseConfigYaml(
-      config_map["data"]["deviceshare.yaml"].get<std::string>());
+  auto in_map =
+      ParseConfigYaml(config_map["data"]["deviceshare.yaml"].get<std::string>(),
+                      BuiltinConfigExtensions());
   ASSERT_OK(in_map);
-  auto example = ParseConfigYaml(ReadFile(
-      std::filesystem::path(DEVICESHARE_EXAMPLES_DIR) / "deviceshare.yaml"));
+  auto example =
+      ParseConfigYaml(ReadFile(std::filesystem::path(DEVICESHARE_EXAMPLES_DIR) /
+                               "deviceshare.yaml"),
+                      BuiltinConfigExtensions());
   ASSERT_OK(example);
   EXPECT_TRUE(*in_map == *example)
       << "configmap.yaml's deviceshare.yaml differs from "
@@ -302,7 +306,7 @@ TEST_F(DeployManifestsTest, DeviceshareConfigLoadsAndMatchesTheExample) {
   EXPECT_TRUE(in_map->notices.empty());
 
   // The whole ConfigMap object is a valid --config too.
-  auto whole = ParseConfigYaml(config_map.dump());
+  auto whole = ParseConfigYaml(config_map.dump(), BuiltinConfigExtensions());
   ASSERT_OK(whole);
   EXPECT_EQ(whole->device, in_map->device);
 }

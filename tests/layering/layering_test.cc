@@ -107,17 +107,7 @@ const std::vector<IncludeRule> kRules = {
 
 // Known breaks of kRules in the real tree, each to be fixed and then
 // removed (the test fails on an exemption that no longer matches).
-const std::vector<Exemption> kExemptions = {
-    {.rule = "core-dag",
-     .file = "lib/deviceshare/src/codec/wire_fields.cc",
-     .header = "config/mig_geometry_parser.h",
-     .todo = "TODO: move IsMigProfileName (a fact about MIG profile names) "
-             "from config/mig_geometry_parser.h down to model/"},
-    {.rule = "core-dag",
-     .file = "lib/deviceshare/src/codec/hami_codec.cc",
-     .header = "config/mig_geometry_parser.h",
-     .todo = "TODO: the same IsMigProfileName move as wire_fields.cc"},
-};
+const std::vector<Exemption> kExemptions = {};
 
 constexpr std::string_view kFixture = "tests/layering/fixture";
 

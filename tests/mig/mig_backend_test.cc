@@ -14,6 +14,7 @@
 #include "deviceshare/backend/container_placement.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -508,10 +509,10 @@ TEST_F(MigBackendTest, RepartitionIsTheLastResortAcrossGpus) {
 // ---- migProfileAllowlist ----
 
 TEST_F(MigBackendTest, AllowlistRestrictsProfilesOfListedModels) {
-  Config config;
-  config.device.mig_profile_allowlist = {
-      MigProfileAllowlist{{"H100"}, {"3g.40gb", "7g.80gb"}}};
-  backend_ = MigBackend(config);
+  mig::MigConfig mig;
+  mig.profile_allowlist = {
+      mig::MigProfileAllowlist{{"H100"}, {"3g.40gb", "7g.80gb"}}};
+  backend_ = MigBackend(mig::WithMigConfig(Config{}, mig));
   NodeState node = MakeNodeState({H100(0)});
   absl::StatusOr<PodAllocation> placed =
       Allocate(MigPod("a", {GpuContainer("c", 1, 9216)}), node);
@@ -530,10 +531,9 @@ TEST_F(MigBackendTest, AllowlistRestrictsProfilesOfListedModels) {
 }
 
 TEST_F(MigBackendTest, AllowlistOfOnlyUnknownNamesAllowsNothing) {
-  Config config;
-  config.device.mig_profile_allowlist = {
-      MigProfileAllowlist{{"H100"}, {"9g.99gb"}}};
-  backend_ = MigBackend(config);
+  mig::MigConfig mig;
+  mig.profile_allowlist = {mig::MigProfileAllowlist{{"H100"}, {"9g.99gb"}}};
+  backend_ = MigBackend(mig::WithMigConfig(Config{}, mig));
   NodeState node = MakeNodeState({H100(0)});
   EXPECT_EQ(
       backend_

@@ -11,6 +11,7 @@
 #include "deviceshare/mig/geometry_layout.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -33,12 +34,13 @@ using ::testing::HasSubstr;
 
 constexpr char kA100_80[] = "NVIDIA A100-SXM4-80GB";
 
-Config ConfigMapConfig(std::vector<MigGeometry> groups = VolcanoA100Groups()) {
-  Config config;
-  config.scheduler.mig_search = MigSearch::kConfigMap;
-  config.device.known_mig_geometries = {
-      KnownMigGeometries{{"A100-SXM4-80GB"}, std::move(groups)}};
-  return config;
+Config ConfigMapConfig(
+    std::vector<mig::MigGeometry> groups = VolcanoA100Groups()) {
+  mig::MigConfig mig;
+  mig.search = mig::MigSearch::kConfigMap;
+  mig.known_geometries = {
+      mig::KnownMigGeometries{{"A100-SXM4-80GB"}, std::move(groups)}};
+  return mig::WithMigConfig(Config{}, mig);
 }
 
 Gpu A100(int index) {
@@ -49,7 +51,7 @@ Gpu A100(int index) {
 mig::GeometrySlot Laid(const std::string& group, int32_t position) {
   const mig::MigModel& model =
       *mig::MigCatalog::Builtin().FindModel("A100-80GB");
-  for (const MigGeometry& geometry : VolcanoA100Groups()) {
+  for (const mig::MigGeometry& geometry : VolcanoA100Groups()) {
     if (geometry.group != group) continue;
     absl::StatusOr<std::vector<mig::GeometrySlot>> slots =
         mig::LayGeometry(model, geometry);
@@ -361,8 +363,8 @@ TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionIsRejected) {
 }
 
 TEST_F(MigConfigMapTest, HamiUnnamedGroupsAreNamedByIndex) {
-  std::vector<MigGeometry> groups = VolcanoA100Groups();
-  for (MigGeometry& g : groups) g.group.clear();
+  std::vector<mig::MigGeometry> groups = VolcanoA100Groups();
+  for (mig::MigGeometry& g : groups) g.group.clear();
   UseConfig(ConfigMapConfig(groups));
   NodeState node = MakeNodeState({A100(0)});
   absl::StatusOr<PodAllocation> placed =
@@ -383,7 +385,8 @@ TEST_F(MigConfigMapTest, ModelWithoutGeometriesHasNoProfile) {
 }
 
 TEST_F(MigConfigMapTest, GeometryThatCannotBeLaidOutHasNoProfile) {
-  UseConfig(ConfigMapConfig({MigGeometry{"bad", {{"1g.10gb", 9728, 0, 8}}}}));
+  UseConfig(
+      ConfigMapConfig({mig::MigGeometry{"bad", {{"1g.10gb", 9728, 0, 8}}}}));
   NodeState node = MakeNodeState({A100(0)});
   EXPECT_EQ(FilterCode(MigPod("a", {GpuContainer("c", 1, 9000)}), node),
             mig::kMigNoProfile);

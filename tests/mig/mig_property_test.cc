@@ -26,6 +26,7 @@
 #include "deviceshare/mig/geometry_layout.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mig/mig_layout.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -282,11 +283,12 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
 }
 
 TEST(MigPropertyTest, ConfigMapModeKeepsOneGroupAndDistinctPositions) {
-  Config config;
-  config.scheduler.mig_search = MigSearch::kConfigMap;
-  config.device.known_mig_geometries = {
-      KnownMigGeometries{{"A100-SXM4-80GB"}, VolcanoA100Groups()}};
-  std::unique_ptr<SharingBackend> backend = MigBackend(config);
+  mig::MigConfig mig;
+  mig.search = mig::MigSearch::kConfigMap;
+  mig.known_geometries = {
+      mig::KnownMigGeometries{{"A100-SXM4-80GB"}, VolcanoA100Groups()}};
+  std::unique_ptr<SharingBackend> backend =
+      MigBackend(mig::WithMigConfig(Config{}, mig));
   ASSERT_NE(backend, nullptr);
 
   std::vector<Gpu> gpus;
@@ -299,7 +301,7 @@ TEST(MigPropertyTest, ConfigMapModeKeepsOneGroupAndDistinctPositions) {
   NodeState node = MakeNodeState(gpus);
   const mig::MigModel& model = ModelOf(gpus[0]);
   std::map<std::string, std::vector<mig::GeometrySlot>> laid;
-  for (const MigGeometry& geometry : VolcanoA100Groups()) {
+  for (const mig::MigGeometry& geometry : VolcanoA100Groups()) {
     absl::StatusOr<std::vector<mig::GeometrySlot>> slots =
         mig::LayGeometry(model, geometry);
     ASSERT_OK(slots);

@@ -52,13 +52,13 @@ const DeviceGrant& OnlyGrant(const PodAllocation& allocation) {
   return allocation.containers.at(0).devices.at(0);
 }
 
-std::vector<MigGeometry> VolcanoA100Groups() {
+std::vector<mig::MigGeometry> VolcanoA100Groups() {
   return {
-      MigGeometry{"group1", {{"1g.10gb", 9728, 0, 7}}},
-      MigGeometry{"group2",
-                  {{"2g.20gb", 19968, 0, 3}, {"1g.10gb", 9728, 0, 1}}},
-      MigGeometry{"group3", {{"3g.40gb", 40192, 0, 2}}},
-      MigGeometry{"group4", {{"7g.80gb", 80896, 0, 1}}},
+      mig::MigGeometry{"group1", {{"1g.10gb", 9728, 0, 7}}},
+      mig::MigGeometry{"group2",
+                       {{"2g.20gb", 19968, 0, 3}, {"1g.10gb", 9728, 0, 1}}},
+      mig::MigGeometry{"group3", {{"3g.40gb", 40192, 0, 2}}},
+      mig::MigGeometry{"group4", {{"7g.80gb", 80896, 0, 1}}},
   };
 }
 

@@ -12,6 +12,7 @@
 
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
@@ -43,7 +44,7 @@ PodRequest MigPod(const std::string& name,
 const DeviceGrant& OnlyGrant(const PodAllocation& allocation);
 
 // Volcano's default knownMigGeometries groups for A100-80GB.
-std::vector<MigGeometry> VolcanoA100Groups();
+std::vector<mig::MigGeometry> VolcanoA100Groups();
 
 // mig::NewMigBackend over the built-in catalog (a test failure and nullptr
 // if it cannot be made).

@@ -13,4 +13,11 @@ absl::Status RegisterBuiltinBackends(BackendRegistry& registry) {
   return mps::RegisterMpsBackend(registry);
 }
 
+std::vector<ConfigExtension> BuiltinConfigExtensions() {
+  BackendRegistry registry;
+  // Three constant names: this cannot fail.
+  RegisterBuiltinBackends(registry).IgnoreError();
+  return registry.ConfigExtensions();
+}
+
 }  // namespace deviceshare

@@ -22,9 +22,9 @@ bool ModelListed(const std::vector<std::string>& models,
 
 }  // namespace
 
-GpuKinds::GpuKinds(const Config& config, const MigCatalog& catalog)
-    : device_(config.device),
-      configmap_(config.scheduler.mig_search == MigSearch::kConfigMap),
+GpuKinds::GpuKinds(const MigConfig& config, const MigCatalog& catalog)
+    : config_(config),
+      configmap_(config.search == MigSearch::kConfigMap),
       catalog_(catalog) {
   for (const MigModel& model : catalog.models()) {
     absl::StatusOr<SlotSearch> search = SlotSearch::Create(model);
@@ -61,7 +61,7 @@ std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
           std::max(kind->largest_memory_mib, profile.memory_mib);
     }
   }
-  for (const MigProfileAllowlist& entry : device_.mig_profile_allowlist) {
+  for (const MigProfileAllowlist& entry : config_.profile_allowlist) {
     if (!ModelListed(entry.models, gpu.model)) continue;
     std::vector<int> allowed;
     for (const std::string& name : entry.profiles) {
@@ -74,7 +74,7 @@ std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
   if (!configmap_) return kind;
   kind->groups_status = absl::NotFoundError(absl::StrFormat(
       "no knownMigGeometries entry lists model \"%s\"", gpu.model));
-  for (const KnownMigGeometries& entry : device_.known_mig_geometries) {
+  for (const KnownMigGeometries& entry : config_.known_geometries) {
     if (!ModelListed(entry.models, gpu.model)) continue;
     kind->groups_status = absl::OkStatus();
     for (size_t g = 0; g < entry.geometries.size(); ++g) {

@@ -21,9 +21,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/mig/geometry_layout.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mig/slot_search.h"
 #include "deviceshare/model/gpu.h"
 
@@ -49,14 +49,14 @@ struct GpuKind {
 
 class GpuKinds {
  public:
-  GpuKinds(const Config& config, const MigCatalog& catalog);
+  GpuKinds(const MigConfig& config, const MigCatalog& catalog);
 
   const GpuKind& Of(const Gpu& gpu) const;
 
  private:
   std::unique_ptr<GpuKind> Build(const Gpu& gpu) const;
 
-  const DeviceConfig device_;
+  const MigConfig config_;
   const bool configmap_;
   const MigCatalog& catalog_;
   // Parallel to catalog_.models(); null where the model is too large.

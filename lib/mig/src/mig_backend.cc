@@ -150,8 +150,8 @@ std::string DemandText(const MigDemand& demand) {
 
 class MigBackend final : public SharingBackend {
  public:
-  MigBackend(const Config& config, const MigCatalog& catalog)
-      : configmap_(config.scheduler.mig_search == MigSearch::kConfigMap),
+  MigBackend(const MigConfig& config, const MigCatalog& catalog)
+      : configmap_(config.search == MigSearch::kConfigMap),
         kinds_(config, catalog) {}
 
   absl::string_view name() const override { return kBackendName; }
@@ -550,13 +550,17 @@ ContainerEdits MigBackend::Edits(const ContainerAllocation& container,
 
 absl::StatusOr<std::unique_ptr<SharingBackend>> NewMigBackend(
     const Config& config, const MigCatalog& catalog) {
-  return std::make_unique<MigBackend>(config, catalog);
+  DS_ASSIGN_OR_RETURN(MigConfig mig, ReadMigConfig(config));
+  return std::make_unique<MigBackend>(mig, catalog);
 }
 
 absl::Status RegisterMigBackend(BackendRegistry& registry) {
-  return registry.Register(kBackendName, [](const Config& config) {
-    return NewMigBackend(config, MigCatalog::Builtin());
-  });
+  return registry.Register(
+      kBackendName,
+      [](const Config& config) {
+        return NewMigBackend(config, MigCatalog::Builtin());
+      },
+      MigConfigExtension());
 }
 
 }  // namespace deviceshare::mig

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/input/cluster_loader.h"
 #include "deviceshare/input/input_file.h"
@@ -181,7 +182,7 @@ absl::StatusOr<Config> LoadConfig(const SimulateOptions& options) {
   if (!options.config_path.empty()) {
     DS_ASSIGN_OR_RETURN(std::string text,
                         ReadInputFile("--config", options.config_path));
-    auto parsed = ParseConfigYaml(text);
+    auto parsed = ParseConfigYaml(text, BuiltinConfigExtensions());
     if (!parsed.ok()) return InFile(options.config_path, parsed.status());
     config = *std::move(parsed);
   }

@@ -7,12 +7,18 @@
 #ifndef DEVICESHARE_BUILTIN_BACKENDS_H_
 #define DEVICESHARE_BUILTIN_BACKENDS_H_
 
+#include <vector>
+
 #include "absl/status/status.h"
 #include "deviceshare/backend/backend_registry.h"
 
 namespace deviceshare {
 
 absl::Status RegisterBuiltinBackends(BackendRegistry& registry);
+
+// The config keys the built-in backends own, for ParseConfigYaml
+// (config/config_parser.h).
+std::vector<ConfigExtension> BuiltinConfigExtensions();
 
 }  // namespace deviceshare
 

@@ -5,17 +5,20 @@
 
 namespace deviceshare {
 
-absl::Status BackendRegistry::Register(absl::string_view name,
-                                       Factory factory) {
-  if (name.empty()) {
-    return absl::InvalidArgumentError("backend registry: empty backend name");
+absl::Status BackendRegistry::Register(absl::string_view name, Factory factory,
+                                       ConfigExtension extension) {
+  if (!IsModeName(name)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "backend registry: '%s' is not a sharing mode name (lower-case "
+        "letters, digits and '-')",
+        name));
   }
   if (!factory) {
     return absl::InvalidArgumentError(
         absl::StrFormat("backend registry: null factory for '%s'", name));
   }
-  auto [it, inserted] =
-      factories_.emplace(std::string(name), std::move(factory));
+  auto [it, inserted] = factories_.emplace(
+      std::string(name), Entry{std::move(factory), std::move(extension)});
   if (!inserted) {
     return absl::AlreadyExistsError(
         absl::StrFormat("backend registry: '%s' is registered twice", name));
@@ -31,7 +34,15 @@ absl::StatusOr<std::unique_ptr<SharingBackend>> BackendRegistry::Create(
         absl::StrFormat("no backend '%s'; registered: %s", name,
                         absl::StrJoin(RegisteredNames(), ", ")));
   }
-  return it->second(config);
+  return it->second.factory(config);
+}
+
+std::vector<ConfigExtension> BackendRegistry::ConfigExtensions() const {
+  std::vector<ConfigExtension> extensions;
+  for (const auto& [name, entry] : factories_) {
+    extensions.push_back(entry.extension);
+  }
+  return extensions;
 }
 
 std::vector<std::string> BackendRegistry::RegisteredNames() const {

@@ -11,9 +11,9 @@
 #include "absl/strings/str_split.h"
 #include "codec/register_entry.h"
 #include "codec/wire_fields.h"
-#include "config/mig_geometry_parser.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/dialect_modes.h"
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -288,7 +288,7 @@ absl::StatusOr<MigUpdate> ReadMigEntry(
   }
   if (!entry.contains("profile")) return MissingField(where, "profile");
   DS_ASSIGN_OR_RETURN(grant.mig.profile, JsonString(entry, "profile", where));
-  if (!internal::IsMigProfileName(grant.mig.profile)) {
+  if (!IsMigProfileName(grant.mig.profile)) {
     return wire::FieldError(where, "profile", grant.mig.profile,
                             "is not a MIG profile name (want <N>g.<M>gb)");
   }

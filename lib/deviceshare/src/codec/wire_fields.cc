@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "config/mig_geometry_parser.h"
 #include "deviceshare/codec/dialect_modes.h"
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::wire {
@@ -56,7 +56,7 @@ absl::Status ParseMigSuffix(absl::string_view id, absl::string_view inside,
     number.insert(0, "-");
     if (name.empty()) return FieldError(where, "uuid", id, kMigIdShape);
   }
-  const bool placement = internal::IsMigProfileName(name);
+  const bool placement = IsMigProfileName(name);
   DS_ASSIGN_OR_RETURN(int64_t n,
                       ParseCount(number, kInt32Max, where,
                                  placement ? "MIG start" : "MIG position"));

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "device_config_parser.h"
-#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_fields.h"
 #include "deviceshare/config/policy_name.h"
@@ -31,12 +30,26 @@ constexpr char kNvidiaSection[] = "nvidia";
 constexpr char kDeviceConfigKey[] = "device-config.yaml";
 constexpr char kOwnConfigKey[] = "deviceshare.yaml";
 
-constexpr absl::string_view kSchedulerKeys[] = {
-    "nodePolicy", "gpuPolicy", "dialect", "modes", "migSearch"};
+constexpr absl::string_view kSchedulerKeys[] = {"nodePolicy", "gpuPolicy",
+                                                "dialect", "modes"};
 
 bool IsSchedulerKey(absl::string_view key) {
   for (absl::string_view k : kSchedulerKeys) {
     if (k == key) return true;
+  }
+  return false;
+}
+
+using Extensions = absl::Span<const ConfigExtension>;
+
+// Whether a backend owns `key` of `section`.
+bool Owned(Extensions extensions, absl::string_view section,
+           absl::string_view key) {
+  for (const ConfigExtension& extension : extensions) {
+    const std::vector<std::string>& keys = section == kNvidiaSection
+                                               ? extension.nvidia_keys
+                                               : extension.scheduler_keys;
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
   }
   return false;
 }
@@ -64,25 +77,11 @@ absl::StatusOr<Dialect> ReadDialect(const json& value, absl::string_view path) {
                                       "volcano)"));
 }
 
-absl::StatusOr<MigSearch> ReadMigSearch(const json& value,
-                                        absl::string_view path) {
-  DS_ASSIGN_OR_RETURN(std::string text,
-                      internal::ReadString(value, path, /*allow_empty=*/false));
-  for (MigSearch search : {MigSearch::kPlacement, MigSearch::kConfigMap}) {
-    if (text == MigSearchName(search)) return search;
-  }
-  return PathError(path, absl::StrCat(DescribeValue(value),
-                                      " is not a MIG search (want placement "
-                                      "or configmap)"));
-}
-
 absl::StatusOr<std::vector<SharingMode>> ReadModes(const json& value,
                                                    absl::string_view path) {
   DS_RETURN_IF_ERROR(internal::RequireList(value, path));
   if (value.empty()) {
-    return PathError(path,
-                     "is empty (enable at least one of hami-core, mig, "
-                     "mps)");
+    return PathError(path, "is empty (enable at least one sharing mode)");
   }
   std::vector<SharingMode> modes;
   for (size_t i = 0; i < value.size(); ++i) {
@@ -103,11 +102,16 @@ absl::StatusOr<std::vector<SharingMode>> ReadModes(const json& value,
 }
 
 absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
-                                   SchedulerConfig& config) {
+                                   Extensions extensions, Config& whole) {
   if (section.is_null()) return absl::OkStatus();
   DS_RETURN_IF_ERROR(internal::RequireMapping(section, path));
+  SchedulerConfig& config = whole.scheduler;
   for (auto it = section.begin(); it != section.end(); ++it) {
     std::string key_path = KeyPath(path, it.key());
+    if (Owned(extensions, kSchedulerSection, it.key())) {
+      if (!it->is_null()) whole.extensions[kSchedulerSection][it.key()] = *it;
+      continue;
+    }
     if (!IsSchedulerKey(it.key())) return PathError(key_path, "unknown key");
     if (it->is_null()) continue;
     if (it.key() == "nodePolicy") {
@@ -116,8 +120,6 @@ absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
       DS_ASSIGN_OR_RETURN(config.gpu_policy, ReadPolicy(*it, key_path));
     } else if (it.key() == "dialect") {
       DS_ASSIGN_OR_RETURN(config.default_dialect, ReadDialect(*it, key_path));
-    } else if (it.key() == "migSearch") {
-      DS_ASSIGN_OR_RETURN(config.mig_search, ReadMigSearch(*it, key_path));
     } else {
       DS_ASSIGN_OR_RETURN(config.enabled_modes, ReadModes(*it, key_path));
     }
@@ -127,7 +129,8 @@ absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
 
 // The top level of our file, or of a device config map body: `nvidia:`,
 // optionally `scheduler:`, and other vendors' sections of a HAMi config map.
-absl::Status ParseBody(const json& root, bool allow_scheduler, Config& config) {
+absl::Status ParseBody(const json& root, bool allow_scheduler,
+                       Extensions extensions, Config& config) {
   if (root.is_null()) return absl::OkStatus();
   if (!root.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -138,7 +141,11 @@ absl::Status ParseBody(const json& root, bool allow_scheduler, Config& config) {
     const std::string& key = it.key();
     if (key == kNvidiaSection) {
       DS_RETURN_IF_ERROR(internal::ParseNvidiaSection(
-          *it, kNvidiaSection, config.device, config.notices));
+          *it, kNvidiaSection,
+          [&](absl::string_view owned) {
+            return Owned(extensions, kNvidiaSection, owned);
+          },
+          config));
     } else if (key == kSchedulerSection) {
       if (!allow_scheduler) {
         return PathError(key,
@@ -147,14 +154,16 @@ absl::Status ParseBody(const json& root, bool allow_scheduler, Config& config) {
                          "deviceshare.yaml)");
       }
       DS_RETURN_IF_ERROR(
-          ParseSchedulerSection(*it, kSchedulerSection, config.scheduler));
-    } else if (internal::IsNvidiaSectionKey(key)) {
+          ParseSchedulerSection(*it, kSchedulerSection, extensions, config));
+    } else if (internal::IsNvidiaSectionKey(key) ||
+               Owned(extensions, kNvidiaSection, key)) {
       // A body pasted without its `nvidia:` line would otherwise read as
       // a pile of unknown vendor sections and silently yield defaults.
       return PathError(key,
                        "is an nvidia key at the top level; indent it "
                        "under nvidia:");
-    } else if (IsSchedulerKey(key)) {
+    } else if (IsSchedulerKey(key) ||
+               Owned(extensions, kSchedulerSection, key)) {
       return PathError(key,
                        "is a scheduler key at the top level; indent it "
                        "under scheduler:");
@@ -184,7 +193,8 @@ bool HasSection(const json& doc, const char* section) {
 
 // A Kubernetes ConfigMap object holding the upstream device config map body
 // and/or deviceshare's own file.
-absl::Status ParseConfigMap(const json& root, Config& config) {
+absl::Status ParseConfigMap(const json& root, Extensions extensions,
+                            Config& config) {
   if (!root.contains("data") || root["data"].is_null()) {
     return PathError(
         "data", absl::StrFormat("missing; a ConfigMap needs data[\"%s\"] or "
@@ -219,9 +229,9 @@ absl::Status ParseConfigMap(const json& root, Config& config) {
                         kDeviceConfigKey, kOwnConfigKey));
   }
   absl::Status status =
-      ParseBody(device_doc, /*allow_scheduler=*/false, config);
+      ParseBody(device_doc, /*allow_scheduler=*/false, extensions, config);
   if (!status.ok()) return Prefixed(kDeviceConfigKey, status);
-  status = ParseBody(own_doc, /*allow_scheduler=*/true, config);
+  status = ParseBody(own_doc, /*allow_scheduler=*/true, extensions, config);
   if (!status.ok()) return Prefixed(kOwnConfigKey, status);
   return absl::OkStatus();
 }
@@ -237,66 +247,36 @@ absl::StatusOr<bool> IsConfigMap(const json& root) {
                    absl::StrCat(DescribeValue(kind), " is not a ConfigMap"));
 }
 
-// The MIG keys only matter together: say which of them go unused, and
-// refuse a configmap search without geometries.
-absl::Status CheckMigSettings(Config& config) {
-  const SchedulerConfig& scheduler = config.scheduler;
-  const DeviceConfig& device = config.device;
-  const bool mig_enabled =
-      std::find(scheduler.enabled_modes.begin(), scheduler.enabled_modes.end(),
-                dialect::kMigMode) != scheduler.enabled_modes.end();
-  const bool configmap = scheduler.mig_search == MigSearch::kConfigMap;
-  if (mig_enabled && configmap && device.known_mig_geometries.empty()) {
-    return PathError("scheduler.migSearch",
-                     "\"configmap\" needs nvidia.knownMigGeometries");
-  }
-  auto unused = [&](absl::string_view key, absl::string_view why) {
-    config.notices.push_back(
-        absl::StrFormat("%s.%s: not used: %s", kNvidiaSection, key, why));
-  };
-  const bool geometries = !device.known_mig_geometries.empty();
-  const bool allowlist = !device.mig_profile_allowlist.empty();
-  if (!mig_enabled) {
-    if (geometries) unused("knownMigGeometries", "scheduler.modes has no mig");
-    if (allowlist) unused("migProfileAllowlist", "scheduler.modes has no mig");
-  } else if (configmap) {
-    if (allowlist) {
-      unused("migProfileAllowlist",
-             "scheduler.migSearch is configmap, which takes the profiles of "
-             "knownMigGeometries");
-    }
-  } else if (geometries) {
-    unused("knownMigGeometries",
-           "scheduler.migSearch is placement (the default), which searches "
-           "the MIG profile catalog; set it to configmap to use the groups");
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Config> ParseConfigRoot(const json& root, bool allow_scheduler) {
+absl::StatusOr<Config> ParseConfigRoot(const json& root, bool allow_scheduler,
+                                       Extensions extensions) {
   Config config;
   DS_ASSIGN_OR_RETURN(bool config_map, IsConfigMap(root));
   if (config_map) {
-    DS_RETURN_IF_ERROR(ParseConfigMap(root, config));
+    DS_RETURN_IF_ERROR(ParseConfigMap(root, extensions, config));
   } else {
-    DS_RETURN_IF_ERROR(ParseBody(root, allow_scheduler, config));
+    DS_RETURN_IF_ERROR(ParseBody(root, allow_scheduler, extensions, config));
   }
-  if (allow_scheduler) DS_RETURN_IF_ERROR(CheckMigSettings(config));
+  if (!allow_scheduler) return config;
+  for (const ConfigExtension& extension : extensions) {
+    if (extension.check) DS_RETURN_IF_ERROR(extension.check(config));
+  }
   return config;
 }
 
 }  // namespace
 
-absl::StatusOr<Config> ParseConfigYaml(absl::string_view yaml_text) {
+absl::StatusOr<Config> ParseConfigYaml(
+    absl::string_view yaml_text, absl::Span<const ConfigExtension> extensions) {
   DS_ASSIGN_OR_RETURN(json root, ParseJsonOrYaml(yaml_text));
-  return ParseConfigRoot(root, /*allow_scheduler=*/true);
+  return ParseConfigRoot(root, /*allow_scheduler=*/true, extensions);
 }
 
 absl::StatusOr<DeviceConfig> ParseDeviceConfigYaml(
-    absl::string_view yaml_text) {
+    absl::string_view yaml_text, absl::Span<const ConfigExtension> extensions) {
   DS_ASSIGN_OR_RETURN(json root, ParseJsonOrYaml(yaml_text));
-  DS_ASSIGN_OR_RETURN(Config config,
-                      ParseConfigRoot(root, /*allow_scheduler=*/false));
+  DS_ASSIGN_OR_RETURN(
+      Config config,
+      ParseConfigRoot(root, /*allow_scheduler=*/false, extensions));
   return std::move(config.device);
 }
 

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "deviceshare/config/config_fields.h"
 #include "deviceshare/status_macros.h"
-#include "mig_geometry_parser.h"
 
 namespace deviceshare::internal {
 namespace {
@@ -39,8 +38,6 @@ constexpr absl::string_view kNvidiaKeys[] = {
     "libCudaLogLevel",
     "runtimeClassName",
     "enableNumaTopology",
-    "knownMigGeometries",
-    "migProfileAllowlist",
 };
 
 absl::StatusOr<int32_t> ReadInt32(const json& value, absl::string_view path,
@@ -132,12 +129,6 @@ absl::Status ParseKey(const std::string& key, const json& value,
           "binding is per pod (nvidia.com/numa-bind)",
           path));
     }
-  } else if (key == "knownMigGeometries") {
-    DS_ASSIGN_OR_RETURN(c.known_mig_geometries,
-                        ParseKnownMigGeometries(value, path));
-  } else if (key == "migProfileAllowlist") {
-    DS_ASSIGN_OR_RETURN(c.mig_profile_allowlist,
-                        ParseMigProfileAllowlist(value, path));
   } else {
     return PathError(path, "unknown key");
   }
@@ -153,18 +144,25 @@ bool IsNvidiaSectionKey(absl::string_view key) {
   return false;
 }
 
-absl::Status ParseNvidiaSection(const json& section, absl::string_view path,
-                                DeviceConfig& config,
-                                std::vector<std::string>& notices) {
+absl::Status ParseNvidiaSection(
+    const json& section, absl::string_view path,
+    const std::function<bool(absl::string_view)>& owned, Config& whole) {
   if (section.is_null()) return absl::OkStatus();
   DS_RETURN_IF_ERROR(RequireMapping(section, path));
+  DeviceConfig& config = whole.device;
+  std::vector<std::string>& notices = whole.notices;
   // HAMi calls it memoryFactor, Volcano gpuMemoryFactor; either may be given.
   std::optional<int32_t> memory_factor;
   std::optional<int32_t> gpu_memory_factor;
   for (auto it = section.begin(); it != section.end(); ++it) {
     std::string key_path = KeyPath(path, it.key());
-    if (!IsNvidiaSectionKey(it.key()))
+    if (owned(it.key())) {
+      if (!it->is_null()) whole.extensions["nvidia"][it.key()] = *it;
+      continue;
+    }
+    if (!IsNvidiaSectionKey(it.key())) {
       return PathError(key_path, "unknown key");
+    }
     if (it->is_null()) continue;
     DS_RETURN_IF_ERROR(ParseKey(it.key(), *it, key_path, config, memory_factor,
                                 gpu_memory_factor, notices));

@@ -6,12 +6,13 @@
 #ifndef DEVICESHARE_SRC_DEVICE_CONFIG_PARSER_H_
 #define DEVICESHARE_SRC_DEVICE_CONFIG_PARSER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "deviceshare/config/device_config.h"
+#include "deviceshare/config/scheduler_config.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::internal {
@@ -20,13 +21,14 @@ namespace deviceshare::internal {
 // from another vendor's section.
 bool IsNvidiaSectionKey(absl::string_view key);
 
-// Overwrites the fields of `config` named in `section` (a mapping; null
-// keys keep their defaults). `path` prefixes every error (`nvidia`). Keys
-// that deviceshare reads but that have no effect on scheduling add a line to
-// `notices`.
-absl::Status ParseNvidiaSection(const nlohmann::json& section,
-                                absl::string_view path, DeviceConfig& config,
-                                std::vector<std::string>& notices);
+// Overwrites the fields of `config.device` named in `section` (a mapping;
+// null keys keep their defaults). `path` prefixes every error (`nvidia`).
+// A key a backend owns (`owned`) is kept as written in
+// config.extensions["nvidia"]. Keys that deviceshare reads but that have no
+// effect on scheduling add a line to config.notices.
+absl::Status ParseNvidiaSection(
+    const nlohmann::json& section, absl::string_view path,
+    const std::function<bool(absl::string_view)>& owned, Config& config);
 
 }  // namespace deviceshare::internal
 

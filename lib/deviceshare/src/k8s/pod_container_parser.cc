@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "config/mig_geometry_parser.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 

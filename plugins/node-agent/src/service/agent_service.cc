@@ -14,6 +14,7 @@
 #include "deviceshare/agent/nvml_source.h"
 #include "deviceshare/agent/pod_patch_queue.h"
 #include "deviceshare/agent/vgpu_installer.h"
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/object_paths.h"
@@ -36,7 +37,8 @@ absl::StatusOr<Config> LoadConfigFile(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<Config> config = ParseConfigYaml(text.str());
+  absl::StatusOr<Config> config =
+      ParseConfigYaml(text.str(), BuiltinConfigExtensions());
   if (!config.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--config ", path, ": ", config.status().message()));

@@ -46,7 +46,8 @@ namespace {
 absl::StatusOr<Config> LoadConfig(const std::string& path) {
   if (path.empty()) return Config{};
   DS_ASSIGN_OR_RETURN(std::string text, input::ReadInputFile("--config", path));
-  absl::StatusOr<Config> config = ParseConfigYaml(text);
+  absl::StatusOr<Config> config =
+      ParseConfigYaml(text, BuiltinConfigExtensions());
   if (!config.ok()) return input::InFile(path, config.status());
   return config;
 }

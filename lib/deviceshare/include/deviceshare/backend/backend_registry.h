@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/config/config_extension.h"
 #include "deviceshare/config/scheduler_config.h"
 
 namespace deviceshare {
@@ -29,8 +30,11 @@ class BackendRegistry {
   using Factory = std::function<absl::StatusOr<std::unique_ptr<SharingBackend>>(
       const Config&)>;
 
-  // AlreadyExists if `name` is taken; InvalidArgument if it is empty.
-  absl::Status Register(absl::string_view name, Factory factory);
+  // `name` is the mode the backend serves (model/sharing_mode.h);
+  // `extension`, the config keys it owns. AlreadyExists if `name` is taken;
+  // InvalidArgument if it is no mode name.
+  absl::Status Register(absl::string_view name, Factory factory,
+                        ConfigExtension extension = {});
 
   // NotFound("no backend 'x'; registered: a, b") for an unknown name, or the
   // factory's own error for a config it rejects.
@@ -39,8 +43,15 @@ class BackendRegistry {
 
   std::vector<std::string> RegisteredNames() const;  // sorted
 
+  // Every registered backend's config keys, for ParseConfigYaml.
+  std::vector<ConfigExtension> ConfigExtensions() const;
+
  private:
-  std::map<std::string, Factory, std::less<>> factories_;
+  struct Entry {
+    Factory factory;
+    ConfigExtension extension;
+  };
+  std::map<std::string, Entry, std::less<>> factories_;
 };
 
 }  // namespace deviceshare

@@ -32,15 +32,24 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "deviceshare/config/config_extension.h"
 #include "deviceshare/config/scheduler_config.h"
 
 namespace deviceshare {
 
 // Parses a whole configuration file (see above). Empty text gives defaults.
-absl::StatusOr<Config> ParseConfigYaml(absl::string_view yaml_text);
+// `extensions`: the keys backends own (config/config_extension.h), usually
+// BackendRegistry::ConfigExtensions(); without them such a key is unknown.
+absl::StatusOr<Config> ParseConfigYaml(
+    absl::string_view yaml_text,
+    absl::Span<const ConfigExtension> extensions = {});
 
-// Parses only a device config map body (`nvidia:` at the top level).
-absl::StatusOr<DeviceConfig> ParseDeviceConfigYaml(absl::string_view yaml_text);
+// Parses only a device config map body (`nvidia:` at the top level); the
+// values of owned keys are accepted and dropped.
+absl::StatusOr<DeviceConfig> ParseDeviceConfigYaml(
+    absl::string_view yaml_text,
+    absl::Span<const ConfigExtension> extensions = {});
 
 }  // namespace deviceshare
 

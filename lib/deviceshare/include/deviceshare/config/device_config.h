@@ -3,7 +3,9 @@
 // DeviceConfig: the `nvidia:` section of the device config map that Volcano
 // (`volcano-vgpu-device-config`) and HAMi (`hami-scheduler-device`) both use,
 // key `device-config.yaml`. Both shapes are accepted; see
-// ParseDeviceConfigYaml in config/config_parser.h. A value type.
+// ParseDeviceConfigYaml in config/config_parser.h. A value type. Keys that a
+// backend owns (the MIG geometries, say) are not here: they stay in
+// Config::extensions for the backend to read (config/config_extension.h).
 //
 // Fractional knobs (deviceMemoryScaling: 1.5) are kept in thousandths so the
 // core never computes with doubles.
@@ -15,43 +17,6 @@
 #include <vector>
 
 namespace deviceshare {
-
-// One instance type of a MIG geometry: `{name: 1g.10gb, memory: 9728,
-// count: 7}` (HAMi also gives `core`).
-struct MigGeometryInstance {
-  std::string name;
-  int64_t memory_mib = 0;
-  int32_t cores = 0;  // HAMi's `core`; 0 when the config omits it
-  int32_t count = 0;
-
-  bool operator==(const MigGeometryInstance& other) const = default;
-};
-
-// One whole-GPU geometry. Volcano names it (`group: group2`); HAMi's list of
-// lists leaves the name empty.
-struct MigGeometry {
-  std::string group;
-  std::vector<MigGeometryInstance> instances;
-
-  bool operator==(const MigGeometry& other) const = default;
-};
-
-// `knownMigGeometries` entry: models (substrings of Gpu::model) and their
-// allowed geometries, in config order.
-struct KnownMigGeometries {
-  std::vector<std::string> models;
-  std::vector<MigGeometry> geometries;
-
-  bool operator==(const KnownMigGeometries& other) const = default;
-};
-
-// HAMi >= 2.10 `migProfileAllowlist` entry.
-struct MigProfileAllowlist {
-  std::vector<std::string> models;
-  std::vector<std::string> profiles;  // "1g.10gb", ...
-
-  bool operator==(const MigProfileAllowlist& other) const = default;
-};
 
 // How HAMi's admission webhook treats `gpucores` (`gpuCorePolicy`); passed
 // to the container as GPU_CORE_UTILIZATION_POLICY.
@@ -81,9 +46,6 @@ struct DeviceConfig {
   int32_t lib_cuda_log_level = -1;    // libCudaLogLevel; -1 = not set
   std::string runtime_class_name;     // runtimeClassName (webhook only)
   bool enable_numa_topology = false;  // enableNumaTopology
-
-  std::vector<KnownMigGeometries> known_mig_geometries;
-  std::vector<MigProfileAllowlist> mig_profile_allowlist;
 
   bool operator==(const DeviceConfig& other) const = default;
 };

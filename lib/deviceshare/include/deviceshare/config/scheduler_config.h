@@ -13,21 +13,9 @@
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
+#include "nlohmann/json.hpp"
 
 namespace deviceshare {
-
-// How the mig backend chooses a pod's MIG instance.
-enum class MigSearch {
-  // "placement": the smallest adequate profile of the GPU's MIG catalog, at
-  // the legal start that keeps the most placements possible.
-  kPlacement,
-  // "configmap": Volcano/HAMi knownMigGeometries: a GPU takes the first
-  // geometry group, in config order, with a free adequate instance, and
-  // keeps it while any of its instances is in use.
-  kConfigMap,
-};
-
-absl::string_view MigSearchName(MigSearch search);  // "placement"/"configmap"
 
 struct SchedulerConfig {
   // nodePolicy / gpuPolicy: policies by registry name
@@ -39,7 +27,6 @@ struct SchedulerConfig {
   Dialect default_dialect = Dialect::kHami;
   // Sharing backends that may be used (modes), by name.
   std::vector<SharingMode> enabled_modes = {kDefaultSharingMode};
-  MigSearch mig_search = MigSearch::kPlacement;  // migSearch
 
   bool operator==(const SchedulerConfig& other) const = default;
 };
@@ -47,6 +34,10 @@ struct SchedulerConfig {
 struct Config {
   SchedulerConfig scheduler;
   DeviceConfig device;
+  // The values of the keys backends own (config/config_extension.h), as
+  // written: {"scheduler": {"migSearch": ...}, "nvidia":
+  // {"knownMigGeometries": ...}}. Each backend reads and checks its own.
+  nlohmann::json extensions = nlohmann::json::object();
   // Things in the file that deviceshare read but does not act on (another
   // vendor's section of a shared HAMi config map, say). Surfaced so that
   // nothing is ignored silently.

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 namespace deviceshare {
 
 struct MigSlot {
@@ -46,6 +48,11 @@ enum class MigAction {
 
 // "", "reuse", "create", "repartition".
 const char* MigActionName(MigAction action);
+
+// True for a MIG GPU-instance profile name: `<N>g.<M>gb` with an optional
+// variant suffix, e.g. `1g.10gb`, `7g.79gb`, `1g.10gb+me`, `1g.24gb+me.all`,
+// `2g.48gb-me`. Compute-instance names (`1c.3g.20gb`) are not accepted.
+bool IsMigProfileName(absl::string_view name);
 
 }  // namespace deviceshare
 

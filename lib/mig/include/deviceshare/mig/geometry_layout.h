@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "deviceshare/config/device_config.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 
 namespace deviceshare::mig {
 

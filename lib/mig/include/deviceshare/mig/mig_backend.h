@@ -39,6 +39,7 @@
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/mig/mig_catalog.h"
+#include "deviceshare/mig/mig_config.h"
 
 namespace deviceshare::mig {
 
@@ -57,11 +58,13 @@ inline constexpr ReasonCode kMigUnknownModel(kMigUnknownModelInfo);
 inline constexpr ReasonCode kMigNoProfile(kMigNoProfileInfo);
 inline constexpr ReasonCode kMigNoSlot(kMigNoSlotInfo);
 
-// `catalog` must outlive the backend.
+// `catalog` must outlive the backend. The mig settings come from
+// `config` (mig/mig_config.h); InvalidArgument for a bad one.
 absl::StatusOr<std::unique_ptr<SharingBackend>> NewMigBackend(
     const Config& config, const MigCatalog& catalog);
 
-// Registers NewMigBackend with the built-in catalog under kBackendName.
+// Registers NewMigBackend with the built-in catalog under kBackendName,
+// with the config keys it owns (MigConfigExtension).
 absl::Status RegisterMigBackend(BackendRegistry& registry);
 
 }  // namespace deviceshare::mig

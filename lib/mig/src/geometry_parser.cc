@@ -1,33 +1,33 @@
-#include "mig_geometry_parser.h"
+#include "geometry_parser.h"
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "deviceshare/config/config_fields.h"
+#include "deviceshare/model/mig_slot.h"
 #include "deviceshare/status_macros.h"
 
-namespace deviceshare::internal {
+namespace deviceshare::mig::internal {
+
+using ::deviceshare::internal::CheckKnownKeys;
+using ::deviceshare::internal::DescribeValue;
+using ::deviceshare::internal::IndexPath;
+using ::deviceshare::internal::KeyPath;
+using ::deviceshare::internal::PathError;
+using ::deviceshare::internal::ReadInteger;
+using ::deviceshare::internal::ReadString;
+using ::deviceshare::internal::ReadStringList;
+using ::deviceshare::internal::RequireList;
+using ::deviceshare::internal::RequireMapping;
 namespace {
 
 using nlohmann::json;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
-// Consumes a run of digits without a leading zero; false if there is none.
-bool ConsumeNumber(absl::string_view& s) {
-  if (s.empty() || s[0] < '1' || s[0] > '9') return false;
-  size_t n = 1;
-  while (n < s.size() && absl::ascii_isdigit(static_cast<unsigned char>(s[n])))
-    ++n;
-  s.remove_prefix(n);
-  return true;
-}
 
 const json* Find(const json& object, absl::string_view key) {
   auto it = object.find(std::string(key));
@@ -162,27 +162,6 @@ absl::StatusOr<std::vector<MigGeometry>> ParseAllowedGeometries(
 
 }  // namespace
 
-bool IsMigProfileName(absl::string_view name) {
-  absl::string_view s = name;
-  if (!ConsumeNumber(s) || !absl::ConsumePrefix(&s, "g.") ||
-      !ConsumeNumber(s) || !absl::ConsumePrefix(&s, "gb")) {
-    return false;
-  }
-  if (s.empty()) return true;
-  // Variant suffix: +me, +me.all, -me, +gfx (mig-mps-nvml.md §1.3).
-  if (s[0] != '+' && s[0] != '-') return false;
-  s.remove_prefix(1);
-  if (s.empty() || !absl::ascii_islower(static_cast<unsigned char>(s[0]))) {
-    return false;
-  }
-  for (char c : s) {
-    if (!absl::ascii_islower(static_cast<unsigned char>(c)) && c != '.') {
-      return false;
-    }
-  }
-  return s.back() != '.';
-}
-
 absl::StatusOr<std::vector<KnownMigGeometries>> ParseKnownMigGeometries(
     const json& value, absl::string_view path) {
   DS_RETURN_IF_ERROR(RequireList(value, path));
@@ -240,4 +219,4 @@ absl::StatusOr<std::vector<MigProfileAllowlist>> ParseMigProfileAllowlist(
   return result;
 }
 
-}  // namespace deviceshare::internal
+}  // namespace deviceshare::mig::internal
