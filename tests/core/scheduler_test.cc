@@ -309,6 +309,43 @@ TEST(SchedulerTest, FilterOnNamedNodesReportsUnknownOnes) {
   EXPECT_EQ(reserved->rejected[0].fit.code, ReasonCode::kNodeUnknown);
 }
 
+// The whole decision over a host's candidate list: the best of those nodes,
+// the annotations of its record on request, and every candidate's reason
+// when none fits.
+TEST(SchedulerTest, ScheduleChoosesAmongTheCandidates) {
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("c", 2)));
+  // c is the fullest, so binpack over every node would take it.
+  ASSERT_EQ(Place(*scheduler, PinnedPod("resident", "GPU-c-0", 20 * kGiB)),
+            "c");
+  ScheduleOptions options;
+  options.candidates = {"b", "a"};
+  options.annotations = true;
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(SmallPod("p"), options);
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(decision->allocation->node_name, "a");  // a tie: the smaller name
+  EXPECT_THAT(decision->annotations,
+              ::testing::Contains(Pair("hami.io/vgpu-node", "a")));
+
+  options.candidates = {"b", "ghost"};
+  options.annotations = false;
+  decision = scheduler->Schedule(SmallPod("big", 90 * kGiB), options);
+  ASSERT_OK(decision);
+  EXPECT_FALSE(decision->allocation.has_value());
+  EXPECT_THAT(decision->reasons,
+              UnorderedElementsAre(Pair("b", StartsWith("InsufficientMemory")),
+                                   Pair("ghost", StartsWith("NodeUnknown"))));
+  EXPECT_EQ(decision->reason_counts,
+            (std::map<std::string, int64_t>{{"InsufficientMemory", 1},
+                                            {"NodeUnknown", 1}}));
+  EXPECT_TRUE(decision->annotations.empty());
+}
+
 TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
   BackendRegistry registry;
   ASSERT_OK(RegisterBuiltinBackends(registry));

@@ -14,6 +14,8 @@
 #include <array>
 #include <compare>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,11 +38,19 @@ class SharingMode {
   absl::string_view name() const { return absl::string_view(name_.data()); }
   bool empty() const { return name_[0] == '\0'; }
 
-  friend bool operator==(const SharingMode&, const SharingMode&) = default;
+  // Two word compares: every GPU of every filtered node compares its mode.
+  friend bool operator==(const SharingMode& a, const SharingMode& b) {
+    uint64_t x[2];
+    uint64_t y[2];
+    std::memcpy(x, a.name_.data(), sizeof(x));
+    std::memcpy(y, b.name_.data(), sizeof(y));
+    return x[0] == y[0] && x[1] == y[1];
+  }
   friend auto operator<=>(const SharingMode&, const SharingMode&) = default;
 
  private:
   std::array<char, kMaxLength + 1> name_{};
+  static_assert(sizeof(name_) == 2 * sizeof(uint64_t));
 };
 
 // The mode of a GPU whose registration names none, and of the grants read

@@ -7,8 +7,7 @@
 #ifndef DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 #define DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 
-#include <vector>
-
+#include "absl/container/inlined_vector.h"
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -22,7 +21,7 @@ struct PodCycle {
   // The enabled backends that may serve the pod, in config order: the one
   // of the pod's mode, or every one when it names none. Empty when its
   // mode is not enabled: every node then says ModeMismatch.
-  std::vector<const SharingBackend*> backends;
+  absl::InlinedVector<const SharingBackend*, 4> backends;
 
   const PodRequest& pod() const { return *request; }
 };
