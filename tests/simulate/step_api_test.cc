@@ -29,6 +29,50 @@ SimulateOptions ExampleOptions() {
   return options;
 }
 
+// The example's workload and a scheduler with its nodes registered (null
+// and a test failure when they do not load).
+struct Example {
+  Workload workload;
+  std::unique_ptr<Scheduler> scheduler;
+};
+
+Example LoadExample() {
+  const SimulateOptions options = ExampleOptions();
+  Example example;
+  absl::StatusOr<Config> config = LoadConfig(options);
+  EXPECT_OK(config);
+  if (!config.ok()) return example;
+  absl::StatusOr<Workload> workload = LoadWorkload(options, *config);
+  EXPECT_OK(workload);
+  if (!workload.ok()) return example;
+  example.workload = *std::move(workload);
+  BackendRegistry registry;
+  EXPECT_OK(RegisterBuiltinBackends(registry));
+  auto scheduler = Scheduler::Create(*config, registry);
+  EXPECT_OK(scheduler);
+  if (!scheduler.ok()) return example;
+  for (const NodeInventory& node : example.workload.nodes) {
+    EXPECT_OK((*scheduler)->UpsertNode(node));
+  }
+  example.scheduler = *std::move(scheduler);
+  return example;
+}
+
+// Every GPU's used MiB, in node and GPU order, after checking the state's
+// invariants.
+std::string UsedMemory(const Scheduler& scheduler) {
+  std::string used;
+  scheduler.Inspect([&](const ClusterState& state) {
+    EXPECT_OK(state.CheckInvariants());
+    for (const NodeState* node : state.nodes_by_name()) {
+      for (size_t i = 0; i < node->gpu_count(); ++i) {
+        absl::StrAppend(&used, node->ledger(i).used_memory_mib(), ",");
+      }
+    }
+  });
+  return used;
+}
+
 // Per pod key, where it went: node and the devices of each container.
 using Placements =
     std::map<std::string,
@@ -68,19 +112,12 @@ TEST(StepApiTest, AVolcanoStyleHostLoopPlacesLikeSimulate) {
     }
   }
 
-  absl::StatusOr<Config> config = LoadConfig(options);
-  ASSERT_OK(config);
-  absl::StatusOr<Workload> workload = LoadWorkload(options, *config);
-  ASSERT_OK(workload);
-  BackendRegistry registry;
-  ASSERT_OK(RegisterBuiltinBackends(registry));
-  auto scheduler = Scheduler::Create(*config, registry);
-  ASSERT_OK(scheduler);
+  Example example = LoadExample();
+  ASSERT_NE(example.scheduler, nullptr);
+  auto* scheduler = &example.scheduler;
+  const Workload* workload = &example.workload;
   std::vector<std::string> nodes;
-  for (const NodeInventory& node : workload->nodes) {
-    ASSERT_OK((*scheduler)->UpsertNode(node));
-    nodes.push_back(node.name);
-  }
+  for (const NodeInventory& node : workload->nodes) nodes.push_back(node.name);
   std::sort(nodes.begin(), nodes.end());
 
   Placements placed;
@@ -105,15 +142,7 @@ TEST(StepApiTest, AVolcanoStyleHostLoopPlacesLikeSimulate) {
 
   // Later: pods go (Release), and come back from their annotations as pods
   // bound elsewhere (AddBoundPod); the cluster ends as it was.
-  std::string before;
-  (*scheduler)->Inspect([&](const ClusterState& state) {
-    ASSERT_OK(state.CheckInvariants());
-    for (const NodeState* node : state.nodes_by_name()) {
-      for (size_t i = 0; i < node->gpu_count(); ++i) {
-        absl::StrAppend(&before, node->ledger(i).used_memory_mib(), ",");
-      }
-    }
-  });
+  const std::string before = UsedMemory(**scheduler);
   for (size_t i = 0; i < decisions.size(); i += 2) {
     (*scheduler)->Release(decisions[i].first.uid);
     (*scheduler)->Release(decisions[i].first.uid);  // idempotent
@@ -128,31 +157,15 @@ TEST(StepApiTest, AVolcanoStyleHostLoopPlacesLikeSimulate) {
     ASSERT_OK(added);
     EXPECT_TRUE(*added) << pod.Key();
   }
-  std::string after;
-  (*scheduler)->Inspect([&](const ClusterState& state) {
-    ASSERT_OK(state.CheckInvariants());
-    for (const NodeState* node : state.nodes_by_name()) {
-      for (size_t i = 0; i < node->gpu_count(); ++i) {
-        absl::StrAppend(&after, node->ledger(i).used_memory_mib(), ",");
-      }
-    }
-  });
+  const std::string after = UsedMemory(**scheduler);
   EXPECT_EQ(after, before);
 }
 
 TEST(StepApiTest, ScoreNodeOfANodeThatDoesNotFitSaysWhy) {
-  const SimulateOptions options = ExampleOptions();
-  absl::StatusOr<Config> config = LoadConfig(options);
-  ASSERT_OK(config);
-  absl::StatusOr<Workload> workload = LoadWorkload(options, *config);
-  ASSERT_OK(workload);
-  BackendRegistry registry;
-  ASSERT_OK(RegisterBuiltinBackends(registry));
-  auto scheduler = Scheduler::Create(*config, registry);
-  ASSERT_OK(scheduler);
-  for (const NodeInventory& node : workload->nodes) {
-    ASSERT_OK((*scheduler)->UpsertNode(node));
-  }
+  Example example = LoadExample();
+  ASSERT_NE(example.scheduler, nullptr);
+  auto* scheduler = &example.scheduler;
+  const Workload* workload = &example.workload;
   PodRequest huge = workload->pods.front();
   huge.containers.back().gpu_count = 64;
   EXPECT_THAT((*scheduler)->ScoreNode(huge, workload->nodes.front().name),
