@@ -1,5 +1,6 @@
 #include "verdict_memory.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -25,6 +26,12 @@ std::string ShapeKey(const PodRequest& request) {
 
 VerdictMemory::PodVerdicts& VerdictMemory::ForPod(const std::string& uid,
                                                   const std::string& shape) {
+  size_t verdicts = 0;
+  for (const auto& [other, pod] : pods_) verdicts += pod.verdicts.size();
+  if (verdicts > kMaxPodVerdicts) {
+    absl::erase_if(pods_,
+                   [&](const auto& entry) { return entry.first != uid; });
+  }
   auto it = pods_.find(uid);
   if (it == pods_.end()) {
     if (pods_.size() >= kMaxPods) pods_.clear();

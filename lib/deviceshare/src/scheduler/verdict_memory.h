@@ -6,7 +6,9 @@
 //     the allocation of each node that fits, while that node is unchanged.
 //     The reserve step commits a remembered allocation instead of filtering
 //     the node again, and a host's ScoreNode after FilterNode is a lookup.
-//     At most kMaxPods pods are remembered (a decision is short-lived).
+//     At most kMaxPods pods and about kMaxPodVerdicts verdicts in all are
+//     remembered (a decision is short-lived; a pod that fits nowhere never
+//     reserves, and its verdicts must not pile up).
 //   - per request shape (the PodRequest without its identity): code,
 //     score, stranded capacity and mode of each node while it is unchanged,
 //     so filtering the replicas of a workload over thousands of nodes costs
@@ -36,6 +38,7 @@ std::string ShapeKey(const PodRequest& request);
 class VerdictMemory {
  public:
   static constexpr size_t kMaxPods = 64;
+  static constexpr size_t kMaxPodVerdicts = size_t{1} << 16;
   static constexpr size_t kMaxShapes = 256;
 
   // One node's remembered verdict for a shape: no allocation, no message
@@ -55,7 +58,8 @@ class VerdictMemory {
   using ShapeVerdicts = absl::flat_hash_map<const NodeState*, ShapeEntry>;
 
   // The pod's verdicts; empty (and forgotten) when the pod's shape changed
-  // since they were remembered.
+  // since they were remembered. Other pods' verdicts are forgotten first
+  // when there are too many.
   PodVerdicts& ForPod(const std::string& uid, const std::string& shape);
   // The remembered verdicts of pod `uid`, or nullptr.
   PodVerdicts* FindPod(absl::string_view uid);
