@@ -147,6 +147,123 @@ void Report(const char* phase_name, const Phase& phase) {
       Percentile(ms, 50), Percentile(ms, 99), Percentile(ms, 100));
 }
 
+// Registers `nodes` nodes of `gpus` GPUs each; returns their names.
+nlohmann::json AddNodes(FakeApiServer& api, int nodes, int gpus) {
+  nlohmann::json names = nlohmann::json::array();
+  for (int i = 0; i < nodes; ++i) {
+    const std::string name = absl::StrCat("node-", i);
+    api.UpsertNode(HamiNodeObject({.name = name, .gpus = gpus}));
+    names.push_back(name);
+  }
+  return names;
+}
+
+// Adds pods <prefix>0.. asking 10% of a GPU's cores and 4000 MiB plus
+// i mod `shapes`; returns them as the API server holds them.
+std::vector<nlohmann::json> AddPods(FakeApiServer& api, const char* prefix,
+                                    int count, int shapes) {
+  std::vector<nlohmann::json> pods;
+  for (int i = 0; i < count; ++i) {
+    pods.push_back(api.UpsertPod(HamiPodObject({.name = absl::StrCat(prefix, i),
+                                                .memory_mib = 4000 + i % shapes,
+                                                .cores = 10})));
+  }
+  return pods;
+}
+
+std::vector<std::string> Serialized(const std::vector<nlohmann::json>& pods) {
+  std::vector<std::string> texts;
+  for (const nlohmann::json& pod : pods) texts.push_back(pod.dump());
+  return texts;
+}
+
+// False (the extender's log printed) when it does not answer /readyz within
+// a minute.
+bool WaitUntilReady(SchedulerProcess& scheduler) {
+  httplib::Client client("127.0.0.1", scheduler.port());
+  if (!deviceshare::testing::WaitFor(
+          [&] {
+            auto ready = client.Get("/readyz");
+            return ready && ready->status == 200;
+          },
+          absl::Seconds(60))) {
+    std::fprintf(stderr, "not ready:\n%s\n", scheduler.Log().c_str());
+    return false;
+  }
+  return true;
+}
+
+// Phase 1: filter + prioritize round trips over the pool's pods, for
+// --seconds.
+void RunFilterPhase(int port, int clients,
+                    const std::vector<std::string>& pool_json,
+                    const std::string& names_json) {
+  const int pool = static_cast<int>(pool_json.size());
+  std::atomic<int> next{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::thread timer([&] {
+    std::this_thread::sleep_for(
+        std::chrono::seconds(absl::GetFlag(FLAGS_seconds)));
+    stop = true;
+  });
+  Phase phase = RunClients(
+      port, clients, [&](httplib::Client& client, std::vector<double>& ms) {
+        while (!stop.load()) {
+          const std::string& pod = pool_json[next.fetch_add(1) % pool];
+          const auto t0 = Clock::now();
+          if (!FilterAndPrioritize(client, pod, names_json, false)) {
+            ++errors;
+            continue;
+          }
+          ms.push_back(MillisecondsSince(t0));
+        }
+      });
+  timer.join();
+  Report("filter+prioritize", phase);
+  if (errors > 0) std::printf("  errors: %d\n", errors.load());
+}
+
+// Phase 2: binds. Each pod is filtered and prioritized first, and bound
+// to the node with the highest priority, as kube-scheduler does; the
+// phase's rate counts the whole cycle, the latencies only the /bind call.
+void RunBindPhase(int port, int clients,
+                  const std::vector<nlohmann::json>& pods,
+                  const std::string& names_json, const FakeApiServer& api) {
+  const int bind_pods = static_cast<int>(pods.size());
+  const std::vector<std::string> pods_json = Serialized(pods);
+  std::atomic<int> next{0};
+  std::atomic<int> failed{0};
+  Phase phase = RunClients(
+      port, clients, [&](httplib::Client& client, std::vector<double>& ms) {
+        for (int i = next.fetch_add(1); i < bind_pods; i = next.fetch_add(1)) {
+          const nlohmann::json& pod = pods[i];
+          std::optional<std::string> best =
+              FilterAndPrioritize(client, pods_json[i], names_json, true);
+          if (!best || best->empty()) {
+            ++failed;
+            continue;
+          }
+          const std::string body =
+              nlohmann::json({{"PodName", pod["metadata"]["name"]},
+                              {"PodNamespace", "default"},
+                              {"PodUID", pod["metadata"]["uid"]},
+                              {"Node", *best}})
+                  .dump();
+          const auto t0 = Clock::now();
+          auto bound = client.Post("/bind", body, "application/json");
+          if (!bound || nlohmann::json::parse(bound->body)["Error"] != "") {
+            ++failed;
+            continue;
+          }
+          ms.push_back(MillisecondsSince(t0));
+        }
+      });
+  Report("filter+prio+bind", phase);
+  std::printf("  bound %zu, failed %d, Binding objects at the API server %zu\n",
+              phase.latencies_ms.size(), failed.load(), api.Bindings().size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -154,28 +271,13 @@ int main(int argc, char** argv) {
   const int nodes = absl::GetFlag(FLAGS_nodes);
   const int gpus = absl::GetFlag(FLAGS_gpus);
   const int clients = absl::GetFlag(FLAGS_clients);
-  const int pool = absl::GetFlag(FLAGS_pool);
-  const int bind_pods = absl::GetFlag(FLAGS_bind_pods);
 
   FakeApiServer api;
-  nlohmann::json names = nlohmann::json::array();
-  for (int i = 0; i < nodes; ++i) {
-    const std::string name = absl::StrCat("node-", i);
-    api.UpsertNode(HamiNodeObject({.name = name, .gpus = gpus}));
-    names.push_back(name);
-  }
-  std::vector<nlohmann::json> pool_pods;
-  for (int i = 0; i < pool; ++i) {
-    pool_pods.push_back(api.UpsertPod(
-        HamiPodObject({.name = absl::StrCat("pool-", i),
-                       .memory_mib = 4000 + i % absl::GetFlag(FLAGS_shapes),
-                       .cores = 10})));
-  }
-  std::vector<nlohmann::json> bind_set;
-  for (int i = 0; i < bind_pods; ++i) {
-    bind_set.push_back(api.UpsertPod(HamiPodObject(
-        {.name = absl::StrCat("bind-", i), .memory_mib = 4000, .cores = 10})));
-  }
+  const nlohmann::json names = AddNodes(api, nodes, gpus);
+  const std::vector<nlohmann::json> pool_pods = AddPods(
+      api, "pool-", absl::GetFlag(FLAGS_pool), absl::GetFlag(FLAGS_shapes));
+  const std::vector<nlohmann::json> bind_set =
+      AddPods(api, "bind-", absl::GetFlag(FLAGS_bind_pods), /*shapes=*/1);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       absl::StrCat("deviceshare-extender-load-", getpid());
@@ -191,92 +293,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(started.message()).c_str());
     return 1;
   }
-  {
-    httplib::Client client("127.0.0.1", scheduler.port());
-    if (!deviceshare::testing::WaitFor(
-            [&] {
-              auto ready = client.Get("/readyz");
-              return ready && ready->status == 200;
-            },
-            absl::Seconds(60))) {
-      std::fprintf(stderr, "not ready:\n%s\n", scheduler.Log().c_str());
-      return 1;
-    }
-  }
+  if (!WaitUntilReady(scheduler)) return 1;
   std::printf(
       "cluster: %d nodes x %d GPUs; %d client threads; %u hardware "
       "threads shared by client, extender and API server\n",
       nodes, gpus, clients, std::thread::hardware_concurrency());
 
-  const int port = scheduler.port();
   const std::string names_json = names.dump();
-  std::vector<std::string> pool_json, bind_json;
-  for (const nlohmann::json& pod : pool_pods) pool_json.push_back(pod.dump());
-  for (const nlohmann::json& pod : bind_set) bind_json.push_back(pod.dump());
-  // Phase 1: filter + prioritize round trips.
-  {
-    std::atomic<int> next{0};
-    std::atomic<bool> stop{false};
-    std::atomic<int> errors{0};
-    std::thread timer([&] {
-      std::this_thread::sleep_for(
-          std::chrono::seconds(absl::GetFlag(FLAGS_seconds)));
-      stop = true;
-    });
-    Phase phase = RunClients(
-        port, clients, [&](httplib::Client& client, std::vector<double>& ms) {
-          while (!stop.load()) {
-            const std::string& pod = pool_json[next.fetch_add(1) % pool];
-            const auto t0 = Clock::now();
-            if (!FilterAndPrioritize(client, pod, names_json, false)) {
-              ++errors;
-              continue;
-            }
-            ms.push_back(MillisecondsSince(t0));
-          }
-        });
-    timer.join();
-    Report("filter+prioritize", phase);
-    if (errors > 0) std::printf("  errors: %d\n", errors.load());
-  }
-
-  // Phase 2: binds. Each pod is filtered and prioritized first, and bound
-  // to the node with the highest priority, as kube-scheduler does; the
-  // phase's rate counts the whole cycle, the latencies only the /bind call.
-  {
-    std::atomic<int> next{0};
-    std::atomic<int> failed{0};
-    Phase phase = RunClients(
-        port, clients, [&](httplib::Client& client, std::vector<double>& ms) {
-          for (int i = next.fetch_add(1); i < bind_pods;
-               i = next.fetch_add(1)) {
-            const nlohmann::json& pod = bind_set[i];
-            std::optional<std::string> best =
-                FilterAndPrioritize(client, bind_json[i], names_json, true);
-            if (!best || best->empty()) {
-              ++failed;
-              continue;
-            }
-            const std::string body =
-                nlohmann::json({{"PodName", pod["metadata"]["name"]},
-                                {"PodNamespace", "default"},
-                                {"PodUID", pod["metadata"]["uid"]},
-                                {"Node", *best}})
-                    .dump();
-            const auto t0 = Clock::now();
-            auto bound = client.Post("/bind", body, "application/json");
-            if (!bound || nlohmann::json::parse(bound->body)["Error"] != "") {
-              ++failed;
-              continue;
-            }
-            ms.push_back(MillisecondsSince(t0));
-          }
-        });
-    Report("filter+prio+bind", phase);
-    std::printf(
-        "  bound %zu, failed %d, Binding objects at the API server %zu\n",
-        phase.latencies_ms.size(), failed.load(), api.Bindings().size());
-  }
+  RunFilterPhase(scheduler.port(), clients, Serialized(pool_pods), names_json);
+  RunBindPhase(scheduler.port(), clients, bind_set, names_json, api);
   scheduler.Kill(SIGTERM);
   std::filesystem::remove_all(dir);
   return 0;

@@ -59,7 +59,9 @@ std::string DescribeDevices(const ContainerAllocation& container) {
   return parts.empty() ? "-" : absl::StrJoin(parts, " ");
 }
 
-absl::Status Run() {
+// The config named by --config, defaults without one; its notices go to
+// stderr.
+absl::StatusOr<Config> LoadConfig() {
   Config config;
   if (!absl::GetFlag(FLAGS_config).empty()) {
     const std::string path = absl::GetFlag(FLAGS_config);
@@ -71,40 +73,48 @@ absl::Status Run() {
       std::cerr << path << ": note: " << notice << "\n";
     }
   }
-  BackendRegistry registry;
-  DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
-  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                      Scheduler::Create(config, registry));
+  return config;
+}
 
-  const std::string nodes_path = absl::GetFlag(FLAGS_nodes);
-  DS_ASSIGN_OR_RETURN(std::string nodes_text, ReadFile(nodes_path));
-  auto node_docs = ParseYamlDocuments(nodes_text);
-  if (!node_docs.ok()) return WithFile(nodes_path, node_docs.status());
-  for (const nlohmann::json& doc : *node_docs) {
+// Registers every Node object of the file at `path`.
+absl::Status AddNodes(Scheduler& scheduler, const std::string& path) {
+  DS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  auto docs = ParseYamlDocuments(text);
+  if (!docs.ok()) return WithFile(path, docs.status());
+  for (const nlohmann::json& doc : *docs) {
     auto inventory = ParseNodeInventory(doc);
-    if (!inventory.ok()) return WithFile(nodes_path, inventory.status());
-    auto displaced = scheduler->UpsertNode(*std::move(inventory));
-    if (!displaced.ok()) return WithFile(nodes_path, displaced.status());
+    if (!inventory.ok()) return WithFile(path, inventory.status());
+    auto displaced = scheduler.UpsertNode(*std::move(inventory));
+    if (!displaced.ok()) return WithFile(path, displaced.status());
   }
+  return absl::OkStatus();
+}
 
-  const std::string pods_path = absl::GetFlag(FLAGS_pods);
-  DS_ASSIGN_OR_RETURN(std::string pods_text, ReadFile(pods_path));
-  auto pod_docs = ParseYamlDocuments(pods_text);
-  if (!pod_docs.ok()) return WithFile(pods_path, pod_docs.status());
+using PlacedPod = std::pair<PodRequest, PodAllocation>;
+
+// Schedules the pods of the file at `path` in order and prints a line per
+// container placed, then the pods placed nowhere with every node's reason.
+// Returns the first pod placed, if any.
+absl::StatusOr<std::optional<PlacedPod>> SchedulePods(Scheduler& scheduler,
+                                                      const Config& config,
+                                                      const std::string& path) {
+  DS_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  auto docs = ParseYamlDocuments(text);
+  if (!docs.ok()) return WithFile(path, docs.status());
 
   std::cout << absl::StrFormat("%-26s %-8s %-6s %-10s %s\n", "POD", "NODE",
                                "SCORE", "CONTAINER", "GPU SHARES");
   std::vector<std::string> unschedulable;
-  std::optional<std::pair<PodRequest, PodAllocation>> first_placed;
-  for (size_t i = 0; i < pod_docs->size(); ++i) {
-    auto request = ParsePodRequest((*pod_docs)[i], config.device);
+  std::optional<PlacedPod> first_placed;
+  for (size_t i = 0; i < docs->size(); ++i) {
+    auto request = ParsePodRequest((*docs)[i], config.device);
     if (!request.ok()) {
       return WithFile(
-          pods_path, absl::Status(request.status().code(),
-                                  absl::StrFormat("document %d: %s", i + 1,
-                                                  request.status().message())));
+          path, absl::Status(request.status().code(),
+                             absl::StrFormat("document %d: %s", i + 1,
+                                             request.status().message())));
     }
-    DS_ASSIGN_OR_RETURN(Decision outcome, scheduler->Schedule(*request));
+    DS_ASSIGN_OR_RETURN(Decision outcome, scheduler.Schedule(*request));
     if (!outcome.allocation) {
       std::vector<std::string> reasons;
       for (const auto& [node, reason] : outcome.reasons) {
@@ -127,7 +137,11 @@ absl::Status Run() {
     for (const std::string& line : unschedulable)
       std::cout << "  " << line << "\n";
   }
-  scheduler->Inspect([](const ClusterState& state) {
+  return first_placed;
+}
+
+void PrintMemoryAllocated(const Scheduler& scheduler) {
+  scheduler.Inspect([](const ClusterState& state) {
     int64_t used = 0, total = 0;
     for (const auto& [name, node] : state.nodes()) {
       used += node->total_used_memory_mib();
@@ -137,29 +151,46 @@ absl::Status Run() {
         "\n%d pods placed, GPU memory allocated %d of %d MiB (%.1f%%)\n",
         state.pod_count(), used, total, total ? 100.0 * used / total : 0.0);
   });
-  if (first_placed) {
-    const auto& [request, allocation] = *first_placed;
-    std::cout << "\nAnnotations written for " << request.Key() << " ("
-              << DialectName(request.dialect) << " dialect):\n";
-    for (const auto& [key, value] : AllocationAnnotations(
-             allocation, request.dialect, RealClock().Now())) {
-      std::cout << "  " << key << ": " << value << "\n";
-    }
-    for (size_t c = 0; c < allocation.containers.size(); ++c) {
-      if (allocation.containers[c].devices.empty()) continue;
-      EditOptions options;
-      options.pod_uid = request.uid;
-      options.container_name = allocation.containers[c].name;
-      DS_ASSIGN_OR_RETURN(ContainerEdits edits,
-                          scheduler->Edits(allocation, c, options));
-      std::cout << "Environment of container " << options.container_name
-                << ":\n";
-      for (const auto& [name, value] : edits.env) {
-        std::cout << "  " << name << "=" << value << "\n";
-      }
+}
+
+// What the extender writes to the pod, and what the node agent injects
+// into each of its containers with GPUs.
+absl::Status PrintRecord(const Scheduler& scheduler, const PlacedPod& placed) {
+  const auto& [request, allocation] = placed;
+  std::cout << "\nAnnotations written for " << request.Key() << " ("
+            << DialectName(request.dialect) << " dialect):\n";
+  for (const auto& [key, value] :
+       AllocationAnnotations(allocation, request.dialect, RealClock().Now())) {
+    std::cout << "  " << key << ": " << value << "\n";
+  }
+  for (size_t c = 0; c < allocation.containers.size(); ++c) {
+    if (allocation.containers[c].devices.empty()) continue;
+    EditOptions options;
+    options.pod_uid = request.uid;
+    options.container_name = allocation.containers[c].name;
+    DS_ASSIGN_OR_RETURN(ContainerEdits edits,
+                        scheduler.Edits(allocation, c, options));
+    std::cout << "Environment of container " << options.container_name << ":\n";
+    for (const auto& [name, value] : edits.env) {
+      std::cout << "  " << name << "=" << value << "\n";
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status Run() {
+  DS_ASSIGN_OR_RETURN(Config config, LoadConfig());
+  BackendRegistry registry;
+  DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                      Scheduler::Create(config, registry));
+  DS_RETURN_IF_ERROR(AddNodes(*scheduler, absl::GetFlag(FLAGS_nodes)));
+  DS_ASSIGN_OR_RETURN(
+      std::optional<PlacedPod> first_placed,
+      SchedulePods(*scheduler, config, absl::GetFlag(FLAGS_pods)));
+  PrintMemoryAllocated(*scheduler);
+  if (!first_placed) return absl::OkStatus();
+  return PrintRecord(*scheduler, *first_placed);
 }
 
 }  // namespace

@@ -67,23 +67,8 @@ namespace {
 
 constexpr char kProgram[] = "deviceshare-scheduler";
 
-std::string HelpText() {
-  // The trace GPU memory table, four models per help line.
-  std::string models;
-  int in_line = 0;
-  for (const auto& entry : deviceshare::simulate::kTraceGpuMemory) {
-    if (in_line == 4) {
-      absl::StrAppend(&models, ",\n                        ");
-      in_line = 0;
-    } else if (!models.empty()) {
-      absl::StrAppend(&models, ", ");
-    }
-    absl::StrAppend(&models, entry.model, " ", entry.memory_mib,
-                    entry.disclosed ? "" : "*");
-    ++in_line;
-  }
-  return absl::StrCat(
-      R"(Usage:
+// The synopsis of both commands.
+constexpr char kUsageHelp[] = R"(Usage:
   deviceshare-scheduler serve [--kubeconfig FILE] [--address HOST:PORT]
                               [--config FILE] [options]
   deviceshare-scheduler simulate --cluster FILE --pods FILE [options]
@@ -91,7 +76,11 @@ std::string HelpText() {
   deviceshare-scheduler simulate --synthetic-nodes N --gpus-per-node G
                                  --synthetic-pods P [--seed S] [options]
 
-serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
+)";
+
+// What serve does, its flags and its exit status.
+constexpr char kServeHelp[] =
+    R"(serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
 POST /filter, /prioritize and /bind (see examples/deploy/); GET /healthz,
 /readyz (200 after the first full list of nodes and pods) and /metrics
 (Prometheus text). State comes from list+watch of Nodes and Pods: nodes
@@ -125,7 +114,11 @@ Logs go to stderr, one key=value line per record.
 Exit status of serve: 0 after SIGTERM/SIGINT (requests in flight finish);
 2 invalid flags or config; 1 cannot start (credentials, address).
 
-simulate:
+)";
+
+// What simulate does and its inputs, up to the trace GPU memory table
+// (TraceGpuMemoryHelp) that the trace flags end with.
+constexpr char kSimulateInputsHelp[] = R"(simulate:
 Replays a cluster and a workload through the deviceshare Scheduler (the
 code path the kube-scheduler extender uses): every node is registered, then
 each pod is scheduled once, in order, with no departures. Prints where every
@@ -167,8 +160,10 @@ Inputs (exactly one kind):
                         register as Alibaba[<model>]; gpu_spec A|B is an
                         exact model filter. GPU memory in MiB (* = not
                         published, assumed; unknown models 32768):
-                        )",
-      models, R"(.
+                        )";
+
+// The rest of the inputs, after the trace GPU memory table.
+constexpr char kSyntheticInputsHelp[] = R"(.
   --synthetic-nodes N   generated cluster: nodes node-00000.. with
   --gpus-per-node G     G x A100-SXM4-80GB (two NUMA halves), 128 CPUs,
   --synthetic-pods P    1 TiB; P pods: 70% a share of one GPU (memory
@@ -176,7 +171,10 @@ Inputs (exactly one kind):
                         whole GPU, 10% 2/4/8 whole GPUs (at most G).
                         Deterministic for --seed (default 1).
 
-Options:
+)";
+
+// simulate's options.
+constexpr char kSimulateOptionsHelp[] = R"(Options:
   --config FILE         deviceshare config YAML (scheduler: and nvidia:
                         sections, or a ConfigMap); defaults otherwise
   --node-policy P       binpack | spread: overrides scheduler.nodePolicy
@@ -196,7 +194,10 @@ Options:
   --summary-only        table: print only the summary and the notes
   --help                this text
 
-Output:
+)";
+
+// simulate's output formats and exit status.
+constexpr char kSimulateOutputHelp[] = R"(Output:
   table   one line per placed container with GPUs (pod, node, score,
           container, GPUs, memory and cores per GPU, mode, uuids), the
           unschedulable pods with their reasons, the summary and notes. A
@@ -226,7 +227,31 @@ Output:
 Exit status: 0 done (unschedulable pods are results, not errors); 2 invalid
 flags or input (one line naming the file, document or line, and field);
 1 internal error.
-)");
+)";
+
+// The trace GPU memory table, four models per help line.
+std::string TraceGpuMemoryHelp() {
+  std::string models;
+  int in_line = 0;
+  for (const auto& entry : deviceshare::simulate::kTraceGpuMemory) {
+    if (in_line == 4) {
+      absl::StrAppend(&models, ",\n                        ");
+      in_line = 0;
+    } else if (!models.empty()) {
+      absl::StrAppend(&models, ", ");
+    }
+    absl::StrAppend(&models, entry.model, " ", entry.memory_mib,
+                    entry.disclosed ? "" : "*");
+    ++in_line;
+  }
+  return models;
+}
+
+// Printed for --help anywhere on the command line, whatever the command.
+std::string HelpText() {
+  return absl::StrCat(kUsageHelp, kServeHelp, kSimulateInputsHelp,
+                      TraceGpuMemoryHelp(), kSyntheticInputsHelp,
+                      kSimulateOptionsHelp, kSimulateOutputHelp);
 }
 
 using ::deviceshare::cli::FlagSpec;
@@ -345,31 +370,11 @@ int Serve(int argc, char** argv) {
              : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  namespace sim = ::deviceshare::simulate;
-  for (int i = 1; i < argc; ++i) {
-    if (IsHelp(argv[i])) {
-      std::cout << HelpText();
-      return 0;
-    }
-  }
-  if (argc >= 2 && absl::string_view(argv[1]) == "serve")
-    return Serve(argc, argv);
-  if (argc < 2 || absl::string_view(argv[1]) != "simulate") {
-    std::cerr << kProgram << ": "
-              << (argc < 2 ? std::string("no command")
-                           : absl::StrCat("unknown command \"", argv[1], "\""))
-              << "; the commands are `serve` and `simulate` (see --help)\n";
-    return 2;
-  }
-  std::set<std::string> given;
-  if (std::optional<std::string> error =
-          ParseFlags(argc, argv, kSimulateFlags, given)) {
-    return Fail(*error);
-  }
-  sim::SimulateOptions options;
+// Fills `options` from the simulate flags (`given`: those on the command
+// line) and checks --output; returns the error message for a bad flag.
+std::optional<std::string> SimulateOptionsFromFlags(
+    const std::set<std::string>& given,
+    deviceshare::simulate::SimulateOptions& options) {
   options.cluster_path = absl::GetFlag(FLAGS_cluster);
   options.pods_path = absl::GetFlag(FLAGS_pods);
   options.trace_nodes_path = absl::GetFlag(FLAGS_trace_nodes);
@@ -389,24 +394,29 @@ int main(int argc, char** argv) {
     options.limit_pods = absl::GetFlag(FLAGS_limit_pods);
   }
   const int64_t examples = absl::GetFlag(FLAGS_max_reason_examples);
-  if (examples < 0) return Fail("--max-reason-examples: must be >= 0");
+  if (examples < 0) return "--max-reason-examples: must be >= 0";
   options.max_reason_examples = static_cast<size_t>(examples);
   options.reason_counts = absl::GetFlag(FLAGS_reason_counts);
   if (auto error =
           ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
                       options.node_policy)) {
-    return Fail(*error);
+    return error;
   }
   if (auto error = ParsePolicy("--gpu-policy", absl::GetFlag(FLAGS_gpu_policy),
                                options.gpu_policy)) {
-    return Fail(*error);
+    return error;
   }
   const std::string output = absl::GetFlag(FLAGS_output);
   if (output != "table" && output != "json") {
-    return Fail(
-        absl::StrCat("--output: \"", output, "\" is not one of table, json"));
+    return absl::StrCat("--output: \"", output, "\" is not one of table, json");
   }
+  return std::nullopt;
+}
 
+// Runs the simulation with a progress bar and prints its report in the
+// --output format; returns the exit status.
+int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
+  namespace sim = ::deviceshare::simulate;
   absl::StatusOr<sim::SimulationReport> report;
   {
     sim::ProgressBar progress;
@@ -426,7 +436,7 @@ int main(int argc, char** argv) {
     }
     return Fail(report.status().message());
   }
-  if (output == "json") {
+  if (absl::GetFlag(FLAGS_output) == "json") {
     std::cout << sim::ReportJson(*report).dump(2) << "\n";
   } else {
     sim::TableOptions table;
@@ -434,4 +444,39 @@ int main(int argc, char** argv) {
     std::cout << sim::ReportTable(*report, table);
   }
   return 0;
+}
+
+int Simulate(int argc, char** argv) {
+  std::set<std::string> given;
+  if (std::optional<std::string> error =
+          ParseFlags(argc, argv, kSimulateFlags, given)) {
+    return Fail(*error);
+  }
+  deviceshare::simulate::SimulateOptions options;
+  if (std::optional<std::string> error =
+          SimulateOptionsFromFlags(given, options)) {
+    return Fail(*error);
+  }
+  return RunSimulation(options);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (IsHelp(argv[i])) {
+      std::cout << HelpText();
+      return 0;
+    }
+  }
+  if (argc >= 2 && absl::string_view(argv[1]) == "serve")
+    return Serve(argc, argv);
+  if (argc < 2 || absl::string_view(argv[1]) != "simulate") {
+    std::cerr << kProgram << ": "
+              << (argc < 2 ? std::string("no command")
+                           : absl::StrCat("unknown command \"", argv[1], "\""))
+              << "; the commands are `serve` and `simulate` (see --help)\n";
+    return 2;
+  }
+  return Simulate(argc, argv);
 }

@@ -75,6 +75,7 @@ const std::initializer_list<int> kAt0 = {0};
 
 }  // namespace
 
+// A data table, one entry per GPU model, and therefore longer than a function.
 std::vector<MigModel> BuiltinModels() {
   std::vector<MigModel> models;
 

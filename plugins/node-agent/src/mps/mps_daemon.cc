@@ -140,6 +140,18 @@ struct MpsDaemon::Shared {
 
   // The supervisor thread's body: spawn, wait ready, watch, restart.
   void Run();
+  // Run()'s steps. `first_start` holds until a start has been reported to
+  // Start(); the bools they return are false when the supervision ends.
+  // One daemon's life: spawns it and supervises it until it ends.
+  bool RunDaemon(bool& first_start);
+  // Waits for `pid` to be ready, reports the first start, then watches the
+  // daemon until it exits.
+  bool Supervise(pid_t pid, off_t log_offset, bool& first_start);
+  // What a start's wait ended in, as Start() reports it: a ready daemon
+  // gets its defaults; one that exited or timed out is described (and
+  // reaped).
+  absl::Status StartResult(pid_t pid, Outcome outcome, int wait_status,
+                           off_t log_offset);
 
   absl::StatusOr<pid_t> Spawn(off_t& log_offset);
   // Waits for `pid` to exit, for the control socket (when `want_ready`),
@@ -177,79 +189,10 @@ struct MpsDaemon::Shared {
 
 void MpsDaemon::Shared::Run() {
   absl::Duration backoff = options.initial_backoff;
-  bool first = true;
+  bool first_start = true;
   while (true) {
     const absl::Time run_start = clock.Now();
-    off_t log_offset = 0;
-    absl::StatusOr<pid_t> spawned = Spawn(log_offset);
-    if (!spawned.ok()) {
-      spdlog::error("MPS control daemon: {}", spawned.status().ToString());
-      if (first) {
-        Report(spawned.status());
-        if (!options.retry_failed_start) return;
-        first = false;
-      }
-    } else {
-      const pid_t pid = *spawned;
-      SetStarted(pid, /*restart=*/!first);
-      int wait_status = 0;
-      const absl::Time ready_deadline =
-          RealClock().Now() + options.ready_timeout;
-      Outcome outcome =
-          Watch(pid, /*want_ready=*/true, ready_deadline, wait_status);
-      absl::Status ready = absl::OkStatus();
-      switch (outcome) {
-        case Outcome::kReady:
-          spdlog::info("MPS control daemon ready: pid {}, socket {}", pid,
-                       options.mps_root + "/pipe/control");
-          ready = SendDefaults();
-          SetReady();
-          break;
-        case Outcome::kExited: {
-          SetEnded(wait_status);
-          const std::string tail = LogTail(LogFile(options), log_offset);
-          ready = absl::FailedPreconditionError(absl::StrCat(
-              "MPS control daemon ", binary, " -f ",
-              mps::DescribeExit(wait_status), " before ", options.mps_root,
-              "/pipe/control appeared; its output (", LogFile(options),
-              "): ", tail.empty() ? "(none)" : tail));
-          break;
-        }
-        case Outcome::kTimedOut:
-          Kill(pid);
-          ready = absl::DeadlineExceededError(absl::StrCat(
-              "MPS control daemon ", binary, " -f (pid ", pid,
-              ") did not create ", options.mps_root, "/pipe/control within ",
-              absl::FormatDuration(options.ready_timeout), "; see ",
-              LogFile(options)));
-          break;
-        case Outcome::kStopRequested:
-          // Stop() waits for Start(), so only a restart gets here; answer
-          // Start() anyway rather than leave it waiting.
-          if (first) Report(absl::CancelledError("stopped while starting"));
-          return Shutdown(pid);
-      }
-      if (first) {
-        if (!ready.ok() && outcome == Outcome::kReady) {
-          Kill(pid);
-          outcome = Outcome::kExited;
-        }
-        Report(ready);
-        if (!ready.ok() && !options.retry_failed_start) return;
-        first = false;
-      } else if (!ready.ok()) {
-        // A daemon that runs without its defaults still serves clients
-        // that bring their own limits: keep it, and say so.
-        spdlog::error("MPS control daemon restart: {}", ready.ToString());
-      }
-      if (outcome == Outcome::kReady) {
-        outcome = Watch(pid, /*want_ready=*/false, std::nullopt, wait_status);
-        if (outcome == Outcome::kStopRequested) return Shutdown(pid);
-        SetEnded(wait_status);
-        spdlog::warn("MPS control daemon (pid {}) {}; output in {}", pid,
-                     mps::DescribeExit(wait_status), LogFile(options));
-      }
-    }
+    if (!RunDaemon(first_start)) return;
     if (StopRequested()) return;
     // A run that lasted a whole max_backoff was healthy: start over.
     if (clock.Now() - run_start >= options.max_backoff) {
@@ -260,6 +203,91 @@ void MpsDaemon::Shared::Run() {
     if (!SleepUnlessStopped(backoff)) return;
     backoff = std::min(backoff * 2, options.max_backoff);
   }
+}
+
+bool MpsDaemon::Shared::RunDaemon(bool& first_start) {
+  off_t log_offset = 0;
+  absl::StatusOr<pid_t> spawned = Spawn(log_offset);
+  if (spawned.ok()) return Supervise(*spawned, log_offset, first_start);
+  spdlog::error("MPS control daemon: {}", spawned.status().ToString());
+  if (first_start) {
+    Report(spawned.status());
+    if (!options.retry_failed_start) return false;
+    first_start = false;
+  }
+  return true;
+}
+
+bool MpsDaemon::Shared::Supervise(pid_t pid, off_t log_offset,
+                                  bool& first_start) {
+  SetStarted(pid, /*restart=*/!first_start);
+  int wait_status = 0;
+  const absl::Time ready_deadline = RealClock().Now() + options.ready_timeout;
+  Outcome outcome =
+      Watch(pid, /*want_ready=*/true, ready_deadline, wait_status);
+  if (outcome == Outcome::kStopRequested) {
+    // Stop() waits for Start(), so only a restart gets here; answer
+    // Start() anyway rather than leave it waiting.
+    if (first_start) Report(absl::CancelledError("stopped while starting"));
+    Shutdown(pid);
+    return false;
+  }
+  absl::Status ready = StartResult(pid, outcome, wait_status, log_offset);
+  if (first_start) {
+    if (!ready.ok() && outcome == Outcome::kReady) {
+      Kill(pid);
+      outcome = Outcome::kExited;
+    }
+    Report(ready);
+    if (!ready.ok() && !options.retry_failed_start) return false;
+    first_start = false;
+  } else if (!ready.ok()) {
+    // A daemon that runs without its defaults still serves clients
+    // that bring their own limits: keep it, and say so.
+    spdlog::error("MPS control daemon restart: {}", ready.ToString());
+  }
+  if (outcome != Outcome::kReady) return true;
+  outcome = Watch(pid, /*want_ready=*/false, std::nullopt, wait_status);
+  if (outcome == Outcome::kStopRequested) {
+    Shutdown(pid);
+    return false;
+  }
+  SetEnded(wait_status);
+  spdlog::warn("MPS control daemon (pid {}) {}; output in {}", pid,
+               mps::DescribeExit(wait_status), LogFile(options));
+  return true;
+}
+
+absl::Status MpsDaemon::Shared::StartResult(pid_t pid, Outcome outcome,
+                                            int wait_status, off_t log_offset) {
+  switch (outcome) {
+    case Outcome::kReady: {
+      spdlog::info("MPS control daemon ready: pid {}, socket {}", pid,
+                   options.mps_root + "/pipe/control");
+      absl::Status sent = SendDefaults();
+      SetReady();
+      return sent;
+    }
+    case Outcome::kExited: {
+      SetEnded(wait_status);
+      const std::string tail = LogTail(LogFile(options), log_offset);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "MPS control daemon ", binary, " -f ", mps::DescribeExit(wait_status),
+          " before ", options.mps_root, "/pipe/control appeared; its output (",
+          LogFile(options), "): ", tail.empty() ? "(none)" : tail));
+    }
+    case Outcome::kTimedOut:
+      Kill(pid);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "MPS control daemon ", binary, " -f (pid ", pid, ") did not create ",
+          options.mps_root, "/pipe/control within ",
+          absl::FormatDuration(options.ready_timeout), "; see ",
+          LogFile(options)));
+    case Outcome::kStopRequested:
+      break;
+  }
+  // Supervise() shuts a daemon down on a stop without asking for a result.
+  return absl::CancelledError("stopped while starting");
 }
 
 absl::StatusOr<pid_t> MpsDaemon::Shared::Spawn(off_t& log_offset) {

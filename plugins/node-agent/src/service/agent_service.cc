@@ -96,6 +96,212 @@ std::vector<AdvertisedDevice> AdvertisedDevices(const std::vector<Gpu>& gpus,
   return devices;
 }
 
+namespace {
+
+// Installs the vGPU library into the hook path, when one is named.
+absl::Status InstallHook(const AgentOptions& options) {
+  if (options.vgpu_library.empty()) return absl::OkStatus();
+  DS_RETURN_IF_ERROR(
+      InstallVgpuLibrary(options.vgpu_library, options.hook_path));
+  spdlog::info("installed {} into {}", options.vgpu_library, options.hook_path);
+  return absl::OkStatus();
+}
+
+// The node's GPUs as they are registered: what `source` finds, shaped by
+// the config.
+absl::StatusOr<std::vector<Gpu>> DiscoverGpus(GpuSource& source,
+                                              const Config& config,
+                                              const AgentOptions& options) {
+  spdlog::info("GPUs from {}", source.Describe());
+  DS_ASSIGN_OR_RETURN(std::vector<DiscoveredGpu> discovered, source.Discover());
+  DS_ASSIGN_OR_RETURN(
+      std::vector<Gpu> gpus,
+      RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
+  spdlog::info("{} GPUs on node {}", gpus.size(), options.node_name);
+  return gpus;
+}
+
+// Writes the node's registration when it changed; false (logged) when it
+// could not be written.
+bool RegisterNode(NodeRegistrar& registrar, const AgentOptions& options,
+                  const std::vector<Gpu>& gpus) {
+  absl::StatusOr<bool> patched = registrar.Register(gpus);
+  if (!patched.ok()) {
+    spdlog::warn("node {}: registration not written: {}", options.node_name,
+                 patched.status().ToString());
+  } else if (*patched) {
+    spdlog::info("node {}: registered {} GPUs ({})", options.node_name,
+                 gpus.size(), RegistrationKey(options.dialect));
+  }
+  return patched.ok();
+}
+
+// MIG instances are made and swept through NVML, so there is no MIG control
+// for an inventory file; null also when no GPU is in MIG mode.
+std::unique_ptr<MigControl> OpenMigControl(const AgentOptions& options,
+                                           const std::vector<Gpu>& gpus) {
+  const bool any_mig = std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) {
+    return g.mode == mig::kMode;
+  });
+  if (!any_mig || !options.inventory.empty()) return nullptr;
+  NvmlSourceOptions nvml;
+  nvml.library_path = options.nvml_library;
+  absl::StatusOr<std::unique_ptr<MigControl>> control =
+      OpenNvmlMigControl(nvml);
+  if (!control.ok()) {
+    spdlog::warn("MIG GPUs, but MIG control is not available: {}",
+                 control.status().ToString());
+    return nullptr;
+  }
+  return *std::move(control);
+}
+
+// The matcher that answers kubelet; the records it updates are written
+// through `patches`.
+absl::StatusOr<std::unique_ptr<AllocationMatcher>> CreateMatcher(
+    const AgentOptions& options, const Config& config,
+    const std::string& resource, std::unique_ptr<ServedJournal> journal,
+    PodPatchQueue& patches, MigControl* mig_control) {
+  AllocationMatcherOptions matcher_options;
+  matcher_options.node_name = options.node_name;
+  matcher_options.resource_name = resource;
+  matcher_options.hook_path = options.hook_path;
+  matcher_options.mps_root = options.mps_root;
+  matcher_options.kubelet_checkpoint_path =
+      absl::StrCat(options.device_plugin_dir, "/kubelet_internal_checkpoint");
+  matcher_options.cdi_kind = options.cdi_kind;
+  return AllocationMatcher::Create(
+      matcher_options, config, std::move(journal),
+      [&patches](const std::string& key, const std::string& uid,
+                 const nlohmann::json& annotations) {
+        patches.Enqueue(key, uid, annotations);
+      },
+      mig_control != nullptr ? MakeMigPreparer(mig_control) : MigPreparer());
+}
+
+// The watch of the pods bound to this node, feeding `matcher`.
+kube::ReflectorHandler FeedMatcher(AllocationMatcher* matcher) {
+  return kube::ReflectorHandler{
+      [matcher](std::vector<nlohmann::json> items) {
+        matcher->ReplacePods(items);
+      },
+      [matcher](absl::string_view type, const nlohmann::json& pod) {
+        matcher->ApplyPod(type, pod);
+      }};
+}
+
+std::string NodePodsPath(const std::string& node_name) {
+  return kube::WithQuery(
+      kube::PodsPath(),
+      {{"fieldSelector", absl::StrCat("spec.nodeName=", node_name)}});
+}
+
+// Answering kubelet before the pods are known would refuse every pod.
+// False when `stop` came first.
+bool WaitForPodList(kube::Reflector& pods, const std::string& node_name,
+                    const std::atomic<bool>& stop) {
+  while (!pods.WaitForSync(absl::Seconds(1))) {
+    if (stop.load()) return false;
+    spdlog::info("waiting for the pod list of node {}", node_name);
+  }
+  return true;
+}
+
+// The MPS control daemon for the GPUs shared through MPS; null when there
+// are none.
+std::unique_ptr<MpsDaemon> StartMpsDaemon(const AgentOptions& options,
+                                          const std::vector<Gpu>& gpus) {
+  std::vector<std::string> mps_gpus;
+  for (const Gpu& gpu : gpus) {
+    if (gpu.mode == mps::kMode) mps_gpus.push_back(gpu.uuid);
+  }
+  if (mps_gpus.empty()) return nullptr;
+  MpsDaemonOptions mps_options;
+  mps_options.control_binary = options.mps_control_binary;
+  mps_options.mps_root = options.mps_root;
+  mps_options.gpu_uuids = mps_gpus;
+  mps_options.retry_failed_start = true;
+  auto mps = std::make_unique<MpsDaemon>(mps_options);
+  absl::Status started = mps->Start();
+  if (!started.ok()) {
+    // The supervisor keeps trying; MPS pods wait for it, others do not.
+    spdlog::error("MPS control daemon: {}", started.ToString());
+  }
+  return mps;
+}
+
+DevicePluginServerOptions PluginOptions(const AgentOptions& options,
+                                        const std::string& resource) {
+  DevicePluginServerOptions plugin_options;
+  plugin_options.device_plugin_dir = options.device_plugin_dir;
+  plugin_options.resource_name = resource;
+  plugin_options.watchdog_interval = options.watchdog_interval;
+  return plugin_options;
+}
+
+// `gpus` with the health `source` reads now, each change logged; unchanged
+// when the health cannot be read.
+std::vector<Gpu> WithCurrentHealth(GpuSource& source,
+                                   const std::vector<Gpu>& gpus) {
+  absl::StatusOr<std::vector<GpuHealth>> health = source.CheckHealth();
+  std::vector<Gpu> now = gpus;
+  if (!health.ok()) {
+    spdlog::warn("GPU health not read: {}", health.status().ToString());
+    return now;
+  }
+  for (Gpu& gpu : now) {
+    for (const GpuHealth& h : *health) {
+      if (h.uuid != gpu.uuid) continue;
+      if (gpu.healthy != h.healthy) {
+        spdlog::warn("GPU {} is {}{}", gpu.uuid,
+                     h.healthy ? "healthy again" : "unhealthy: ", h.reason);
+      }
+      gpu.healthy = h.healthy;
+    }
+  }
+  return now;
+}
+
+// What learns of the GPUs' health once the agent serves.
+struct GpuListeners {
+  NodeRegistrar& registrar;
+  AllocationMatcher& matcher;
+  DevicePluginServer& plugin;
+  MigControl* mig_control;  // null without MIG control
+};
+
+// Polls the GPUs' health every health_interval until `stop`. A change, and
+// every register_interval in any case, re-registers the node (someone may
+// have edited the registration), re-advertises the devices and sweeps the
+// MIG instances no live pod holds.
+void WatchGpuHealth(const AgentOptions& options, bool with_numa,
+                    GpuSource& source, std::vector<Gpu> gpus,
+                    const GpuListeners& listeners,
+                    const std::atomic<bool>& stop) {
+  absl::Time next_register = absl::Now() + options.register_interval;
+  while (SleepUnlessStopped(options.health_interval, stop)) {
+    std::vector<Gpu> now = WithCurrentHealth(source, gpus);
+    if (SameHealth(now, gpus) && absl::Now() < next_register) continue;
+    gpus = std::move(now);
+    RegisterNode(listeners.registrar, options, gpus);
+    listeners.matcher.SetGpus(gpus);
+    listeners.plugin.SetDevices(AdvertisedDevices(gpus, with_numa));
+    if (listeners.mig_control != nullptr) {
+      std::vector<std::string> mig_gpus;
+      for (const Gpu& gpu : gpus) {
+        if (gpu.mode == mig::kMode) mig_gpus.push_back(gpu.uuid);
+      }
+      listeners.matcher.WithLiveRecords(
+          [&](const std::vector<PodRecord>& live) {
+            SweepOrphanMigInstances(listeners.mig_control, mig_gpus, live);
+          });
+    }
+    next_register = absl::Now() + options.register_interval;
+  }
+}
+
+}  // namespace
+
 absl::Status RunAgent(const AgentOptions& options,
                       const std::atomic<bool>& stop) {
   if (options.node_name.empty()) {
@@ -105,40 +311,18 @@ absl::Status RunAgent(const AgentOptions& options,
   for (const std::string& notice : config.notices) {
     spdlog::info("config: {}", notice);
   }
-  if (!options.vgpu_library.empty()) {
-    DS_RETURN_IF_ERROR(
-        InstallVgpuLibrary(options.vgpu_library, options.hook_path));
-    spdlog::info("installed {} into {}", options.vgpu_library,
-                 options.hook_path);
-  }
+  DS_RETURN_IF_ERROR(InstallHook(options));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source,
                       OpenGpuSource(options.inventory, options.nvml_library));
-  spdlog::info("GPUs from {}", source->Describe());
-  DS_ASSIGN_OR_RETURN(std::vector<DiscoveredGpu> discovered,
-                      source->Discover());
-  DS_ASSIGN_OR_RETURN(
-      std::vector<Gpu> gpus,
-      RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
-  spdlog::info("{} GPUs on node {}", gpus.size(), options.node_name);
+  DS_ASSIGN_OR_RETURN(std::vector<Gpu> gpus,
+                      DiscoverGpus(*source, config, options));
 
   DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
                       kube::KubeConfigFromFlag(options.kubeconfig));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
                       kube::ApiClient::Create(kube_config));
-
   NodeRegistrar registrar(client.get(), options.node_name, options.dialect);
-  auto register_node = [&](const std::vector<Gpu>& now) {
-    absl::StatusOr<bool> patched = registrar.Register(now);
-    if (!patched.ok()) {
-      spdlog::warn("node {}: registration not written: {}", options.node_name,
-                   patched.status().ToString());
-    } else if (*patched) {
-      spdlog::info("node {}: registered {} GPUs ({})", options.node_name,
-                   now.size(), RegistrationKey(options.dialect));
-    }
-    return patched.ok();
-  };
-  while (!register_node(gpus)) {
+  while (!RegisterNode(registrar, options, gpus)) {
     if (!SleepUnlessStopped(absl::Seconds(5), stop)) return absl::OkStatus();
   }
 
@@ -147,130 +331,31 @@ absl::Status RunAgent(const AgentOptions& options,
       ServedJournal::Open(absl::StrCat(options.state_dir, "/served-",
                                        options.node_name, ".journal")));
   PodPatchQueue patches(client.get());
-
-  std::unique_ptr<MigControl> mig_control;
-  const bool any_mig = std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) {
-    return g.mode == mig::kMode;
-  });
-  if (any_mig && options.inventory.empty()) {
-    NvmlSourceOptions nvml;
-    nvml.library_path = options.nvml_library;
-    absl::StatusOr<std::unique_ptr<MigControl>> control =
-        OpenNvmlMigControl(nvml);
-    if (control.ok()) {
-      mig_control = *std::move(control);
-    } else {
-      spdlog::warn("MIG GPUs, but MIG control is not available: {}",
-                   control.status().ToString());
-    }
-  }
-
+  std::unique_ptr<MigControl> mig_control = OpenMigControl(options, gpus);
   const std::string resource =
       AgentResourceName(options.dialect, config.device.resource_count_name);
-  AllocationMatcherOptions matcher_options;
-  matcher_options.node_name = options.node_name;
-  matcher_options.resource_name = resource;
-  matcher_options.hook_path = options.hook_path;
-  matcher_options.mps_root = options.mps_root;
-  matcher_options.kubelet_checkpoint_path =
-      absl::StrCat(options.device_plugin_dir, "/kubelet_internal_checkpoint");
-  matcher_options.cdi_kind = options.cdi_kind;
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<AllocationMatcher> matcher,
-      AllocationMatcher::Create(
-          matcher_options, config, std::move(journal),
-          [&patches](const std::string& key, const std::string& uid,
-                     const nlohmann::json& annotations) {
-            patches.Enqueue(key, uid, annotations);
-          },
-          mig_control ? MakeMigPreparer(mig_control.get()) : MigPreparer()));
+      CreateMatcher(options, config, resource, std::move(journal), patches,
+                    mig_control.get()));
   matcher->SetGpus(gpus);
 
-  kube::Reflector pods(
-      client.get(),
-      kube::WithQuery(kube::PodsPath(),
-                      {{"fieldSelector",
-                        absl::StrCat("spec.nodeName=", options.node_name)}}),
-      kube::ReflectorHandler{
-          [&matcher](std::vector<nlohmann::json> items) {
-            matcher->ReplacePods(items);
-          },
-          [&matcher](absl::string_view type, const nlohmann::json& pod) {
-            matcher->ApplyPod(type, pod);
-          }});
+  kube::Reflector pods(client.get(), NodePodsPath(options.node_name),
+                       FeedMatcher(matcher.get()));
   pods.Start();
-  // Answering kubelet before the pods are known would refuse every pod.
-  while (!pods.WaitForSync(absl::Seconds(1))) {
-    if (stop.load()) return absl::OkStatus();
-    spdlog::info("waiting for the pod list of node {}", options.node_name);
-  }
+  if (!WaitForPodList(pods, options.node_name, stop)) return absl::OkStatus();
 
-  std::unique_ptr<MpsDaemon> mps;
-  std::vector<std::string> mps_gpus;
-  for (const Gpu& gpu : gpus) {
-    if (gpu.mode == mps::kMode) mps_gpus.push_back(gpu.uuid);
-  }
-  if (!mps_gpus.empty()) {
-    MpsDaemonOptions mps_options;
-    mps_options.control_binary = options.mps_control_binary;
-    mps_options.mps_root = options.mps_root;
-    mps_options.gpu_uuids = mps_gpus;
-    mps_options.retry_failed_start = true;
-    mps = std::make_unique<MpsDaemon>(mps_options);
-    absl::Status started = mps->Start();
-    if (!started.ok()) {
-      // The supervisor keeps trying; MPS pods wait for it, others do not.
-      spdlog::error("MPS control daemon: {}", started.ToString());
-    }
-  }
+  std::unique_ptr<MpsDaemon> mps = StartMpsDaemon(options, gpus);
 
-  DevicePluginServerOptions plugin_options;
-  plugin_options.device_plugin_dir = options.device_plugin_dir;
-  plugin_options.resource_name = resource;
-  plugin_options.watchdog_interval = options.watchdog_interval;
-  DevicePluginServer plugin(plugin_options, matcher.get());
-  plugin.SetDevices(
-      AdvertisedDevices(gpus, config.device.enable_numa_topology));
+  const bool with_numa = config.device.enable_numa_topology;
+  DevicePluginServer plugin(PluginOptions(options, resource), matcher.get());
+  plugin.SetDevices(AdvertisedDevices(gpus, with_numa));
   DS_RETURN_IF_ERROR(plugin.Start());
   spdlog::info("serving {} on {}", resource, plugin.socket_path());
 
-  absl::Time next_register = absl::Now() + options.register_interval;
-  while (SleepUnlessStopped(options.health_interval, stop)) {
-    absl::StatusOr<std::vector<GpuHealth>> health = source->CheckHealth();
-    std::vector<Gpu> now = gpus;
-    if (health.ok()) {
-      for (Gpu& gpu : now) {
-        for (const GpuHealth& h : *health) {
-          if (h.uuid != gpu.uuid) continue;
-          if (gpu.healthy != h.healthy) {
-            spdlog::warn("GPU {} is {}{}", gpu.uuid,
-                         h.healthy ? "healthy again" : "unhealthy: ", h.reason);
-          }
-          gpu.healthy = h.healthy;
-        }
-      }
-    } else {
-      spdlog::warn("GPU health not read: {}", health.status().ToString());
-    }
-    const bool changed = !SameHealth(now, gpus);
-    if (changed || absl::Now() >= next_register) {
-      gpus = now;
-      register_node(gpus);
-      matcher->SetGpus(gpus);
-      plugin.SetDevices(
-          AdvertisedDevices(gpus, config.device.enable_numa_topology));
-      if (mig_control) {
-        std::vector<std::string> mig_gpus;
-        for (const Gpu& gpu : gpus) {
-          if (gpu.mode == mig::kMode) mig_gpus.push_back(gpu.uuid);
-        }
-        matcher->WithLiveRecords([&](const std::vector<PodRecord>& live) {
-          SweepOrphanMigInstances(mig_control.get(), mig_gpus, live);
-        });
-      }
-      next_register = absl::Now() + options.register_interval;
-    }
-  }
+  WatchGpuHealth(options, with_numa, *source, std::move(gpus),
+                 GpuListeners{registrar, *matcher, plugin, mig_control.get()},
+                 stop);
   spdlog::info("stopping");
   plugin.Stop();
   pods.Stop();

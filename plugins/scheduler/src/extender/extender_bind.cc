@@ -84,149 +84,160 @@ std::string Extender::UndoBind(const PodName& pod, const PodRequest& request,
   return FailBind(pod, stage, std::move(message));
 }
 
-std::string Extender::Bind(const BindingArgs& args) {
-  PodName pod{args.pod_namespace, args.pod_name, args.pod_uid};
-  const std::string& node = args.node;
-  std::optional<PodRequest> request;
-  std::string uid = args.pod_uid;
-  if (!uid.empty()) {
-    absl::MutexLock lock(&mu_);
-    auto it = reservations_.find(uid);
-    if (it != reservations_.end()) {
-      Reservation& reservation = it->second;
-      switch (reservation.state) {
-        case ReservationState::kBinding:
-          return FailBind(pod, "Busy",
-                          absl::StrFormat("pod %s: a bind to node %s is "
-                                          "already in flight",
-                                          pod.Key(), reservation.node));
-        case ReservationState::kBound:
-          if (reservation.node == node) return "";
-          return FailBind(pod, "AlreadyBound",
-                          absl::StrFormat("pod %s is already bound to node %s",
-                                          pod.Key(), reservation.node));
-        case ReservationState::kFiltered:
-        case ReservationState::kRecorded:
-          request = reservation.request;
-          reservation.state = ReservationState::kBinding;
-          break;
-      }
-    }
-  }
-  if (!request) {
-    // No reservation: a bind without our filter, after a restart, or after
-    // the reservation expired. The pod itself says what it asks.
-    absl::StatusOr<nlohmann::json> object = writer_->GetPod(pod);
-    if (!object.ok()) {
-      return FailBind(
-          pod, "PodGone",
-          absl::StrFormat("pod %s: %s", pod.Key(), object.status().message()));
-    }
-    if (std::string bound = BoundNode(*object); !bound.empty()) {
-      if (bound == node) return "";
+std::optional<std::string> Extender::TakeOverReservation(
+    const PodName& pod, const std::string& node,
+    std::optional<PodRequest>& request) {
+  if (pod.uid.empty()) return std::nullopt;
+  absl::MutexLock lock(&mu_);
+  auto it = reservations_.find(pod.uid);
+  if (it == reservations_.end()) return std::nullopt;
+  Reservation& reservation = it->second;
+  switch (reservation.state) {
+    case ReservationState::kBinding:
+      return FailBind(pod, "Busy",
+                      absl::StrFormat("pod %s: a bind to node %s is "
+                                      "already in flight",
+                                      pod.Key(), reservation.node));
+    case ReservationState::kBound:
+      if (reservation.node == node) return "";
       return FailBind(pod, "AlreadyBound",
                       absl::StrFormat("pod %s is already bound to node %s",
-                                      pod.Key(), bound));
-    }
-    absl::StatusOr<PodRequest> parsed =
-        ParsePodRequest(*object, scheduler_->config().device);
-    if (!parsed.ok()) {
-      return FailBind(pod, "InvalidRequest",
-                      std::string(parsed.status().message()));
-    }
-    request = *std::move(parsed);
-    uid = request->uid;
-    absl::MutexLock lock(&mu_);
-    auto [it, inserted] = reservations_.try_emplace(uid);
-    if (!inserted && (it->second.state == ReservationState::kBinding ||
-                      it->second.state == ReservationState::kBound)) {
-      return FailBind(pod, "Busy",
-                      absl::StrFormat("pod %s: a bind to node %s is already "
-                                      "in flight",
-                                      pod.Key(), it->second.node));
-    }
-    it->second.state = ReservationState::kBinding;
-    it->second.request = *request;
-    it->second.priorities.clear();
+                                      pod.Key(), reservation.node));
+    case ReservationState::kFiltered:
+    case ReservationState::kRecorded:
+      request = reservation.request;
+      reservation.state = ReservationState::kBinding;
+      break;
   }
-  if (!request->HasGpuRequest()) {
-    // kube-scheduler only calls a binder for pods with managed resources;
-    // bind such a pod anyway rather than strand it.
-    {
-      absl::MutexLock lock(&mu_);
-      reservations_.erase(uid);
-    }
-    absl::Status bound = writer_->Bind(pod, node);
-    return bound.ok() ? ""
-                      : FailBind(pod, "Binding", std::string(bound.message()));
-  }
+  return std::nullopt;
+}
 
-  // Take the room on `node` for certain: keep the filter's reservation if
-  // it is there, else move or make it, atomically.
-  PodAllocation allocation;
-  std::optional<InFlightPod> blocker;
+std::optional<std::string> Extender::ReserveFromPod(
+    const PodName& pod, const std::string& node,
+    std::optional<PodRequest>& request, std::string& uid) {
+  absl::StatusOr<nlohmann::json> object = writer_->GetPod(pod);
+  if (!object.ok()) {
+    return FailBind(
+        pod, "PodGone",
+        absl::StrFormat("pod %s: %s", pod.Key(), object.status().message()));
+  }
+  if (std::string bound = BoundNode(*object); !bound.empty()) {
+    if (bound == node) return "";
+    return FailBind(pod, "AlreadyBound",
+                    absl::StrFormat("pod %s is already bound to node %s",
+                                    pod.Key(), bound));
+  }
+  absl::StatusOr<PodRequest> parsed =
+      ParsePodRequest(*object, scheduler_->config().device);
+  if (!parsed.ok()) {
+    return FailBind(pod, "InvalidRequest",
+                    std::string(parsed.status().message()));
+  }
+  request = *std::move(parsed);
+  uid = request->uid;
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = reservations_.try_emplace(uid);
+  if (!inserted && (it->second.state == ReservationState::kBinding ||
+                    it->second.state == ReservationState::kBound)) {
+    return FailBind(pod, "Busy",
+                    absl::StrFormat("pod %s: a bind to node %s is already "
+                                    "in flight",
+                                    pod.Key(), it->second.node));
+  }
+  it->second.state = ReservationState::kBinding;
+  it->second.request = *request;
+  it->second.priorities.clear();
+  return std::nullopt;
+}
+
+std::string Extender::BindWithoutGpus(const PodName& pod,
+                                      const std::string& node,
+                                      const std::string& uid) {
+  // kube-scheduler only calls a binder for pods with managed resources;
+  // bind such a pod anyway rather than strand it.
   {
     absl::MutexLock lock(&mu_);
-    Reservation& reservation = reservations_[uid];
-    if (reservation.node != node || scheduler_->PodNode(uid) != node) {
-      absl::StatusOr<ReserveOutcome> placed =
-          scheduler_->Reserve(*request, {node}, /*replace=*/true);
-      if (!placed.ok() || !placed->placed) {
-        // One candidate: when it does not take the pod, its verdict says why.
-        std::string why;
-        if (!placed.ok()) {
-          why = std::string(placed.status().message());
-        } else {
-          const NodeFit& fit = placed->rejected.front().fit;
-          CountRejection(ReasonCodeName(fit.code));
-          why = fit.Reason();
-        }
-        // kube-scheduler retries the pod from filter; its old reservation
-        // would only hold room it no longer wants.
-        reservations_.erase(uid);
-        watched_pods_.erase(uid);
-        scheduler_->Release(uid);
-        const std::string message = absl::StrFormat(
-            "pod %s does not fit node %s: %s", pod.Key(), node, why);
-        writer_->Event(pod, "Warning", "BindingFailed", message);
-        return FailBind(pod, "NoFit", message);
+    reservations_.erase(uid);
+  }
+  absl::Status bound = writer_->Bind(pod, node);
+  return bound.ok() ? ""
+                    : FailBind(pod, "Binding", std::string(bound.message()));
+}
+
+std::optional<std::string> Extender::ReserveOnNodeLocked(
+    const PodName& pod, const std::string& node, const std::string& uid,
+    const PodRequest& request, PodAllocation& allocation) {
+  Reservation& reservation = reservations_[uid];
+  if (reservation.node != node || scheduler_->PodNode(uid) != node) {
+    absl::StatusOr<ReserveOutcome> placed =
+        scheduler_->Reserve(request, {node}, /*replace=*/true);
+    if (!placed.ok() || !placed->placed) {
+      // One candidate: when it does not take the pod, its verdict says why.
+      std::string why;
+      if (!placed.ok()) {
+        why = std::string(placed.status().message());
+      } else {
+        const NodeFit& fit = placed->rejected.front().fit;
+        CountRejection(ReasonCodeName(fit.code));
+        why = fit.Reason();
       }
-      reservation.node = node;
-      reservation.allocation = placed->placed->fit.allocation;
-    }
-    reservation.state = ReservationState::kBinding;
-    reservation.deleted = false;
-    allocation = reservation.allocation;
-    // The check and the pod's own entry in one step: of two concurrent
-    // binds of confusable pods to one node, the second sees the first.
-    // A zero timeout turns the rule off.
-    const absl::Time now = clock_->Now();
-    ContainerShares shares;
-    if (options_.in_flight_timeout > absl::ZeroDuration()) {
-      shares = RecordShares(*request, allocation, node, now);
-      blocker = in_flight_.FindConfusable(node, uid, shares, now);
-    }
-    if (blocker) {
+      // kube-scheduler retries the pod from filter; its old reservation
+      // would only hold room it no longer wants.
       reservations_.erase(uid);
       watched_pods_.erase(uid);
       scheduler_->Release(uid);
-    } else {
-      in_flight_.Upsert(uid, InFlightPod{request->Key(), node,
-                                         now + options_.in_flight_timeout,
-                                         std::move(shares)});
+      const std::string message = absl::StrFormat(
+          "pod %s does not fit node %s: %s", pod.Key(), node, why);
+      writer_->Event(pod, "Warning", "BindingFailed", message);
+      return FailBind(pod, "NoFit", message);
     }
+    reservation.node = node;
+    reservation.allocation = placed->placed->fit.allocation;
   }
-  if (blocker) return DeferBind(pod, node, *blocker);
-  pod.uid = uid;
+  reservation.state = ReservationState::kBinding;
+  reservation.deleted = false;
+  allocation = reservation.allocation;
+  return std::nullopt;
+}
 
-  absl::Status patched = writer_->PatchAnnotations(
-      pod, ToPatch(AllocationAnnotations(allocation, request->dialect,
-                                         clock_->Now())));
-  if (!patched.ok()) {
-    return UndoBind(pod, *request, /*patched=*/false, "Patch",
-                    absl::StrFormat("pod %s: writing the allocation record: %s",
-                                    pod.Key(), patched.message()));
+std::optional<InFlightPod> Extender::ClaimInFlightLocked(
+    const std::string& node, const std::string& uid, const PodRequest& request,
+    const PodAllocation& allocation) {
+  const absl::Time now = clock_->Now();
+  ContainerShares shares;
+  std::optional<InFlightPod> blocker;
+  // A zero timeout turns the rule off.
+  if (options_.in_flight_timeout > absl::ZeroDuration()) {
+    shares = RecordShares(request, allocation, node, now);
+    blocker = in_flight_.FindConfusable(node, uid, shares, now);
   }
+  if (blocker) {
+    reservations_.erase(uid);
+    watched_pods_.erase(uid);
+    scheduler_->Release(uid);
+  } else {
+    in_flight_.Upsert(
+        uid, InFlightPod{request.Key(), node, now + options_.in_flight_timeout,
+                         std::move(shares)});
+  }
+  return blocker;
+}
+
+std::optional<std::string> Extender::WriteRecord(
+    const PodName& pod, const PodRequest& request,
+    const PodAllocation& allocation) {
+  absl::Status patched = writer_->PatchAnnotations(
+      pod, ToPatch(AllocationAnnotations(allocation, request.dialect,
+                                         clock_->Now())));
+  if (patched.ok()) return std::nullopt;
+  return UndoBind(pod, request, /*patched=*/false, "Patch",
+                  absl::StrFormat("pod %s: writing the allocation record: %s",
+                                  pod.Key(), patched.message()));
+}
+
+std::optional<std::string> Extender::CreateBinding(const PodName& pod,
+                                                   const PodRequest& request,
+                                                   const std::string& node) {
   absl::Status bound = writer_->Bind(pod, node);
   if (!bound.ok() && bound.code() == absl::StatusCode::kAlreadyExists) {
     // A retried bind whose first Binding went through but whose answer was
@@ -234,12 +245,15 @@ std::string Extender::Bind(const BindingArgs& args) {
     absl::StatusOr<nlohmann::json> object = writer_->GetPod(pod);
     if (object.ok() && BoundNode(*object) == node) bound = absl::OkStatus();
   }
-  if (!bound.ok()) {
-    return UndoBind(pod, *request, /*patched=*/true, "Binding",
-                    absl::StrFormat("pod %s: creating the Binding to node "
-                                    "%s: %s",
-                                    pod.Key(), node, bound.message()));
-  }
+  if (bound.ok()) return std::nullopt;
+  return UndoBind(pod, request, /*patched=*/true, "Binding",
+                  absl::StrFormat("pod %s: creating the Binding to node "
+                                  "%s: %s",
+                                  pod.Key(), node, bound.message()));
+}
+
+void Extender::FinishBind(const PodName& pod, const std::string& node,
+                          const std::string& uid) {
   bool deleted = false;
   {
     absl::MutexLock lock(&mu_);
@@ -268,6 +282,53 @@ std::string Extender::Bind(const BindingArgs& args) {
   if (binds_total_ != nullptr) binds_total_->Increment({});
   LogPod(LogLevel::kDebug, pod.Key(), node,
          deleted ? "bound, but the pod was deleted meanwhile" : "bound");
+}
+
+std::string Extender::Bind(const BindingArgs& args) {
+  PodName pod{args.pod_namespace, args.pod_name, args.pod_uid};
+  const std::string& node = args.node;
+  std::optional<PodRequest> request;
+  std::string uid = args.pod_uid;
+  if (std::optional<std::string> answer =
+          TakeOverReservation(pod, node, request)) {
+    return *answer;
+  }
+  if (!request) {
+    // No reservation: a bind without our filter, after a restart, or after
+    // the reservation expired. The pod itself says what it asks.
+    if (std::optional<std::string> answer =
+            ReserveFromPod(pod, node, request, uid)) {
+      return *answer;
+    }
+  }
+  if (!request->HasGpuRequest()) return BindWithoutGpus(pod, node, uid);
+
+  // Take the room on `node` for certain: keep the filter's reservation if
+  // it is there, else move or make it, atomically.
+  PodAllocation allocation;
+  std::optional<InFlightPod> blocker;
+  {
+    absl::MutexLock lock(&mu_);
+    if (std::optional<std::string> error =
+            ReserveOnNodeLocked(pod, node, uid, *request, allocation)) {
+      return *error;
+    }
+    // The check and the pod's own entry in the same critical section as
+    // the reservation: of two concurrent binds of confusable pods to one
+    // node, the second sees the first.
+    blocker = ClaimInFlightLocked(node, uid, *request, allocation);
+  }
+  if (blocker) return DeferBind(pod, node, *blocker);
+  pod.uid = uid;
+
+  if (std::optional<std::string> error =
+          WriteRecord(pod, *request, allocation)) {
+    return *error;
+  }
+  if (std::optional<std::string> error = CreateBinding(pod, *request, node)) {
+    return *error;
+  }
+  FinishBind(pod, node, uid);
   return "";
 }
 

@@ -72,6 +72,15 @@ std::optional<absl::Time> BindTime(
   return std::nullopt;
 }
 
+// Whether the pod carries an allocation record, in either dialect.
+bool HasRecord(const std::map<std::string, std::string>& annotations) {
+  return annotations.count(keys::kHamiAllocated) ||
+         annotations.count(keys::kHamiToAllocate) ||
+         annotations.count(keys::kVolcanoAllocation) ||
+         annotations.count(keys::kVolcanoToAllocate) ||
+         annotations.count(keys::kHamiMigAllocations);
+}
+
 }  // namespace
 
 void Extender::TrackInFlightLocked(
@@ -177,45 +186,52 @@ void Extender::OnNodesReplaced(const std::vector<nlohmann::json>& nodes) {
   for (const nlohmann::json& node : nodes) ApplyNode(node);
 }
 
-void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
-  const std::string uid = PodUid(pod);
-  const std::string phase = Text(pod, {"status", "phase"});
+// A pod's allocation record as the watch shows it, parsed and charged
+// together.
+struct Extender::RecordedPod {
+  std::string uid;
+  // The node the record is for (RecordNode).
+  std::string node;
+  // Whether the pod has a Binding.
+  bool bound = false;
+  std::map<std::string, std::string> annotations;
+  PodRequest request;
+  PodAllocation allocation;
+};
+
+void Extender::ReleaseEndedPodLocked(const nlohmann::json& pod,
+                                     const std::string& uid, bool deleted) {
   auto reservation = reservations_.find(uid);
-  if (deleted || phase == "Succeeded" || phase == "Failed") {
-    if (reservation != reservations_.end() &&
-        reservation->second.state == ReservationState::kBinding) {
-      reservation->second.deleted = true;
-      return;
-    }
-    if (reservation != reservations_.end() || watched_pods_.contains(uid)) {
-      LogPod(LogLevel::kDebug, PodKey(pod), "",
-             deleted ? "pod deleted: released" : "pod finished: released");
-    }
-    if (reservation != reservations_.end()) reservations_.erase(reservation);
-    watched_pods_.erase(uid);
-    in_flight_.Remove(uid);
+  if (reservation != reservations_.end() &&
+      reservation->second.state == ReservationState::kBinding) {
+    reservation->second.deleted = true;
+    return;
+  }
+  if (reservation != reservations_.end() || watched_pods_.contains(uid)) {
+    LogPod(LogLevel::kDebug, PodKey(pod), "",
+           deleted ? "pod deleted: released" : "pod finished: released");
+  }
+  if (reservation != reservations_.end()) reservations_.erase(reservation);
+  watched_pods_.erase(uid);
+  in_flight_.Remove(uid);
+  scheduler_->Release(uid);
+}
+
+void Extender::ReleaseUnrecordedPodLocked(const nlohmann::json& pod,
+                                          const std::string& uid) {
+  // Our own reservation may simply not be written yet.
+  if (reservations_.contains(uid)) return;
+  in_flight_.Remove(uid);
+  if (watched_pods_.erase(uid) > 0) {
+    LogPod(LogLevel::kInfo, PodKey(pod), "",
+           "allocation record removed: released");
     scheduler_->Release(uid);
-    return;
   }
-  const std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
-  // Pods that carry no record and have no reservation are not ours to track
-  // (most pods of a cluster ask for no GPU): skip parsing them.
-  const bool has_record = annotations.count(keys::kHamiAllocated) ||
-                          annotations.count(keys::kHamiToAllocate) ||
-                          annotations.count(keys::kVolcanoAllocation) ||
-                          annotations.count(keys::kVolcanoToAllocate) ||
-                          annotations.count(keys::kHamiMigAllocations);
-  if (!has_record) {
-    // Our own reservation may simply not be written yet.
-    if (reservation != reservations_.end()) return;
-    in_flight_.Remove(uid);
-    if (watched_pods_.erase(uid) > 0) {
-      LogPod(LogLevel::kInfo, PodKey(pod), "",
-             "allocation record removed: released");
-      scheduler_->Release(uid);
-    }
-    return;
-  }
+}
+
+std::optional<Extender::RecordedPod> Extender::ReadRecordLocked(
+    const nlohmann::json& pod, const std::string& uid,
+    std::map<std::string, std::string> annotations) {
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(pod, scheduler_->config().device);
   const std::string node = RecordNode(pod, annotations);
@@ -227,7 +243,7 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
     // The node agent reads records with the same parser: it will not serve
     // this one either, so there is nothing for it to confuse.
     in_flight_.Remove(uid);
-    return;
+    return std::nullopt;
   }
   absl::StatusOr<std::optional<PodAllocation>> allocation =
       AllocationFromAnnotations(*request, annotations, node);
@@ -238,74 +254,112 @@ void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
                allocation.ok() ? "empty" : allocation.status().message()));
     CountUnaccounted();
     in_flight_.Remove(uid);
-    return;
+    return std::nullopt;
   }
-  const bool bound = !BoundNode(pod).empty();
-  if (reservation != reservations_.end()) {
-    Reservation& ours = reservation->second;
-    switch (ours.state) {
-      case ReservationState::kBinding: {
-        // The watch beat the Binding's answer; the bind finishes the job.
-        // Its in-flight entry is already there, unless the node agent was
-        // even faster.
-        watched_pods_[uid] = WatchedPod{node, bound};
-        const std::string phase = Annotation(
-            annotations, HamiRecord(annotations) ? keys::kHamiBindPhase
-                                                 : keys::kVolcanoBindPhase);
-        if (bound && (phase == keys::kBindPhaseSuccess ||
-                      phase == keys::kBindPhaseFailed)) {
-          in_flight_.Remove(uid);
-        }
-        return;
+  return RecordedPod{uid,
+                     node,
+                     !BoundNode(pod).empty(),
+                     std::move(annotations),
+                     *std::move(request),
+                     **std::move(allocation)};
+}
+
+bool Extender::SettleReservationLocked(const RecordedPod& record) {
+  auto reservation = reservations_.find(record.uid);
+  if (reservation == reservations_.end()) return false;
+  const std::string& uid = record.uid;
+  Reservation& ours = reservation->second;
+  switch (ours.state) {
+    case ReservationState::kBinding: {
+      // The watch beat the Binding's answer; the bind finishes the job.
+      // Its in-flight entry is already there, unless the node agent was
+      // even faster.
+      watched_pods_[uid] = WatchedPod{record.node, record.bound};
+      const std::string phase =
+          Annotation(record.annotations, HamiRecord(record.annotations)
+                                             ? keys::kHamiBindPhase
+                                             : keys::kVolcanoBindPhase);
+      if (record.bound && (phase == keys::kBindPhaseSuccess ||
+                           phase == keys::kBindPhaseFailed)) {
+        in_flight_.Remove(uid);
       }
-      case ReservationState::kBound:
-      case ReservationState::kRecorded:
-        if (bound && ours.node == node) {
-          reservations_.erase(reservation);  // confirmed
-          watched_pods_[uid] = WatchedPod{node, true};
-          TrackInFlightLocked(uid, request->Key(), annotations, node, true,
-                              **allocation);
-          return;
-        }
-        if (!bound) return;
-        break;  // bound elsewhere: the API server is the truth
-      case ReservationState::kFiltered:
-        // Unbound record of an earlier run beside a fresh filter
-        // reservation: the reservation wins; bind rewrites the record.
-        if (!bound) return;
-        break;
+      return true;
     }
-    reservations_.erase(reservation);
+    case ReservationState::kBound:
+    case ReservationState::kRecorded:
+      if (record.bound && ours.node == record.node) {
+        reservations_.erase(reservation);  // confirmed
+        watched_pods_[uid] = WatchedPod{record.node, true};
+        TrackInFlightLocked(uid, record.request.Key(), record.annotations,
+                            record.node, true, record.allocation);
+        return true;
+      }
+      if (!record.bound) return true;
+      break;  // bound elsewhere: the API server is the truth
+    case ReservationState::kFiltered:
+      // Unbound record of an earlier run beside a fresh filter
+      // reservation: the reservation wins; bind rewrites the record.
+      if (!record.bound) return true;
+      break;
   }
+  reservations_.erase(reservation);
+  return false;
+}
+
+void Extender::ChargeRecordLocked(RecordedPod record) {
+  const std::string& uid = record.uid;
+  const std::string& node = record.node;
   // Before the charge: a record the ledger cannot hold is still one the
   // node agent serves.
-  TrackInFlightLocked(uid, request->Key(), annotations, node, bound,
-                      **allocation);
+  TrackInFlightLocked(uid, record.request.Key(), record.annotations, node,
+                      record.bound, record.allocation);
   const std::optional<std::string> current = scheduler_->PodNode(uid);
   if (!current || *current != node) {
     if (current) scheduler_->Release(uid);
-    absl::Status charged = scheduler_->Bind(*request, **allocation);
+    absl::Status charged = scheduler_->Bind(record.request, record.allocation);
     if (!charged.ok()) {
       LogPod(
-          LogLevel::kError, request->Key(), node,
+          LogLevel::kError, record.request.Key(), node,
           absl::StrCat("allocation record not charged: ", charged.message()));
       watched_pods_.erase(uid);
       CountUnaccounted();
       return;
     }
   }
-  watched_pods_[uid] = WatchedPod{node, bound};
-  if (!bound) {
+  watched_pods_[uid] = WatchedPod{node, record.bound};
+  if (!record.bound) {
     // A record without a Binding: an earlier run's bind that may never have
     // finished. It holds its room for one TTL from when it was written.
     Reservation& recorded = reservations_[uid];
     recorded.state = ReservationState::kRecorded;
     recorded.node = node;
-    recorded.deadline = DecisionTime(annotations).value_or(clock_->Now()) +
-                        options_.reservation_ttl;
-    recorded.request = *std::move(request);
-    recorded.allocation = **std::move(allocation);
+    recorded.deadline =
+        DecisionTime(record.annotations).value_or(clock_->Now()) +
+        options_.reservation_ttl;
+    recorded.request = std::move(record.request);
+    recorded.allocation = std::move(record.allocation);
   }
+}
+
+void Extender::ApplyPodLocked(const nlohmann::json& pod, bool deleted) {
+  const std::string uid = PodUid(pod);
+  const std::string phase = Text(pod, {"status", "phase"});
+  if (deleted || phase == "Succeeded" || phase == "Failed") {
+    ReleaseEndedPodLocked(pod, uid, deleted);
+    return;
+  }
+  std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
+  // Pods that carry no record and have no reservation are not ours to track
+  // (most pods of a cluster ask for no GPU): skip parsing them.
+  if (!HasRecord(annotations)) {
+    ReleaseUnrecordedPodLocked(pod, uid);
+    return;
+  }
+  std::optional<RecordedPod> record =
+      ReadRecordLocked(pod, uid, std::move(annotations));
+  if (!record) return;
+  if (SettleReservationLocked(*record)) return;
+  ChargeRecordLocked(*std::move(record));
 }
 
 void Extender::OnPodEvent(absl::string_view type, const nlohmann::json& pod) {

@@ -52,18 +52,113 @@ absl::StatusOr<Config> LoadConfig(const std::string& path) {
   return config;
 }
 
-}  // namespace
-
-absl::Status Serve(const ServeOptions& options) {
-  DS_RETURN_IF_ERROR(SetLogLevel(options.log_level));
-  DS_ASSIGN_OR_RETURN(Config config, LoadConfig(options.config_path));
+// The Scheduler of the config file (defaults when `path` is empty) with
+// the built-in backends.
+absl::StatusOr<std::unique_ptr<Scheduler>> LoadScheduler(
+    const std::string& path) {
+  DS_ASSIGN_OR_RETURN(Config config, LoadConfig(path));
   for (const std::string& notice : config.notices) {
     LogNode(LogLevel::kInfo, "", absl::StrCat("config: ", notice));
   }
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
+  return Scheduler::Create(config, registry);
+}
+
+// A list+watch of the collection at `path` (`what` in the log) that feeds
+// the extender's handlers for it.
+std::unique_ptr<kube::Reflector> WatchCollection(
+    kube::ApiClient* client, Extender& extender, const char* path,
+    const char* what,
+    void (Extender::*replace)(const std::vector<nlohmann::json>&),
+    void (Extender::*event)(absl::string_view, const nlohmann::json&)) {
+  return std::make_unique<kube::Reflector>(
+      client, path,
+      kube::ReflectorHandler{
+          [&extender, replace, what](std::vector<nlohmann::json> items) {
+            (extender.*replace)(items);
+            LogNode(LogLevel::kInfo, "",
+                    absl::StrCat(what, " listed: ", items.size()));
+          },
+          [&extender, event](absl::string_view type,
+                             const nlohmann::json& object) {
+            (extender.*event)(type, object);
+          }},
+      kube::ReflectorOptions{});
+}
+
+using NamedWatch = std::pair<const char*, const kube::Reflector*>;
+
+// One metric family of the watches: its HELP and TYPE lines, then one
+// sample per collection.
+void AppendWatchFamily(std::string& text, absl::string_view name,
+                       absl::string_view help, absl::string_view type,
+                       absl::Span<const NamedWatch> watches,
+                       int64_t (*value)(const kube::Reflector&)) {
+  absl::StrAppend(&text, "# HELP ", name, " ", help, "\n", "# TYPE ", name, " ",
+                  type, "\n");
+  for (const auto& [collection, reflector] : watches) {
+    absl::StrAppend(&text, name, "{resource=\"", collection, "\"} ",
+                    value(*reflector), "\n");
+  }
+}
+
+// The watches' state for /metrics: synced, relists and errors.
+MetricsAppender WatchMetrics(const kube::Reflector& nodes,
+                             const kube::Reflector& pods) {
+  return [&nodes, &pods](std::string& text) {
+    const NamedWatch watches[] = {{"nodes", &nodes}, {"pods", &pods}};
+    AppendWatchFamily(
+        text, "deviceshare_watch_synced",
+        "Whether the first list of the collection is done.", "gauge", watches,
+        [](const kube::Reflector& r) -> int64_t { return r.synced() ? 1 : 0; });
+    AppendWatchFamily(
+        text, "deviceshare_watch_relists_total",
+        "Lists after the first (the watch's resourceVersion expired).",
+        "counter", watches,
+        [](const kube::Reflector& r) { return r.stats().relists; });
+    AppendWatchFamily(
+        text, "deviceshare_watch_errors_total",
+        "Failed lists or watches (each retried with backoff).", "counter",
+        watches, [](const kube::Reflector& r) { return r.stats().errors; });
+  };
+}
+
+// Starts the watches and the server, sweeps expired reservations every
+// second until SIGTERM or SIGINT, then stops what it started.
+void RunUntilSignal(const ServeOptions& options, Extender& extender,
+                    kube::Reflector& nodes, kube::Reflector& pods,
+                    ExtenderServer& server) {
+  g_stop.store(false);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  nodes.Start();
+  pods.Start();
+  server.Start();
+  LogNode(
+      LogLevel::kInfo, "",
+      absl::StrCat("serving address=", options.server.host, ":", server.port(),
+                   options.server.tls_cert_file.empty() ? " http" : " https"));
+  absl::Time next_sweep = absl::Now();
+  while (!g_stop.load()) {
+    absl::SleepFor(absl::Milliseconds(50));
+    if (absl::Now() >= next_sweep) {
+      extender.ExpireReservations();
+      next_sweep = absl::Now() + absl::Seconds(1);
+    }
+  }
+  LogNode(LogLevel::kInfo, "", "shutting down");
+  server.Stop();
+  pods.Stop();
+  nodes.Stop();
+}
+
+}  // namespace
+
+absl::Status Serve(const ServeOptions& options) {
+  DS_RETURN_IF_ERROR(SetLogLevel(options.log_level));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                      Scheduler::Create(config, registry));
+                      LoadScheduler(options.config_path));
 
   DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
                       kube::KubeConfigFromFlag(options.kubeconfig));
@@ -77,85 +172,19 @@ absl::Status Serve(const ServeOptions& options) {
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
                     extender_options);
 
-  // One reflector per collection, feeding the extender's handlers.
-  auto watch = [&](const char* path, const char* what, auto replace,
-                   auto event) {
-    return std::make_unique<kube::Reflector>(
-        client.get(), path,
-        kube::ReflectorHandler{
-            [&extender, replace, what](std::vector<nlohmann::json> items) {
-              (extender.*replace)(items);
-              LogNode(LogLevel::kInfo, "",
-                      absl::StrCat(what, " listed: ", items.size()));
-            },
-            [&extender, event](absl::string_view type,
-                               const nlohmann::json& object) {
-              (extender.*event)(type, object);
-            }},
-        kube::ReflectorOptions{});
-  };
   std::unique_ptr<kube::Reflector> nodes_watch =
-      watch("/api/v1/nodes", "nodes", &Extender::OnNodesReplaced,
-            &Extender::OnNodeEvent);
-  std::unique_ptr<kube::Reflector> pods_watch = watch(
-      "/api/v1/pods", "pods", &Extender::OnPodsReplaced, &Extender::OnPodEvent);
+      WatchCollection(client.get(), extender, "/api/v1/nodes", "nodes",
+                      &Extender::OnNodesReplaced, &Extender::OnNodeEvent);
+  std::unique_ptr<kube::Reflector> pods_watch =
+      WatchCollection(client.get(), extender, "/api/v1/pods", "pods",
+                      &Extender::OnPodsReplaced, &Extender::OnPodEvent);
   kube::Reflector& nodes = *nodes_watch;
   kube::Reflector& pods = *pods_watch;
   auto ready = [&] { return nodes.synced() && pods.synced(); };
-  MetricsAppender watch_metrics = [&](std::string& text) {
-    const std::pair<const char*, const kube::Reflector*> watches[] = {
-        {"nodes", &nodes}, {"pods", &pods}};
-    absl::StrAppend(&text,
-                    "# HELP deviceshare_watch_synced Whether the first list "
-                    "of the collection is done.\n"
-                    "# TYPE deviceshare_watch_synced gauge\n");
-    for (const auto& [name, reflector] : watches) {
-      absl::StrAppend(&text, "deviceshare_watch_synced{resource=\"", name,
-                      "\"} ", reflector->synced() ? 1 : 0, "\n");
-    }
-    absl::StrAppend(&text,
-                    "# HELP deviceshare_watch_relists_total Lists after the "
-                    "first (the watch's resourceVersion expired).\n"
-                    "# TYPE deviceshare_watch_relists_total counter\n");
-    for (const auto& [name, reflector] : watches) {
-      absl::StrAppend(&text, "deviceshare_watch_relists_total{resource=\"",
-                      name, "\"} ", reflector->stats().relists, "\n");
-    }
-    absl::StrAppend(&text,
-                    "# HELP deviceshare_watch_errors_total Failed lists or "
-                    "watches (each retried with backoff).\n"
-                    "# TYPE deviceshare_watch_errors_total counter\n");
-    for (const auto& [name, reflector] : watches) {
-      absl::StrAppend(&text, "deviceshare_watch_errors_total{resource=\"", name,
-                      "\"} ", reflector->stats().errors, "\n");
-    }
-  };
-  DS_ASSIGN_OR_RETURN(
-      std::unique_ptr<ExtenderServer> server,
-      ExtenderServer::Create(&extender, ready, options.server, watch_metrics));
-
-  g_stop.store(false);
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
-  nodes.Start();
-  pods.Start();
-  server->Start();
-  LogNode(
-      LogLevel::kInfo, "",
-      absl::StrCat("serving address=", options.server.host, ":", server->port(),
-                   options.server.tls_cert_file.empty() ? " http" : " https"));
-  absl::Time next_sweep = absl::Now();
-  while (!g_stop.load()) {
-    absl::SleepFor(absl::Milliseconds(50));
-    if (absl::Now() >= next_sweep) {
-      extender.ExpireReservations();
-      next_sweep = absl::Now() + absl::Seconds(1);
-    }
-  }
-  LogNode(LogLevel::kInfo, "", "shutting down");
-  server->Stop();
-  pods.Stop();
-  nodes.Stop();
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<ExtenderServer> server,
+                      ExtenderServer::Create(&extender, ready, options.server,
+                                             WatchMetrics(nodes, pods)));
+  RunUntilSignal(options, extender, nodes, pods, *server);
   return absl::OkStatus();
 }
 

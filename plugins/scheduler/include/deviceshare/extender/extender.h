@@ -173,6 +173,26 @@ class Extender {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyPodLocked(const nlohmann::json& pod, bool deleted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A pod's allocation record, parsed; defined in extender_feed.cc.
+  struct RecordedPod;
+  // Releases a deleted or finished pod, or marks its bind in flight to undo.
+  void ReleaseEndedPodLocked(const nlohmann::json& pod, const std::string& uid,
+                             bool deleted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases a watched pod whose allocation record was removed.
+  void ReleaseUnrecordedPodLocked(const nlohmann::json& pod,
+                                  const std::string& uid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Parses the pod's record; nullopt (logged and counted) when it cannot.
+  std::optional<RecordedPod> ReadRecordLocked(
+      const nlohmann::json& pod, const std::string& uid,
+      std::map<std::string, std::string> annotations)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // True when the pod's reservation decides; else drops that reservation.
+  bool SettleReservationLocked(const RecordedPod& record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Charges the record to the ledger; an unbound one holds room for a TTL.
+  void ChargeRecordLocked(RecordedPod record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_)
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
   // Keeps `uid` in the in-flight index while the pod is bound and its
   // record's bind-phase (in the record's dialect) is "allocating".
   void TrackInFlightLocked(
@@ -190,6 +210,48 @@ class Extender {
   std::string UndoBind(const PodName& pod, const PodRequest& request,
                        bool patched, absl::string_view stage,
                        std::string message);
+  // /bind's steps. Those that return an optional string return Bind's
+  // answer when the bind ends there (refused, failed, or already done),
+  // nullopt when it goes on.
+  // Takes the pod's filter (or recorded) reservation over, setting `request`.
+  std::optional<std::string> TakeOverReservation(
+      const PodName& pod, const std::string& node,
+      std::optional<PodRequest>& request) ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Without a reservation: reads the request from the pod and starts one.
+  std::optional<std::string> ReserveFromPod(const PodName& pod,
+                                            const std::string& node,
+                                            std::optional<PodRequest>& request,
+                                            std::string& uid)
+      ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Binds a pod that asks no GPU, which kube-scheduler should not send here.
+  std::string BindWithoutGpus(const PodName& pod, const std::string& node,
+                              const std::string& uid)
+      ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Keeps, moves or makes the reservation on `node`; drops it on no fit.
+  std::optional<std::string> ReserveOnNodeLocked(const PodName& pod,
+                                                 const std::string& node,
+                                                 const std::string& uid,
+                                                 const PodRequest& request,
+                                                 PodAllocation& allocation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // The in-flight check: returns a pod that blocks this one, else enters it.
+  std::optional<InFlightPod> ClaimInFlightLocked(
+      const std::string& node, const std::string& uid,
+      const PodRequest& request, const PodAllocation& allocation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the allocation record onto the pod, undoing the bind on failure.
+  std::optional<std::string> WriteRecord(const PodName& pod,
+                                         const PodRequest& request,
+                                         const PodAllocation& allocation)
+      ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Creates the Binding, undoing the bind (record included) on failure.
+  std::optional<std::string> CreateBinding(const PodName& pod,
+                                           const PodRequest& request,
+                                           const std::string& node)
+      ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Marks the reservation bound (or releases a pod deleted meanwhile).
+  void FinishBind(const PodName& pod, const std::string& node,
+                  const std::string& uid) ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
 
   Scheduler* const scheduler_;
   PodWriter* const writer_;
