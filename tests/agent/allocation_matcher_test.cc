@@ -202,6 +202,36 @@ TEST_F(MatcherTest, InterchangeablePodsAreFixedUpAtPreStart) {
   EXPECT_EQ(matcher_->stats().prestart_refused, 0);
 }
 
+// The swap takes a's container back after this agent marked a served, and
+// the watch may already show that success: a waits again all the same (the
+// success was this agent's own), and is marked allocating again. Found by
+// the e2e test under load: three twin pods, one refused after the grace.
+TEST_F(MatcherTest, ASwapTakesBackASuccessThisAgentWrote) {
+  auto pod = [](const char* name, int decided) {
+    return BoundPod(PodSpec{.name = name, .memory_mib = 1000}, Dialect::kHami,
+                    kNode, {ShareOf("GPU-0", 1000, 0)}, decided);
+  };
+  matcher_->ReplacePods({pod("a", 100), pod("b", 200)});
+  ASSERT_TRUE(matcher_->Allocate({"GPU-0::0"}).ok());  // guessed a
+  ASSERT_EQ(patches_["default/a"]["hami.io/bind-phase"], "success");
+  // The watch delivers a with the success just written.
+  nlohmann::json a = pod("a", 100);
+  a["metadata"]["annotations"].merge_patch(patches_["default/a"]);
+  matcher_->ReplacePods({a, pod("b", 200)});
+  // Kubelet had admitted b.
+  WriteCheckpoint({{"uid-b", {"GPU-0::0"}}});
+  ASSERT_TRUE(matcher_->PreStart({"GPU-0::0"}).ok());
+  EXPECT_EQ(matcher_->stats().swapped, 1);
+  EXPECT_EQ(patches_["default/a"]["hami.io/bind-phase"], "allocating");
+  EXPECT_EQ(patches_["default/b"]["hami.io/bind-phase"], "success");
+  // a's admission finds it waiting.
+  absl::StatusOr<ContainerGrant> second = matcher_->Allocate({"GPU-0::1"});
+  ASSERT_TRUE(second.ok()) << second.status();
+  WriteCheckpoint({{"uid-b", {"GPU-0::0"}}, {"uid-a", {"GPU-0::1"}}});
+  EXPECT_TRUE(matcher_->PreStart({"GPU-0::1"}).ok());
+  EXPECT_EQ(patches_["default/a"]["hami.io/bind-phase"], "success");
+}
+
 TEST_F(MatcherTest, ConfusablePodsNeverRunWithAnotherPodsLimits) {
   matcher_->ReplacePods(
       {BoundPod(PodSpec{.name = "a", .memory_mib = 1000}, Dialect::kHami, kNode,

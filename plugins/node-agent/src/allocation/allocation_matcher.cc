@@ -180,6 +180,7 @@ void AllocationMatcher::ForgetLocked(const std::string& uid) {
   if (uid.empty()) return;
   pods_.erase(uid);
   finished_.erase(uid);
+  marked_success_.erase(uid);
   if (!journal_->HasPod(uid)) return;
   absl::Status status = journal_->Forget(uid);
   if (!status.ok()) {
@@ -200,7 +201,7 @@ std::vector<AllocationMatcher::Candidate> AllocationMatcher::WaitingLocked()
     const PodRecord& record = state.record;
     if (record.bind_phase == keys::kBindPhaseFailed) continue;
     if (record.bind_phase == keys::kBindPhaseSuccess &&
-        !finished_.contains(uid)) {
+        !marked_success_.contains(uid)) {
       // Someone marked it served. Trust that unless our journal knows the
       // pod (then the journal says which containers are left).
       if (!journal_->HasPod(uid)) continue;
@@ -449,6 +450,7 @@ void AllocationMatcher::MaybeFinishLocked(const PodState& pod) {
   }
   if (finished_.contains(record.uid)) return;
   finished_.insert(record.uid);
+  marked_success_.insert(record.uid);
   if (!annotate_) return;
   nlohmann::json annotations = nlohmann::json::object();
   annotations[record.dialect == Dialect::kHami ? keys::kHamiBindPhase
@@ -458,6 +460,15 @@ void AllocationMatcher::MaybeFinishLocked(const PodState& pod) {
     const std::string mig = EncodeHamiMigAllocations(record.allocation);
     if (!mig.empty()) annotations[keys::kHamiMigAllocations] = mig;
   }
+  annotate_(record.key, record.uid, annotations);
+}
+
+void AllocationMatcher::MarkAllocatingLocked(const PodRecord& record) {
+  if (!annotate_) return;
+  nlohmann::json annotations = nlohmann::json::object();
+  annotations[record.dialect == Dialect::kHami ? keys::kHamiBindPhase
+                                               : keys::kVolcanoBindPhase] =
+      keys::kBindPhaseAllocating;
   annotate_(record.key, record.uid, annotations);
 }
 
@@ -526,7 +537,11 @@ absl::Status AllocationMatcher::PreStart(
       } else {
         DS_RETURN_IF_ERROR(
             journal_->Unserve(given.pod_uid, given.container_index));
-        finished_.erase(given.pod_uid);
+        // That pod has a container to serve again: it is in flight once
+        // more, though it may read the success this agent wrote.
+        if (finished_.erase(given.pod_uid) > 0) {
+          MarkAllocatingLocked(given_pod->second.record);
+        }
       }
       ++stats_.swapped;
       MaybeFinishLocked(holder_pod->second);

@@ -164,6 +164,10 @@ class AllocationMatcher : public ContainerAllocator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MaybeFinishLocked(const PodState& pod)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes bind-phase=allocating back on a pod whose success this agent
+  // wrote and a PreStart swap took back.
+  void MarkAllocatingLocked(const PodRecord& record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const AllocationMatcherOptions options_;
   const PodAnnotator annotate_;
@@ -177,9 +181,14 @@ class AllocationMatcher : public ContainerAllocator {
   // Counts pod-watch deliveries, for Allocate's wait on a miss.
   int64_t pod_events_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Gpu> gpus_ ABSL_GUARDED_BY(mu_);
-  // Pods this agent marked bind-phase=success (a success it did not write
-  // means another plugin served the pod).
+  // Pods whose bind-phase=success from this agent stands: every container
+  // served (MaybeFinishLocked writes it once).
   std::set<std::string> finished_ ABSL_GUARDED_BY(mu_);
+  // Pods this agent ever marked bind-phase=success, kept while they live: a
+  // success it did not write means another plugin served the pod, one it
+  // wrote is overruled by the journal (a PreStart swap can take a served
+  // container back).
+  std::set<std::string> marked_success_ ABSL_GUARDED_BY(mu_);
   int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   // Ids offered by GetPreferredAllocation and not yet allocated, with when
   // the offer lapses: a second admission running meanwhile is offered other
