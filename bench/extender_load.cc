@@ -39,7 +39,7 @@ ABSL_FLAG(int, bind_pods, 2000, "pods bound in the bind phase");
 ABSL_FLAG(int, shapes, 1,
           "distinct request shapes among the pool's pods (memory 4000 MiB + "
           "i mod shapes): 1 is a workload's replicas; more than the "
-          "Scheduler's remembered shapes (256) defeats Screen's reuse");
+          "Scheduler's remembered shapes (256) defeats reusing their verdicts");
 
 namespace {
 

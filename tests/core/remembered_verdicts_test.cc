@@ -18,7 +18,7 @@ using ::deviceshare::testing::MakeConfig;
 using ::deviceshare::testing::MakeNode;
 using ::deviceshare::testing::MakePod;
 
-TEST(SchedulerScreenTest, AgreesWithFilterAcrossRandomChanges) {
+TEST(RememberedVerdictsTest, AgreeWithAFreshFilterAcrossRandomChanges) {
   BackendRegistry registry;
   ASSERT_TRUE(RegisterBuiltinBackends(registry).ok());
   auto scheduler = Scheduler::Create(MakeConfig(), registry);
