@@ -34,7 +34,7 @@ class FirstFitPolicy final : public PlacementPolicy {
   int NodeScore(const NodeState&, const PodAllocation&) const override {
     return 0;
   }
-  int ScoreBound(int, int) const override { return 0; }
+  int ScoreBound(const UtilisationRange&) const override { return 0; }
 };
 
 PolicyRegistry WithFirstFit() {

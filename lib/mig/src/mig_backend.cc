@@ -181,12 +181,16 @@ class MigBackend final : public SharingBackend {
   // least the node's now (it only grows) and at most 100.
   int ScoreUpperBound(const PodRequest& request, const NodeState& node,
                       const PlacementOptions& options) const override {
-    return options.node_policy->ScoreBound(NodeUtilisationPercent(node), 100);
+    auto now = [&] { return NodeUtilisationPercent(node); };
+    auto full = [] { return 100; };
+    return options.node_policy->ScoreBound(UtilisationRange{now, full});
   }
   int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,
                       int utilisation_percent,
                       const PlacementOptions& options) const override {
-    return options.node_policy->ScoreBound(utilisation_percent, 100);
+    auto now = [&] { return utilisation_percent; };
+    auto full = [] { return 100; };
+    return options.node_policy->ScoreBound(UtilisationRange{now, full});
   }
 
   absl::Status Commit(const PodRequest& request,

@@ -123,11 +123,7 @@ std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
 
 }  // namespace
 
-ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
-                           SharingMode mode) {
-  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
-  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
-  // Most pods name no filter; skip the string work for them.
+ReasonCode FilterListCode(const PodRequest& request, const Gpu& gpu) {
   if ((!request.use_models.empty() &&
        !AnyContains(request.use_models, gpu.model)) ||
       (!request.avoid_models.empty() &&

@@ -79,7 +79,7 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
 GpuVerdict CheckShares(const DeviceLedger& ledger,
                        absl::Span<const ContainerShare> pending,
                        const TenantLimit& limit, bool explain) {
-  const int32_t want = ChargeOf(pending).slots;
+  const int32_t want = limit.max_tenants > 0 ? ChargeOf(pending).slots : 0;
   const ReasonCode limited = TenantLimitCode(limit, ledger, want);
   if (limited != ReasonCode::kFits) {
     return GpuVerdict{
@@ -126,15 +126,6 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 }
 
 }  // namespace
-
-ReasonCode TenantLimitCode(const TenantLimit& limit, const DeviceLedger& ledger,
-                           int32_t want_slots) {
-  if (limit.max_tenants <= 0 || limit.max_tenants >= ledger.slot_capacity() ||
-      ledger.used_slots() + want_slots <= limit.max_tenants) {
-    return ReasonCode::kFits;
-  }
-  return limit.code;
-}
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
@@ -195,13 +186,15 @@ bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
 
 int ShareScoreUpperBound(const PlacementPolicy& node_policy,
                          const PodRequest& request, const NodeState& node) {
-  const int least = UtilisationWith(
-      node,
-      ChargeBound(request, node.min_gpu_memory_mib(), /*apps_only=*/true));
-  const int most = UtilisationWith(
-      node,
-      ChargeBound(request, node.max_gpu_memory_mib(), /*apps_only=*/false));
-  return node_policy.ScoreBound(least, most);
+  auto least = [&] {
+    return UtilisationWith(node, ChargeBound(request, node.min_gpu_memory_mib(),
+                                             /*apps_only=*/true));
+  };
+  auto most = [&] {
+    return UtilisationWith(node, ChargeBound(request, node.max_gpu_memory_mib(),
+                                             /*apps_only=*/false));
+  };
+  return node_policy.ScoreBound(UtilisationRange{least, most});
 }
 
 int ShareShapeScoreBound(const PlacementPolicy& node_policy,
@@ -210,14 +203,17 @@ int ShareShapeScoreBound(const PlacementPolicy& node_policy,
   // Utilisation only grows with a placement. The three percents summed to
   // at most 3u + 2 before; each grows by at most the rounded-up percent of
   // its charge (floor(a + b) <= floor(a) + ceil(b)).
-  const Usage charge =
-      ChargeBound(request, shape.max_gpu_memory_mib, /*apps_only=*/false);
-  const int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
-                      CeilPercent(charge.memory_mib, shape.memory_mib) +
-                      CeilPercent(charge.cores, shape.cores) +
-                      CeilPercent(charge.slots, shape.slots);
-  const int most = static_cast<int>(std::min<int64_t>(100, sum / 3));
-  return node_policy.ScoreBound(utilisation_percent, most);
+  auto least = [&] { return utilisation_percent; };
+  auto most = [&] {
+    const Usage charge =
+        ChargeBound(request, shape.max_gpu_memory_mib, /*apps_only=*/false);
+    const int64_t sum = 3 * int64_t{utilisation_percent} + 2 +
+                        CeilPercent(charge.memory_mib, shape.memory_mib) +
+                        CeilPercent(charge.cores, shape.cores) +
+                        CeilPercent(charge.slots, shape.slots);
+    return static_cast<int>(std::min<int64_t>(100, sum / 3));
+  };
+  return node_policy.ScoreBound(UtilisationRange{least, most});
 }
 
 }  // namespace deviceshare

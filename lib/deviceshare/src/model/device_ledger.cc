@@ -8,6 +8,18 @@ namespace deviceshare {
 
 PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
   PodCharge charge;
+  // One share, not MIG: the filter's common case on every GPU it looks at.
+  // The same result as the loop below.
+  if (shares.size() == 1 && !shares.front().is_mig()) {
+    const ContainerShare& share = shares.front();
+    charge.memory_mib = share.is_init ? std::max<int64_t>(0, share.memory_mib)
+                                      : share.memory_mib;
+    charge.cores =
+        share.is_init ? std::max<int32_t>(0, share.cores) : share.cores;
+    charge.slots = 1;
+    charge.exclusive = share.exclusive();
+    return charge;
+  }
   int64_t app_memory = 0;
   int32_t app_cores = 0;
   int64_t init_memory = 0;

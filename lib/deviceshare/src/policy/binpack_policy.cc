@@ -16,8 +16,8 @@ class BinpackPolicyImpl final : public PlacementPolicy {
                 const PodAllocation& placement) const override {
     return NodeUtilisationAfter(node, placement);
   }
-  int ScoreBound(int least_utilisation, int most_utilisation) const override {
-    return most_utilisation;
+  int ScoreBound(const UtilisationRange& after) const override {
+    return after.most();
   }
 };
 

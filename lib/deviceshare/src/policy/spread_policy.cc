@@ -16,8 +16,8 @@ class SpreadPolicyImpl final : public PlacementPolicy {
                 const PodAllocation& placement) const override {
     return 100 - NodeUtilisationAfter(node, placement);
   }
-  int ScoreBound(int least_utilisation, int most_utilisation) const override {
-    return 100 - least_utilisation;
+  int ScoreBound(const UtilisationRange& after) const override {
+    return 100 - after.least();
   }
 };
 

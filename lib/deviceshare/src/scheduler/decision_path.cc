@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/codec/annotation_keys.h"
@@ -264,14 +266,23 @@ void DecisionPath::Explain(const PodCycle& cycle,
                            const std::vector<const NodeState*>& nodes,
                            const ScheduleOptions& options,
                            Decision& decision) const {
-  // Codes for every node, cheaply; full text for a chosen few.
+  // Codes for every node, cheaply; full text for a chosen few. A failed pod
+  // is classified on every node: the tally is a short list, not a map.
   std::vector<ReasonCode> codes;
   if (options.count_reasons) {
     codes.reserve(nodes.size());
-    std::map<ReasonCode, int64_t> counts;
+    absl::InlinedVector<std::pair<ReasonCode, int64_t>, 8> counts;
     for (const NodeState* node : nodes) {
-      codes.push_back(Filter(cycle, *node, /*explain=*/false).fit.code);
-      ++counts[codes.back()];
+      const ReasonCode code = Filter(cycle, *node, /*explain=*/false).fit.code;
+      codes.push_back(code);
+      auto it =
+          std::find_if(counts.begin(), counts.end(),
+                       [&](const auto& entry) { return entry.first == code; });
+      if (it == counts.end()) {
+        counts.emplace_back(code, 1);
+      } else {
+        ++it->second;
+      }
     }
     for (const auto& [code, count] : counts) {
       decision.reason_counts[std::string(ReasonCodeName(code))] = count;

@@ -58,9 +58,20 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
 // uuid filters. kFits if the GPU may serve the pod at all.
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode);
-// Its code alone, without building the text.
-ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
-                           SharingMode mode);
+// The model and uuid filters' code, for a pod that names one.
+ReasonCode FilterListCode(const PodRequest& request, const Gpu& gpu);
+// CheckGpuEligible's code alone, without building the text. Inline: every
+// GPU of every node a decision looks at asks, and most pods name no filter.
+inline ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
+                                  const SharingMode& mode) {
+  if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
+  if (gpu.mode != mode) return ReasonCode::kModeMismatch;
+  if (request.use_models.empty() && request.avoid_models.empty() &&
+      request.use_uuids.empty() && request.avoid_uuids.empty()) {
+    return ReasonCode::kFits;
+  }
+  return FilterListCode(request, gpu);
+}
 
 // Commits `allocation` to the ledgers of `node`: each GPU gets the pod's
 // shares on it, all or nothing. Every grant and its GPU must use `mode`.

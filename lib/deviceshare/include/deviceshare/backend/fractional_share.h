@@ -17,6 +17,7 @@
 #define DEVICESHARE_BACKEND_FRACTIONAL_SHARE_H_
 
 #include "deviceshare/backend/fit.h"
+#include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
@@ -34,9 +35,17 @@ struct TenantLimit {
 };
 
 // kFits unless `limit` applies to the GPU of `ledger` (it is below the
-// split count) and `want_slots` more tenants would pass it.
-ReasonCode TenantLimitCode(const TenantLimit& limit, const DeviceLedger& ledger,
-                           int32_t want_slots);
+// split count) and `want_slots` more tenants would pass it. Inline: every
+// GPU of every filtered node asks.
+inline ReasonCode TenantLimitCode(const TenantLimit& limit,
+                                  const DeviceLedger& ledger,
+                                  int32_t want_slots) {
+  if (limit.max_tenants <= 0 || limit.max_tenants >= ledger.slot_capacity() ||
+      ledger.used_slots() + want_slots <= limit.max_tenants) {
+    return ReasonCode::kFits;
+  }
+  return limit.code;
+}
 
 // Pure. The returned allocation's grants carry `mode`, uuid and gpu_index.
 // Without `explain`, a failure carries its code only (no message, no GPU

@@ -16,8 +16,6 @@
 #ifndef DEVICESHARE_MODEL_REASON_CODE_H_
 #define DEVICESHARE_MODEL_REASON_CODE_H_
 
-#include <cstring>
-
 #include "absl/strings/string_view.h"
 
 namespace deviceshare {
@@ -28,9 +26,10 @@ struct ReasonInfo {
   // CamelCase; every reason text of the code starts with it.
   const char* name;
   // Where the code sorts among codes (tallies break ties to the lower, and
-  // listings follow it). The core's codes keep the numbers they had when
-  // the set was closed, so that nothing printed changed; a backend picks
-  // numbers beside them.
+  // listings follow it), and its identity: unique per code. The core's
+  // codes keep the numbers they had when the set was closed, so that
+  // nothing printed changed; a backend picks unused numbers (mps 11, mig
+  // 12-14; the core leaves 22-99 free for itself, 100 and up to others).
   int order;
   // Making room on the node (preempting pods) would not help: the node or
   // its GPUs can never serve the pod (kube-scheduler's
@@ -57,7 +56,7 @@ inline constexpr ReasonInfo kComputeExhausted{"ComputeExhausted", 9, false};
 // A container gets each GPU at most once.
 inline constexpr ReasonInfo kAlreadyOnGpu{"AlreadyOnGpu", 10, false};
 // The memory slices of a hardware partition (a MIG instance) are taken.
-inline constexpr ReasonInfo kPartitionTaken{"PartitionTaken", 14, false};
+inline constexpr ReasonInfo kPartitionTaken{"PartitionTaken", 21, false};
 // Per node.
 inline constexpr ReasonInfo kNoGpus{"NoGpus", 15, true};  // node registered no GPU
 // Fewer usable GPUs than the container wants.
@@ -80,18 +79,16 @@ class ReasonCode {
   int order() const { return info_->order; }
   bool unresolvable() const { return info_->unresolvable; }
 
+  // The same code: the same ReasonInfo. Each is an inline constant, one
+  // object per program, so comparing codes reads no memory (the filter
+  // compares codes for every GPU it looks at).
   friend bool operator==(ReasonCode a, ReasonCode b) {
-    return a.info_ == b.info_ ||
-           (a.info_->order == b.info_->order &&
-            std::strcmp(a.info_->name, b.info_->name) == 0);
+    return a.info_ == b.info_;
   }
   friend bool operator!=(ReasonCode a, ReasonCode b) { return !(a == b); }
-  // By order, then name.
+  // By order (unique per code).
   friend bool operator<(ReasonCode a, ReasonCode b) {
-    if (a.info_->order != b.info_->order) {
-      return a.info_->order < b.info_->order;
-    }
-    return std::strcmp(a.info_->name, b.info_->name) < 0;
+    return a.info_->order < b.info_->order;
   }
 
   // The core's codes (see namespace reasons above).

@@ -21,19 +21,29 @@
 //     stable key (lower GPU index, smaller node name).
 //   - A policy scores the state *after* the tentative placement without
 //     touching the ledger (upstream Volcano scored a half-updated ledger).
-//   - ScoreBound(least, most) >= NodeScore(node, placement) for every
-//     placement after which the node's utilisation lies in [least, most].
+//   - ScoreBound(after) >= NodeScore(node, placement) for every placement
+//     after which the node's utilisation lies in [after.least(),
+//     after.most()].
 //
 // Thread safety: immutable; safe to share across threads.
 #ifndef DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 #define DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 
 namespace deviceshare {
+
+// The utilisation percent a node can have after a placement, as the range
+// [least(), most()]. Each end is computed when asked: a policy's bound
+// reads one or both, and the scheduler asks for thousands of nodes.
+struct UtilisationRange {
+  absl::FunctionRef<int()> least;
+  absl::FunctionRef<int()> most;
+};
 
 class PlacementPolicy {
  public:
@@ -53,9 +63,8 @@ class PlacementPolicy {
                         const PodAllocation& placement) const = 0;
 
   // An upper bound of NodeScore() over every placement after which the
-  // node's utilisation percent lies in [least_utilisation,
-  // most_utilisation].
-  virtual int ScoreBound(int least_utilisation, int most_utilisation) const = 0;
+  // node's utilisation percent lies in `after`.
+  virtual int ScoreBound(const UtilisationRange& after) const = 0;
 };
 
 }  // namespace deviceshare
