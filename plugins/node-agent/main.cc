@@ -5,6 +5,8 @@
 //                                             kubelet's device plugin API
 //
 // Invalid input exits 2 with one line naming the flag or file and the value.
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -13,21 +15,30 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/agent/agent_service.h"
 #include "deviceshare/agent/discovery_json.h"
 #include "deviceshare/agent/node_registrar.h"
+#include "deviceshare/agent/resource_slices.h"
+#include "deviceshare/backend/backend_set.h"
+#include "deviceshare/builtin_backends.h"
 #include "deviceshare/cli/command_flags.h"
 #include "deviceshare/config/config_parser.h"
+#include "deviceshare/dra/slice_json.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mps/mps_backend.h"
+#include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, inventory, "",
           "GPU inventory file (YAML/JSON) used instead of NVML");
-ABSL_FLAG(std::string, output, "json", "discover: json | annotation");
+ABSL_FLAG(std::string, output, "json",
+          "discover: json | annotation | resourceslices");
+ABSL_FLAG(std::string, dra_driver_name, "gpu.deviceshare.io",
+          "DRA driver name (hami-core-gpu.project-hami.io: HAMi's shape)");
 ABSL_FLAG(std::string, dialect, "hami", "hami | volcano");
 ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
 ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1", "NVML library");
@@ -61,8 +72,9 @@ namespace agent = ::deviceshare::agent;
 constexpr char kProgram[] = "deviceshare-node-agent";
 
 constexpr FlagSpec kDiscoverFlags[] = {
-    {"inventory", false}, {"output", false},       {"dialect", false},
-    {"config", false},    {"nvml_library", false}, {"gpu_mode", false},
+    {"inventory", false}, {"output", false},          {"dialect", false},
+    {"config", false},    {"nvml_library", false},    {"gpu_mode", false},
+    {"node_name", false}, {"dra_driver_name", false},
 };
 constexpr FlagSpec kServeFlags[] = {
     {"node_name", false},       {"kubeconfig", false},
@@ -77,9 +89,11 @@ constexpr FlagSpec kServeFlags[] = {
 };
 
 constexpr char kHelp[] = R"help(Usage:
-  deviceshare-node-agent discover [--inventory FILE] [--output json|annotation]
+  deviceshare-node-agent discover [--inventory FILE]
+          [--output json|annotation|resourceslices]
           [--dialect hami|volcano] [--config FILE] [--nvml-library PATH]
-          [--gpu-mode hami-core|mps]
+          [--gpu-mode hami-core|mps] [--node-name NAME]
+          [--dra-driver-name gpu.deviceshare.io]
   deviceshare-node-agent serve --node-name NAME [--kubeconfig FILE]
           [--inventory FILE] [--device-plugin-dir DIR] [--config FILE]
           [--dialect hami|volcano] [--state-dir DIR] [--hook-path DIR]
@@ -97,7 +111,11 @@ simulate cluster file (nodes: [{name, gpus: [{model, memory_mib, count}]}]).
 `kubectl patch node NAME --type merge -p "$(...)"`, shaped by the device
 config (--config: deviceSplitCount, deviceMemoryScaling, deviceCoreScaling)
 in the --dialect's annotation (hami.io/node-nvidia-register or
-volcano.sh/node-vgpu-register).
+volcano.sh/node-vgpu-register). --output resourceslices prints the DRA
+ResourceSlices `serve --dra` would publish for the node (--node-name, the
+pool; default the host name), a JSON List for `kubectl apply -f -`: one
+shared device per hami-core or mps GPU (capacities memory, cores, shares),
+one partitionable device per MIG placement, unhealthy GPUs withdrawn.
 
 serve runs the node agent (a DaemonSet; examples/deploy):
   - registers the node's GPUs in the dialect's annotation, only when it
@@ -154,6 +172,39 @@ std::optional<std::string> ParseGpuMode(const std::string& text,
   return std::nullopt;
 }
 
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "node";
+  return absl::AsciiStrToLower(name);
+}
+
+// The slices `serve --dra` would publish, as a kubectl List.
+absl::StatusOr<nlohmann::json> SliceList(
+    const std::vector<agent::DiscoveredGpu>& gpus,
+    const std::vector<deviceshare::Gpu>& registered,
+    const deviceshare::Config& config) {
+  deviceshare::BackendRegistry registry;
+  DS_RETURN_IF_ERROR(deviceshare::RegisterBuiltinBackends(registry));
+  DS_ASSIGN_OR_RETURN(deviceshare::BackendSet backends,
+                      deviceshare::BackendSet::Create(registry, config));
+  agent::SliceOptions options;
+  options.driver = absl::GetFlag(FLAGS_dra_driver_name);
+  options.node_name = absl::GetFlag(FLAGS_node_name);
+  if (options.node_name.empty()) options.node_name = HostName();
+  DS_ASSIGN_OR_RETURN(
+      agent::NodeSlices slices,
+      agent::BuildResourceSlices(gpus, registered, backends, options));
+  for (const std::string& reason : slices.withdrawn) {
+    std::cerr << kProgram << " discover: withdrawn: " << reason << "\n";
+  }
+  nlohmann::json items = nlohmann::json::array();
+  for (const deviceshare::dra::ResourceSlice& slice : slices.slices) {
+    items.push_back(deviceshare::dra::ResourceSliceToJson(slice));
+  }
+  return nlohmann::json{
+      {"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+}
+
 int Discover(int argc, char** argv) {
   std::set<std::string> given;
   if (auto error = deviceshare::cli::ParseCommandFlags(argc, argv,
@@ -161,9 +212,11 @@ int Discover(int argc, char** argv) {
     return Fail("discover", *error);
   }
   const std::string output = absl::GetFlag(FLAGS_output);
-  if (output != "json" && output != "annotation") {
+  if (output != "json" && output != "annotation" &&
+      output != "resourceslices") {
     return Fail("discover", absl::StrCat("--output: \"", output,
-                                         "\" is not one of json, annotation"));
+                                         "\" is not one of json, annotation, "
+                                         "resourceslices"));
   }
   deviceshare::Dialect dialect;
   if (auto error = ParseDialect(absl::GetFlag(FLAGS_dialect), dialect)) {
@@ -190,6 +243,13 @@ int Discover(int argc, char** argv) {
   absl::StatusOr<std::vector<deviceshare::Gpu>> registered =
       agent::RegisteredGpus(*gpus, config->device, mode);
   if (!registered.ok()) return Fail("discover", registered.status().message());
+  if (output == "resourceslices") {
+    absl::StatusOr<nlohmann::json> list =
+        SliceList(*gpus, *registered, *config);
+    if (!list.ok()) return Fail("discover", list.status().message());
+    std::cout << list->dump(2) << "\n";
+    return 0;
+  }
   nlohmann::json patch;
   patch["metadata"]["annotations"][agent::RegistrationKey(dialect)] =
       agent::RegistrationValue(*registered, dialect);

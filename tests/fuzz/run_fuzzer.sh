@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds tests/fuzz with clang++ (libFuzzer + ASan + UBSan) in its own build
-# tree and fuzzes the extender's request decoders for a bounded time, on a
-# copy of the seed corpus.
+# tree and fuzzes the extender's request decoders and the node agent's
+# ResourceClaim decoder for a bounded time each, on copies of their seed
+# corpora.
 #
 #   run_fuzzer.sh <source-dir> <build-dir> <seconds>
 #
@@ -42,19 +43,24 @@ cmake --build "$build"
 echo "fuzz: clang build took $((SECONDS - start)) s"
 
 # libFuzzer adds what it finds to the first directory: keep the sources'
-# corpus clean.
-corpus=$build/corpus
-rm -rf "$corpus"
-mkdir -p "$corpus" "$build/artifacts"
-cp "$fuzz_dir"/corpus/* "$corpus"/
-
+# corpora clean. Each fuzzer gets half of the time.
 # libFuzzer exits 77 on a crash by default, which ctest would read as
 # "skipped": failures exit 1 instead (-error_exitcode, -timeout_exitcode).
 # LeakSanitizer is on; where ptrace is denied (some containers) it cannot
 # run: set ASAN_OPTIONS=detect_leaks=0 there.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
-exec "$build/extender_decoders_fuzzer" "$corpus" \
-  -dict="$fuzz_dir/extender.dict" \
-  -max_total_time="$seconds" -max_len=16384 -timeout=30 -rss_limit_mb=2048 \
-  -error_exitcode=1 -timeout_exitcode=1 \
-  -print_final_stats=1 -artifact_prefix="$build/artifacts/"
+mkdir -p "$build/artifacts"
+run() {  # run <fuzzer> <seed dir> [extra flags...]
+  local name=$1 seeds=$2
+  shift 2
+  local corpus=$build/corpus-$name
+  rm -rf "$corpus"
+  mkdir -p "$corpus"
+  cp "$seeds"/* "$corpus"/
+  "$build/$name" "$corpus" "$@" \
+    -max_total_time="$(((seconds + 1) / 2))" -max_len=16384 -timeout=30 \
+    -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1 \
+    -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-"
+}
+run extender_decoders_fuzzer "$fuzz_dir/corpus" -dict="$fuzz_dir/extender.dict"
+run allocated_claim_fuzzer "$fuzz_dir/claim_corpus"

@@ -53,6 +53,7 @@ constexpr PrefixComponent kHeaders[] = {
     {"deviceshare/config/", "core/config"},
     {"deviceshare/policy/", "core/policy"},
     {"deviceshare/backend/", "core/backend"},
+    {"deviceshare/dra/", "core/dra"},
     {"deviceshare/k8s/", "core/k8s"},
     {"deviceshare/scheduler/", "core/scheduler"},
     {"gpu_abi/", "gpu_abi"},

@@ -35,7 +35,8 @@ const std::vector<IncludeRule> kRules = {
                "and plugin builds on; it links no backend, plugin or gpu_abi"},
 
     // 2. Inside the core the folders form a DAG:
-    //    model <- codec <- config <- policy <- backend, k8s <- scheduler.
+    //    model <- codec <- config <- policy <- backend, k8s <- scheduler;
+    //    model <- dra <- backend.
     //    core/base is clock.h and status_macros.h; scheduler may include
     //    every core folder, so it has no row.
     {.name = "core-dag",
@@ -61,8 +62,14 @@ const std::vector<IncludeRule> kRules = {
      .reason = "a policy ranks candidates by model and config alone; it "
                "knows no backend, codec or Kubernetes object"},
     {.name = "core-dag",
+     .from = {"core/dra"}, .to = {"core/*"},
+     .to_except = {"core/base", "core/model"},
+     .reason = "DRA's ResourceSlice and claim types are value types over "
+               "model units; backends describe their devices in them"},
+    {.name = "core-dag",
      .from = {"core/backend"}, .to = {"core/*"},
-     .to_except = {"core/base", "core/model", "core/config", "core/policy"},
+     .to_except = {"core/base", "core/model", "core/config", "core/policy",
+                   "core/dra"},
      .reason = "the backend interface fits model requests under a config and "
                "a policy; it parses no pod and encodes no annotation"},
     {.name = "core-dag",

@@ -13,6 +13,7 @@
 #include "deviceshare/policy/stranded_capacity.h"
 #include "deviceshare/status_macros.h"
 #include "gpu_kinds.h"
+#include "mig_dra_devices.h"
 
 namespace deviceshare::mig {
 namespace {
@@ -203,6 +204,11 @@ class MigBackend final : public SharingBackend {
 
   ContainerEdits Edits(const ContainerAllocation& container,
                        const EditOptions& options) const override;
+
+  absl::StatusOr<dra::GpuDevices> DraDevices(
+      const Gpu& gpu, const dra::DeviceNaming& naming) const override {
+    return internal::MigDraDevices(gpu, kinds_.Of(gpu), naming);
+  }
 
  private:
   GpuOffer Offer(const ContainerRequest& container, int32_t index,

@@ -1,5 +1,6 @@
 #include "deviceshare/backend/sharing_backend.h"
 
+#include "absl/strings/str_cat.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -13,6 +14,12 @@ absl::StatusOr<PodAllocation> SharingBackend::Allocate(
   }
   DS_RETURN_IF_ERROR(Commit(request, fit.allocation, node));
   return std::move(fit.allocation);
+}
+
+absl::StatusOr<dra::GpuDevices> SharingBackend::DraDevices(
+    const Gpu& gpu, const dra::DeviceNaming& naming) const {
+  return absl::UnimplementedError(absl::StrCat(
+      "GPU ", gpu.uuid, ": mode ", mode().name(), " has no DRA devices"));
 }
 
 }  // namespace deviceshare

@@ -235,6 +235,10 @@ nlohmann::json DiscoveryJson(const std::vector<DiscoveredGpu>& gpus) {
     entry["numa"] = gpu.numa_node;
     entry["pci_device_id"] = absl::StrFormat("0x%04X", gpu.pci_device_id);
     entry["pci_bus_id"] = gpu.pci_bus_id;
+    if (!gpu.pcie_root.empty()) entry["pcie_root"] = gpu.pcie_root;
+    if (!gpu.driver_version.empty()) {
+      entry["driver_version"] = gpu.driver_version;
+    }
     entry["compute_capability"] =
         gpu.cc_major > 0 ? absl::StrCat(gpu.cc_major, ".", gpu.cc_minor) : "";
     entry["mig_capable"] = gpu.mig_capable;
@@ -258,7 +262,7 @@ absl::StatusOr<DiscoveredGpu> ParseDiscoveredGpu(const Json& entry,
       {"uuid", "index", "model", "memory_mib", "sm_count", "numa",
        "pci_device_id", "pci_bus_id", "compute_capability", "mig_capable",
        "mig_enabled", "mig_profiles", "mig_instances", "links", "health",
-       "health_reason"}));
+       "health_reason", "pcie_root", "driver_version"}));
   DiscoveredGpu gpu;
   DS_ASSIGN_OR_RETURN(std::optional<std::string> uuid, reader.String("uuid"));
   if (!uuid || uuid->empty()) return Missing(reader, "uuid");
@@ -280,6 +284,12 @@ absl::StatusOr<DiscoveredGpu> ParseDiscoveredGpu(const Json& entry,
   DS_ASSIGN_OR_RETURN(std::optional<std::string> bus,
                       reader.String("pci_bus_id"));
   gpu.pci_bus_id = bus.value_or("");
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> root,
+                      reader.String("pcie_root"));
+  gpu.pcie_root = root.value_or("");
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> driver,
+                      reader.String("driver_version"));
+  gpu.driver_version = driver.value_or("");
   DS_RETURN_IF_ERROR(ParseComputeCapability(reader, gpu));
   DS_ASSIGN_OR_RETURN(std::optional<bool> mig_capable,
                       reader.Bool("mig_capable"));

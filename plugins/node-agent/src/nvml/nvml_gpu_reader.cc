@@ -1,9 +1,11 @@
 #include "nvml/nvml_gpu_reader.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -64,12 +66,32 @@ int32_t ReadSysfsNuma(const std::string& sysfs_root,
   return node;
 }
 
+std::string ReadSysfsPcieRoot(const std::string& sysfs_root,
+                              const std::string& nvml_bus_id) {
+  if (nvml_bus_id.empty()) return "";
+  std::error_code error;
+  const std::filesystem::path device = std::filesystem::canonical(
+      absl::StrCat(sysfs_root, "/bus/pci/devices/", SysfsPciName(nvml_bus_id)),
+      error);
+  if (error) return "";
+  // /sys/devices/pci0000:00/0000:00:01.0/.../0000:3b:00.0: the first
+  // component below devices/ that names a root complex.
+  for (const std::filesystem::path& part : device) {
+    const std::string name = part.string();
+    if (absl::StartsWith(name, "pci") && name.find(':') != std::string::npos) {
+      return name;
+    }
+  }
+  return "";
+}
+
 NvmlGpu ReadNvmlGpu(const NvmlLibrary& nvml, unsigned int index,
                     const std::string& sysfs_root) {
   const NvmlFunctions& fn = nvml.fn();
   NvmlGpu out;
   DiscoveredGpu& gpu = out.gpu;
   gpu.index = static_cast<int32_t>(index);
+  gpu.driver_version = nvml.driver_version();
   nvmlReturn_t result = fn.DeviceGetHandleByIndex(index, &out.device);
   if (result != NVML_SUCCESS) {
     out.device = nullptr;
@@ -96,6 +118,7 @@ NvmlGpu ReadNvmlGpu(const NvmlLibrary& nvml, unsigned int index,
     gpu.pci_bus_id = FromNvmlChars(pci.busId, sizeof(pci.busId));
     gpu.pci_device_id = pci.pciDeviceId >> 16;
     gpu.numa_node = ReadSysfsNuma(sysfs_root, gpu.pci_bus_id);
+    gpu.pcie_root = ReadSysfsPcieRoot(sysfs_root, gpu.pci_bus_id);
   } else {
     Fail(out, nvml, result, "nvmlDeviceGetPciInfo_v3");
   }

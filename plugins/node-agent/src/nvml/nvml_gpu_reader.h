@@ -37,6 +37,11 @@ void ReadNvmlLinks(const NvmlLibrary& nvml, std::vector<NvmlGpu>& gpus);
 int32_t ReadSysfsNuma(const std::string& sysfs_root,
                       const std::string& nvml_bus_id);
 
+// The "pci<domain>:<bus>" root complex that <sysfs_root>/bus/pci/devices/
+// <name> resolves under; "" when the link cannot be read.
+std::string ReadSysfsPcieRoot(const std::string& sysfs_root,
+                              const std::string& nvml_bus_id);
+
 }  // namespace deviceshare::agent
 
 #endif  // DEVICESHARE_AGENT_NVML_NVML_GPU_READER_H_

@@ -172,7 +172,8 @@ absl::StatusOr<std::shared_ptr<NvmlLibrary>> NvmlLibrary::Open(
   if (fn.SystemGetDriverVersion != nullptr) {
     char version[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
     if (fn.SystemGetDriverVersion(version, sizeof(version)) == NVML_SUCCESS) {
-      driver = absl::StrCat("driver ", FromNvmlChars(version, sizeof(version)));
+      library->driver_version_ = FromNvmlChars(version, sizeof(version));
+      driver = absl::StrCat("driver ", library->driver_version_);
     }
   }
   library->description_ = absl::StrFormat("nvml %s (%s)", file, driver);

@@ -111,6 +111,8 @@ class NvmlLibrary {
 
   // "nvml /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 (driver 580.1)".
   const std::string& description() const { return description_; }
+  // nvmlSystemGetDriverVersion, e.g. "550.54.15"; "" when unknown.
+  const std::string& driver_version() const { return driver_version_; }
 
  private:
   NvmlLibrary() = default;
@@ -118,6 +120,7 @@ class NvmlLibrary {
   void* handle_ = nullptr;
   NvmlFunctions fn_{};
   std::string description_;
+  std::string driver_version_;
 };
 
 // The sysfs name of an NVML bus id: "00000000:3B:00.0" -> "0000:3b:00.0"

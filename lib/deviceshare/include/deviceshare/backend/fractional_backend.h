@@ -43,6 +43,9 @@ class FractionalBackend : public SharingBackend {
                       const PodAllocation& allocation,
                       NodeState& node) const final;
   void Release(absl::string_view pod_uid, NodeState& node) const final;
+  // One device per GPU that many claims share (see backend/fractional_dra.cc).
+  absl::StatusOr<dra::GpuDevices> DraDevices(
+      const Gpu& gpu, const dra::DeviceNaming& naming) const final;
 
  protected:
   const DeviceConfig& config() const { return config_; }

@@ -36,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/backend/container_edits.h"
 #include "deviceshare/backend/fit.h"
+#include "deviceshare/dra/resource_slice.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
@@ -103,6 +104,15 @@ class SharingBackend {
 
   virtual ContainerEdits Edits(const ContainerAllocation& container,
                                const EditOptions& options) const = 0;
+
+  // The devices `gpu` (registered: the config applied) contributes to a
+  // DRA ResourceSlice pool: capacities with their request policies, the
+  // counter sets of its partitions, the attributes only this backend knows
+  // ("mode", a MIG profile). The node agent adds the facts every GPU
+  // carries (uuid, product name, PCI root, ...). Unimplemented by default:
+  // a backend without a DRA shape is not published.
+  virtual absl::StatusOr<dra::GpuDevices> DraDevices(
+      const Gpu& gpu, const dra::DeviceNaming& naming) const;
 
   // Filter, then Commit of the allocation it found.
   absl::StatusOr<PodAllocation> Allocate(const PodRequest& request,

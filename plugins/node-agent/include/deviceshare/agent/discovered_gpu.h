@@ -50,8 +50,13 @@ struct MigInstanceInfo {
 struct DiscoveredGpu {
   std::string uuid;
   int32_t index = 0;
-  std::string model;           // NVML name, e.g. "NVIDIA H100 80GB HBM3"
-  std::string pci_bus_id;      // "00000000:3B:00.0"; "" when unknown
+  std::string model;       // NVML name, e.g. "NVIDIA H100 80GB HBM3"
+  std::string pci_bus_id;  // "00000000:3B:00.0"; "" when unknown
+  // The PCIe root complex above the GPU, as Kubernetes' standard DRA
+  // attribute resource.kubernetes.io/pcieRoot writes it ("pci0000:00");
+  // "" when unknown.
+  std::string pcie_root;
+  std::string driver_version;  // NVML's, e.g. "550.54.15"; "" when unknown
   uint32_t pci_device_id = 0;  // 16-bit device id, e.g. 0x2330
   int64_t memory_mib = 0;      // total, as NVML reports it
   int32_t cc_major = 0;        // compute capability; 0 = unknown
