@@ -3,18 +3,28 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
-#include <exception>
+#include <algorithm>
 #include <fstream>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "testing/fake_api_responses.h"
 
 namespace deviceshare::testing {
 namespace {
 
+using fake_api::ConflictMessage;
+using fake_api::Guarded;
+using fake_api::HttpCodeOf;
+using fake_api::MetadataOf;
+using fake_api::SendJson;
+using fake_api::SendStatus;
+using fake_api::StringAt;
 using nlohmann::json;
 
 // Most writes are short; a watch that shows nothing new for this long is
@@ -22,81 +32,51 @@ using nlohmann::json;
 constexpr absl::Duration kWatchPoll = absl::Milliseconds(250);
 constexpr int kDefaultWatchSeconds = 1800;
 
-const char* ReasonFor(int code) {
-  switch (code) {
-    case 400:
-      return "BadRequest";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "NotFound";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Expired";
-    case 415:
-      return "UnsupportedMediaType";
-    case 422:
-      return "Invalid";
-    case 429:
-      return "TooManyRequests";
-    case 503:
-      return "ServiceUnavailable";
+// The counter of a request on `resource`: `core` for pods and nodes.
+int RequestCounts::*CounterOf(ApiResource resource, int RequestCounts::*core,
+                              int RequestCounts::*slices,
+                              int RequestCounts::*claims) {
+  switch (resource) {
+    case ApiResource::kResourceSlices:
+      return slices;
+    case ApiResource::kResourceClaims:
+      return claims;
     default:
-      return code >= 500 ? "InternalError" : "";
+      return core;
   }
 }
 
-void SendStatus(httplib::Response& res, int code, const std::string& message) {
-  res.status = code;
-  json status = {{"kind", "Status"},
-                 {"apiVersion", "v1"},
-                 {"metadata", json::object()},
-                 {"status", code < 300 ? "Success" : "Failure"},
-                 {"code", code}};
-  if (!message.empty()) status["message"] = message;
-  if (code >= 300) status["reason"] = ReasonFor(code);
-  res.set_content(status.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
-}
-
-void SendJson(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
-}
-
-int HttpCodeOf(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kAborted:
-      return 409;
-    case absl::StatusCode::kInvalidArgument:
-      return 400;
+// The fields a real server lets a list or watch of `resource` select on;
+// null: any (the fake's pods and nodes have always allowed any).
+const std::vector<std::string>* SelectableFields(ApiResource resource) {
+  static const auto* const kSlices = new std::vector<std::string>{
+      "metadata.name", "spec.driver", "spec.nodeName"};
+  static const auto* const kClaims =
+      new std::vector<std::string>{"metadata.name", "metadata.namespace"};
+  switch (resource) {
+    case ApiResource::kResourceSlices:
+      return kSlices;
+    case ApiResource::kResourceClaims:
+      return kClaims;
     default:
-      return 500;
+      return nullptr;
   }
 }
 
-const char* Plural(ApiResource resource) {
-  return resource == ApiResource::kPods ? "pods" : "nodes";
-}
-
-std::string StringAt(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const json& MetadataOf(const json& object) {
-  static const json kEmpty = json::object();
-  if (!object.is_object()) return kEmpty;
-  auto it = object.find("metadata");
-  return it != object.end() && it->is_object() ? *it : kEmpty;
+// The first field of `selector` that `resource` cannot select on; "" if
+// none.
+std::string UnsupportedField(ApiResource resource, absl::string_view selector) {
+  const std::vector<std::string>* allowed = SelectableFields(resource);
+  if (allowed == nullptr) return "";
+  for (absl::string_view term :
+       absl::StrSplit(selector, ',', absl::SkipWhitespace())) {
+    const std::string key(
+        absl::StripAsciiWhitespace(term.substr(0, term.find_first_of("!="))));
+    if (std::find(allowed->begin(), allowed->end(), key) == allowed->end()) {
+      return key;
+    }
+  }
+  return "";
 }
 
 // httplib listens with a backlog of 5: a burst of clients connecting at once
@@ -106,26 +86,13 @@ class WideBacklogServer : public httplib::Server {
   void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
 };
 
-// Runs `handler`, turning an escaped exception (a malformed body read with
-// a throwing accessor) into a 500 rather than a dropped connection.
-httplib::Server::Handler Guarded(
-    std::function<void(const httplib::Request&, httplib::Response&)> handler) {
-  return [handler = std::move(handler)](const httplib::Request& req,
-                                        httplib::Response& res) {
-    try {
-      handler(req, res);
-    } catch (const std::exception& e) {
-      SendStatus(res, 500, absl::StrCat("fake API server: ", e.what()));
-    }
-  };
-}
-
 }  // namespace
 
 FakeApiServer::FakeApiServer(FakeApiServerOptions options)
     : options_(std::move(options)),
       store_(options_.watch, options_.max_history),
-      server_(std::make_unique<WideBacklogServer>()) {
+      server_(std::make_unique<WideBacklogServer>()),
+      random_(std::random_device()()) {
   const int threads = std::max(options_.threads, 4);
   server_->new_task_queue = [threads] {
     return new httplib::ThreadPool(threads);
@@ -241,12 +208,13 @@ void FakeApiServer::Route() {
         }));
   s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)(/status)?)",
           Guarded([this](const auto& req, auto& res) {
-            HandlePatch(ApiResource::kPods, req.matches[1], req.matches[2], req,
-                        res);
+            HandlePatch(ApiResource::kPods, req.matches[1], req.matches[2],
+                        req.matches[3].matched, req, res);
           }));
   s.Patch(R"(/api/v1/nodes/([^/]+)(/status)?)",
           Guarded([this](const auto& req, auto& res) {
-            HandlePatch(ApiResource::kNodes, "", req.matches[1], req, res);
+            HandlePatch(ApiResource::kNodes, "", req.matches[1],
+                        req.matches[2].matched, req, res);
           }));
   s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
          Guarded([this](const auto& req, auto& res) {
@@ -256,30 +224,37 @@ void FakeApiServer::Route() {
          Guarded([this](const auto& req, auto& res) {
            HandleEvent(req.matches[1], req, res);
          }));
+  RouteDra();
+}
+
+void FakeApiServer::Count(int RequestCounts::*counter) {
+  absl::MutexLock lock(&mu_);
+  ++(counts_.*counter);
 }
 
 void FakeApiServer::HandleCollection(ApiResource resource,
                                      const std::string& ns,
                                      const httplib::Request& req,
                                      httplib::Response& res) {
-  absl::StatusOr<ObjectFilter> filter =
-      ObjectFilter::Parse(ns, req.get_param_value("fieldSelector"),
-                          req.get_param_value("labelSelector"));
+  absl::StatusOr<ObjectFilter> filter = FilterOf(resource, ns, req);
   if (!filter.ok()) {
     SendStatus(res, 400, std::string(filter.status().message()));
     return;
   }
   const std::string watch = req.get_param_value("watch");
-  if (watch != "true" && watch != "1") {
-    {
-      absl::MutexLock lock(&mu_);
-      ++counts_.lists;
-    }
+  const bool watching = watch == "true" || watch == "1";
+  Count(watching ? CounterOf(resource, &RequestCounts::watches,
+                             &RequestCounts::slice_watches,
+                             &RequestCounts::claim_watches)
+                 : CounterOf(resource, &RequestCounts::lists,
+                             &RequestCounts::slice_lists,
+                             &RequestCounts::claim_lists));
+  if (!watching) {
+    const ApiResourceInfo& info = InfoOf(resource);
     auto [rv, items] = store_.List(resource, *filter);
     std::string body = absl::StrCat(
-        "{\"kind\":\"", resource == ApiResource::kPods ? "PodList" : "NodeList",
-        "\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"", rv,
-        "\"},\"items\":[");
+        "{\"kind\":\"", info.kind, "List\",\"apiVersion\":\"", info.api_version,
+        "\",\"metadata\":{\"resourceVersion\":\"", rv, "\"},\"items\":[");
     for (size_t i = 0; i < items.size(); ++i) {
       if (i > 0) body += ",";
       body += items[i]->dump(-1, ' ', false, json::error_handler_t::replace);
@@ -289,10 +264,6 @@ void FakeApiServer::HandleCollection(ApiResource resource,
     return;
   }
 
-  {
-    absl::MutexLock lock(&mu_);
-    ++counts_.watches;
-  }
   int timeout_seconds = 0;
   if (!absl::SimpleAtoi(req.get_param_value("timeoutSeconds"),
                         &timeout_seconds) ||
@@ -333,16 +304,35 @@ void FakeApiServer::HandleCollection(ApiResource resource,
       [this](bool /*success*/) { store_.EndWatch(); });
 }
 
+absl::StatusOr<ObjectFilter> FakeApiServer::FilterOf(
+    ApiResource resource, const std::string& ns, const httplib::Request& req) {
+  const std::string field_selector = req.get_param_value("fieldSelector");
+  if (const std::string field = UnsupportedField(resource, field_selector);
+      !field.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field label not supported: ", field));
+  }
+  return ObjectFilter::Parse(ns, field_selector,
+                             req.get_param_value("labelSelector"));
+}
+
 void FakeApiServer::HandleGet(ApiResource resource, const std::string& ns,
                               const std::string& name, httplib::Response& res) {
-  {
-    absl::MutexLock lock(&mu_);
-    ++counts_.gets;
+  Count(CounterOf(resource, &RequestCounts::gets, &RequestCounts::slice_gets,
+                  &RequestCounts::claim_gets));
+  if (resource == ApiResource::kResourceClaims) {
+    absl::Duration delay;
+    {
+      absl::MutexLock lock(&mu_);
+      delay = claim_get_delay_;
+    }
+    if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
   }
   std::optional<json> object = store_.Get(resource, ns, name);
   if (!object.has_value()) {
-    SendStatus(res, 404,
-               absl::StrCat(Plural(resource), " \"", name, "\" not found"));
+    SendStatus(
+        res, 404,
+        absl::StrCat(QualifiedResource(resource), " \"", name, "\" not found"));
     return;
   }
   SendJson(res, 200, *object);
@@ -355,13 +345,17 @@ int FakeApiServer::TakeFault(int& remaining, int http_status) {
 }
 
 void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
-                                const std::string& name,
+                                const std::string& name, bool status,
                                 const httplib::Request& req,
                                 httplib::Response& res) {
   int fault = 0;
-  {
+  if (resource == ApiResource::kResourceSlices) {
+    fault = StartSliceWrite(&RequestCounts::slice_patches);
+  } else {
     absl::MutexLock lock(&mu_);
-    ++counts_.patches;
+    ++(counts_.*CounterOf(resource, &RequestCounts::patches,
+                          &RequestCounts::slice_patches,
+                          &RequestCounts::claim_patches));
     if (resource == ApiResource::kPods) {
       fault = TakeFault(failing_patches_, patch_failure_status_);
     }
@@ -384,19 +378,23 @@ void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
   }
   const std::string precondition =
       StringAt(MetadataOf(patch), "resourceVersion");
+  std::vector<FieldError> errors;
   absl::StatusOr<json> patched =
       store_.Update(resource, ns, name, [&](json& object) -> absl::Status {
         if (!precondition.empty() &&
             StringAt(MetadataOf(object), "resourceVersion") != precondition) {
-          return absl::AbortedError(absl::StrCat(
-              "Operation cannot be fulfilled on ", Plural(resource), " \"",
-              name,
-              "\": the object has been modified; please apply your changes "
-              "to the latest version and try again"));
+          return absl::AbortedError(
+              ConflictMessage(QualifiedResource(resource), name));
         }
+        if (resource == ApiResource::kPods || resource == ApiResource::kNodes) {
+          object.merge_patch(patch);
+          return absl::OkStatus();
+        }
+        const json previous = object;
         object.merge_patch(patch);
-        return absl::OkStatus();
+        return FinishWrite(resource, status, previous, object, &errors);
       });
+  if (RejectInvalidSlice(name, errors, res)) return;
   if (!patched.ok()) {
     SendStatus(res, HttpCodeOf(patched.status()),
                std::string(patched.status().message()));
@@ -569,6 +567,11 @@ std::vector<RecordedPatch> FakeApiServer::Patches() const {
   return patches_;
 }
 
+std::vector<std::string> FakeApiServer::RejectedSliceWrites() const {
+  absl::MutexLock lock(&mu_);
+  return rejected_slice_writes_;
+}
+
 RequestCounts FakeApiServer::request_counts() const {
   absl::MutexLock lock(&mu_);
   return counts_;
@@ -586,9 +589,20 @@ void FakeApiServer::FailNextPodPatches(int count, int http_status) {
   patch_failure_status_ = http_status;
 }
 
+void FakeApiServer::FailNextResourceSliceWrites(int count, int http_status) {
+  absl::MutexLock lock(&mu_);
+  failing_slice_writes_ = count;
+  slice_write_failure_status_ = http_status;
+}
+
 void FakeApiServer::SetBindingDelay(absl::Duration delay) {
   absl::MutexLock lock(&mu_);
   binding_delay_ = delay;
+}
+
+void FakeApiServer::SetResourceClaimGetDelay(absl::Duration delay) {
+  absl::MutexLock lock(&mu_);
+  claim_get_delay_ = delay;
 }
 
 void FakeApiServer::AnswerExpiredWatchesWithHttp410(bool on) {

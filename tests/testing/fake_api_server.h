@@ -18,6 +18,28 @@
 //         it; 201 with a Status
 //   POST  /api/v1/namespaces/{ns}/events: recorded, 201
 //
+// and of resource.k8s.io/v1 (Dynamic Resource Allocation, Kubernetes 1.34),
+// under /apis/resource.k8s.io/v1:
+//
+//   resourceslices (cluster-scoped)
+//     GET    list and watch as above; fieldSelector only on metadata.name,
+//            spec.nodeName and spec.driver (400 for others)
+//     POST   create: 409 when the name exists; metadata.generateName gives
+//            a name with a random 5-character suffix
+//     DELETE the collection, with the list's selectors
+//     GET | PUT | PATCH | DELETE resourceslices/{name}: PUT replaces the
+//            object (404 when absent, 409 when its metadata.resourceVersion
+//            is set and stale); PATCH is a merge patch as above; DELETE
+//            answers the deleted object (404 when absent)
+//     Creates and updates are validated (testing/resource_slice_rules.h);
+//     a broken rule is HTTP 422 with the API server's Invalid Status.
+//   resourceclaims (namespaced)
+//     GET    resourceclaims, namespaces/{ns}/resourceclaims: list, watch
+//     GET    namespaces/{ns}/resourceclaims/{name}
+//     PATCH  the same, and its /status (merge patches); PUT its /status.
+//            As on a real server, a write of the object keeps the stored
+//            status and a write of /status changes only the status.
+//
 // Errors are Status objects with the API server's wording. A watch from a
 // resourceVersion older than the history (CompactHistory) gets an ERROR
 // event with code 410, or HTTP 410 after AnswerExpiredWatchesWithHttp410.
@@ -36,6 +58,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +69,7 @@
 #include "deviceshare/kube/kube_config.h"
 #include "nlohmann/json.hpp"
 #include "testing/fake_api_store.h"
+#include "testing/field_errors.h"
 
 namespace httplib {
 class Server;
@@ -71,7 +95,10 @@ struct RecordedPatch {
   nlohmann::json patch;
 };
 
-// Requests served, by kind.
+// Requests served, by kind. lists, watches, gets and patches count pods and
+// nodes; the DRA resources have their own counters. Lists and watches with
+// a selector answered 400 are not counted; writes are, failed and rejected
+// ones included.
 struct RequestCounts {
   int lists = 0;
   int watches = 0;
@@ -80,6 +107,21 @@ struct RequestCounts {
   int bindings = 0;  // every binding POST, failed ones included
   int events = 0;
   int unauthorized = 0;
+
+  int slice_lists = 0;
+  int slice_watches = 0;
+  int slice_gets = 0;
+  int slice_creates = 0;  // POST
+  int slice_updates = 0;  // PUT
+  int slice_patches = 0;
+  int slice_deletes = 0;  // of one slice or of the collection
+  int slice_invalid = 0;  // writes answered 422
+
+  int claim_lists = 0;
+  int claim_watches = 0;
+  int claim_gets = 0;
+  int claim_patches = 0;         // of the object and of /status
+  int claim_status_updates = 0;  // PUT /status
 };
 
 class FakeApiServer {
@@ -114,16 +156,36 @@ class FakeApiServer {
                    const std::string& phase);
   int64_t resource_version() const;
 
+  // DRA objects. Writes made here are not validated, so a test can plant
+  // any slice; writes through the API are.
+  nlohmann::json UpsertResourceSlice(nlohmann::json slice);
+  bool DeleteResourceSlice(const std::string& name);
+  std::optional<nlohmann::json> GetResourceSlice(const std::string& name) const;
+  // Every slice as stored, by name.
+  std::vector<nlohmann::json> ResourceSlices() const;
+  nlohmann::json UpsertResourceClaim(nlohmann::json claim);
+  bool DeleteResourceClaim(const std::string& ns, const std::string& name);
+  std::optional<nlohmann::json> GetResourceClaim(const std::string& ns,
+                                                 const std::string& name) const;
+
   // What clients did, in arrival order.
   std::vector<nlohmann::json> Bindings() const;  // successful ones
   std::vector<nlohmann::json> Events() const;
   std::vector<RecordedPatch> Patches() const;  // successful ones
+  // The messages of the 422 answers to slice writes, in order.
+  std::vector<std::string> RejectedSliceWrites() const;
   RequestCounts request_counts() const;
 
   // Faults.
   void FailNextBindings(int count, int http_status);
   void FailNextPodPatches(int count, int http_status);
+  // The next `count` slice writes (POST, PUT, PATCH, DELETE) answer
+  // `http_status` with a Status and change nothing.
+  void FailNextResourceSliceWrites(int count, int http_status);
   void SetBindingDelay(absl::Duration delay);
+  // Every GET of one ResourceClaim waits this long before it is answered
+  // (a slow API server; a window to kill a DRA driver mid-prepare).
+  void SetResourceClaimGetDelay(absl::Duration delay);
   // Forgets the history: a watch from any older resourceVersion gets 410.
   void CompactHistory() { store_.CompactHistory(); }
   // Ends every open watch stream now (cleanly, as a server timeout does).
@@ -139,15 +201,48 @@ class FakeApiServer {
   void Route();
   void HandleCollection(ApiResource resource, const std::string& ns,
                         const httplib::Request& req, httplib::Response& res);
+  // The selectors of a list, watch or collection delete; InvalidArgument
+  // for a selector the fake (or the real server) does not support.
+  absl::StatusOr<ObjectFilter> FilterOf(ApiResource resource,
+                                        const std::string& ns,
+                                        const httplib::Request& req);
   void HandleGet(ApiResource resource, const std::string& ns,
                  const std::string& name, httplib::Response& res);
+  // `status`: the request was for the /status subresource.
   void HandlePatch(ApiResource resource, const std::string& ns,
-                   const std::string& name, const httplib::Request& req,
-                   httplib::Response& res);
+                   const std::string& name, bool status,
+                   const httplib::Request& req, httplib::Response& res);
   void HandleBinding(const std::string& ns, const std::string& name,
                      const httplib::Request& req, httplib::Response& res);
   void HandleEvent(const std::string& ns, const httplib::Request& req,
                    httplib::Response& res);
+
+  // resource.k8s.io (fake_api_server_dra.cc).
+  void RouteDra();
+  void HandleSliceCreate(const httplib::Request& req, httplib::Response& res);
+  void HandleSlicePut(const std::string& name, const httplib::Request& req,
+                      httplib::Response& res);
+  void HandleSliceDelete(const std::string& name, httplib::Response& res);
+  void HandleSliceDeleteCollection(const httplib::Request& req,
+                                   httplib::Response& res);
+  void HandleClaimStatusPut(const std::string& ns, const std::string& name,
+                            const httplib::Request& req,
+                            httplib::Response& res);
+  // The injected failure for a slice write, counted under `counter`; 0
+  // when none.
+  int StartSliceWrite(int RequestCounts::*counter);
+  // Answers 422 for `errors` about slice `name`; false when there are none.
+  bool RejectInvalidSlice(const std::string& name,
+                          const std::vector<FieldError>& errors,
+                          httplib::Response& res);
+  // The writes the store's mutate callbacks cannot express themselves.
+  // For a slice: `errors` of the updated object. For a claim: the status
+  // rule of a real server. `previous` is the stored object.
+  absl::Status FinishWrite(ApiResource resource, bool status,
+                           const nlohmann::json& previous,
+                           nlohmann::json& object,
+                           std::vector<FieldError>* errors);
+  void Count(int RequestCounts::*counter);
   // Takes one injected failure from `remaining`; 0 when there is none.
   int TakeFault(int& remaining, int http_status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -167,7 +262,12 @@ class FakeApiServer {
   int binding_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
   int failing_patches_ ABSL_GUARDED_BY(mu_) = 0;
   int patch_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
+  int failing_slice_writes_ ABSL_GUARDED_BY(mu_) = 0;
+  int slice_write_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> rejected_slice_writes_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);
   absl::Duration binding_delay_ ABSL_GUARDED_BY(mu_);
+  absl::Duration claim_get_delay_ ABSL_GUARDED_BY(mu_);
   bool expired_as_http_410_ ABSL_GUARDED_BY(mu_) = false;
   int64_t next_event_ ABSL_GUARDED_BY(mu_) = 1;
 };

@@ -17,10 +17,6 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-const char* KindOf(ApiResource resource) {
-  return resource == ApiResource::kPods ? "Pod" : "Node";
-}
-
 std::string EventLine(absl::string_view type, const json& object) {
   return absl::StrCat(
       "{\"type\":\"", type, "\",\"object\":",
@@ -29,16 +25,54 @@ std::string EventLine(absl::string_view type, const json& object) {
 
 }  // namespace
 
+const ApiResourceInfo& InfoOf(ApiResource resource) {
+  static constexpr ApiResourceInfo kPods = {"Pod", "pods", "", "v1", true};
+  static constexpr ApiResourceInfo kNodes = {"Node", "nodes", "", "v1", false};
+  static constexpr ApiResourceInfo kSlices = {"ResourceSlice", "resourceslices",
+                                              "resource.k8s.io",
+                                              "resource.k8s.io/v1", false};
+  static constexpr ApiResourceInfo kClaims = {"ResourceClaim", "resourceclaims",
+                                              "resource.k8s.io",
+                                              "resource.k8s.io/v1", true};
+  switch (resource) {
+    case ApiResource::kPods:
+      return kPods;
+    case ApiResource::kNodes:
+      return kNodes;
+    case ApiResource::kResourceSlices:
+      return kSlices;
+    case ApiResource::kResourceClaims:
+      return kClaims;
+  }
+  return kPods;
+}
+
+std::string QualifiedResource(ApiResource resource) {
+  const ApiResourceInfo& info = InfoOf(resource);
+  return *info.group == '\0' ? info.plural
+                             : absl::StrCat(info.plural, ".", info.group);
+}
+
 FakeApiStore::FakeApiStore(WatchSettings settings, size_t max_history)
     : settings_(settings), max_history_(std::max<size_t>(max_history, 2)) {}
 
 FakeApiStore::Objects& FakeApiStore::ObjectsOf(ApiResource resource) {
-  return resource == ApiResource::kPods ? pods_ : nodes_;
+  return const_cast<Objects&>(std::as_const(*this).ObjectsOf(resource));
 }
 
 const FakeApiStore::Objects& FakeApiStore::ObjectsOf(
     ApiResource resource) const {
-  return resource == ApiResource::kPods ? pods_ : nodes_;
+  switch (resource) {
+    case ApiResource::kPods:
+      return pods_;
+    case ApiResource::kNodes:
+      return nodes_;
+    case ApiResource::kResourceSlices:
+      return slices_;
+    case ApiResource::kResourceClaims:
+      return claims_;
+  }
+  return pods_;
 }
 
 FakeApiStore::ObjectPtr FakeApiStore::CommitLocked(ApiResource resource,
@@ -65,26 +99,40 @@ FakeApiStore::ObjectPtr FakeApiStore::CommitLocked(ApiResource resource,
 }
 
 absl::StatusOr<json> FakeApiStore::Upsert(ApiResource resource, json object) {
+  return StoreObject(resource, std::move(object), /*create=*/false);
+}
+
+absl::StatusOr<json> FakeApiStore::Create(ApiResource resource, json object) {
+  return StoreObject(resource, std::move(object), /*create=*/true);
+}
+
+absl::StatusOr<json> FakeApiStore::StoreObject(ApiResource resource,
+                                               json object, bool create) {
+  const ApiResourceInfo& info = InfoOf(resource);
   if (!object.is_object() || !object["metadata"].is_object() ||
       StringAt(object["metadata"], "name").empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(KindOf(resource), " without metadata.name"));
+        absl::StrCat(info.kind, " without metadata.name"));
   }
   json& metadata = object["metadata"];
-  if (resource == ApiResource::kPods) {
+  if (info.namespaced) {
     if (StringAt(metadata, "namespace").empty()) {
       metadata["namespace"] = "default";
     }
   } else {
     metadata.erase("namespace");
   }
-  if (!object.contains("kind")) object["kind"] = KindOf(resource);
-  if (!object.contains("apiVersion")) object["apiVersion"] = "v1";
+  if (!object.contains("kind")) object["kind"] = info.kind;
+  if (!object.contains("apiVersion")) object["apiVersion"] = info.api_version;
   const Key key{StringAt(metadata, "namespace"), StringAt(metadata, "name")};
   absl::MutexLock lock(&mu_);
   Objects& objects = ObjectsOf(resource);
   auto existing = objects.find(key);
   ObjectPtr previous = existing == objects.end() ? nullptr : existing->second;
+  if (create && previous != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        QualifiedResource(resource), " \"", key.second, "\" already exists"));
+  }
   if (StringAt(metadata, "uid").empty()) {
     metadata["uid"] = previous != nullptr
                           ? StringAt((*previous)["metadata"], "uid")
@@ -123,8 +171,7 @@ absl::StatusOr<json> FakeApiStore::Update(
   auto it = objects.find({ns, name});
   if (it == objects.end()) {
     return absl::NotFoundError(
-        absl::StrCat(resource == ApiResource::kPods ? "pods" : "nodes", " \"",
-                     name, "\" not found"));
+        absl::StrCat(QualifiedResource(resource), " \"", name, "\" not found"));
   }
   ObjectPtr previous = it->second;
   json object = *previous;
@@ -305,9 +352,10 @@ FakeApiStore::Batch FakeApiStore::NextBatch(WatchCursor& cursor,
   }
   for (const Pending& p : pending) batch.data += EventLine(p.type, *p.object);
   if (!bookmark_rv.empty()) {
+    const ApiResourceInfo& info = InfoOf(cursor.resource);
     batch.data += EventLine("BOOKMARK",
-                            {{"kind", KindOf(cursor.resource)},
-                             {"apiVersion", "v1"},
+                            {{"kind", info.kind},
+                             {"apiVersion", info.api_version},
                              {"metadata", {{"resourceVersion", bookmark_rv}}}});
   }
   const absl::Time now = absl::Now();

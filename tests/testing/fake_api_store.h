@@ -1,12 +1,13 @@
 // File: testing/fake_api_store.h
 //
-// The state behind FakeApiServer: nodes and pods as JSON, one global
-// resourceVersion (RV) counter, and the history of changes that watches
-// replay. Like etcd behind the API server, every write bumps the RV and
-// stamps it into the object's metadata.resourceVersion; the history keeps
-// every change after `compacted_rv` (CompactHistory moves it to now, and
-// the history is trimmed by half when it grows past `max_history`), and a
-// watch from an RV below it is told "410 Gone".
+// The state behind FakeApiServer: nodes, pods, ResourceSlices and
+// ResourceClaims as JSON, one global resourceVersion (RV) counter, and the
+// history of changes that watches replay. Like etcd behind the API server,
+// every write bumps the RV and stamps it into the object's
+// metadata.resourceVersion; the history keeps every change after `compacted_rv`
+// (CompactHistory moves it to now, and the history is trimmed by half when it
+// grows past `max_history`), and a watch from an RV below it is told "410
+// Gone".
 //
 // Watch streams pull from the store with NextBatch, which blocks until
 // there is something to send: events after the stream's RV (filtered, with
@@ -37,7 +38,20 @@
 
 namespace deviceshare::testing {
 
-enum class ApiResource { kPods, kNodes };
+enum class ApiResource { kPods, kNodes, kResourceSlices, kResourceClaims };
+
+// How the API names a resource, for kinds, lists and messages.
+struct ApiResourceInfo {
+  const char* kind;         // "ResourceSlice"
+  const char* plural;       // "resourceslices"
+  const char* group;        // "" (core) or "resource.k8s.io"
+  const char* api_version;  // "v1" or "resource.k8s.io/v1"
+  bool namespaced;
+};
+const ApiResourceInfo& InfoOf(ApiResource resource);
+// "pods", "resourceslices.resource.k8s.io": the resource in NotFound and
+// Conflict messages.
+std::string QualifiedResource(ApiResource resource);
 
 struct WatchSettings {
   absl::Duration bookmark_interval = absl::Seconds(1);
@@ -68,10 +82,15 @@ class FakeApiStore {
 
   FakeApiStore(WatchSettings settings, size_t max_history);
 
-  // Adds or replaces an object (pods: namespace defaults to "default"); a
-  // missing metadata.uid is assigned, and kept across replacements. Returns
-  // the stored object. InvalidArgument without metadata.name.
+  // Adds or replaces an object (namespaced ones: namespace defaults to
+  // "default"); a missing metadata.uid is assigned, and kept across
+  // replacements. Returns the stored object. InvalidArgument without
+  // metadata.name.
   absl::StatusOr<nlohmann::json> Upsert(ApiResource resource,
+                                        nlohmann::json object);
+  // Upsert for a new object only: AlreadyExists (with the API's message)
+  // when one of that name exists.
+  absl::StatusOr<nlohmann::json> Create(ApiResource resource,
                                         nlohmann::json object);
   // The removed object (with the RV of its deletion); nullopt if absent.
   std::optional<nlohmann::json> Delete(ApiResource resource,
@@ -130,6 +149,11 @@ class FakeApiStore {
   using Key = std::pair<std::string, std::string>;  // namespace, name
   using Objects = std::map<Key, ObjectPtr>;
 
+  // Upsert, or Create when `create`.
+  absl::StatusOr<nlohmann::json> StoreObject(ApiResource resource,
+                                             nlohmann::json object,
+                                             bool create);
+
   Objects& ObjectsOf(ApiResource resource) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const Objects& ObjectsOf(ApiResource resource) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -148,6 +172,8 @@ class FakeApiStore {
   int64_t next_uid_ ABSL_GUARDED_BY(mu_) = 1;
   Objects pods_ ABSL_GUARDED_BY(mu_);
   Objects nodes_ ABSL_GUARDED_BY(mu_);
+  Objects slices_ ABSL_GUARDED_BY(mu_);
+  Objects claims_ ABSL_GUARDED_BY(mu_);
   std::deque<Change> history_ ABSL_GUARDED_BY(mu_);
   int64_t compacted_rv_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t close_generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "deviceshare/kube/api_status.h"
 #include "deviceshare/status_macros.h"
@@ -92,10 +93,15 @@ absl::StatusOr<json> HttpApiClient::Send(const char* method,
   }
   const std::string target = factory_->url().base_path + path;
   const httplib::Headers headers = RequestHeaders();
+  const absl::string_view verb = method;
   httplib::Result result = [&] {
+    if (verb == "DELETE") return client->Delete(target, headers);
     if (body == nullptr) return client->Get(target, headers);
-    if (std::string(method) == "POST") {
+    if (verb == "POST") {
       return client->Post(target, headers, Dump(*body), content_type);
+    }
+    if (verb == "PUT") {
+      return client->Put(target, headers, Dump(*body), content_type);
     }
     return client->Patch(target, headers, Dump(*body), content_type);
   }();
@@ -118,6 +124,15 @@ absl::StatusOr<json> HttpApiClient::Post(const std::string& path,
 absl::StatusOr<json> HttpApiClient::MergePatch(const std::string& path,
                                                const json& patch) {
   return Send("PATCH", path, &patch, "application/merge-patch+json");
+}
+
+absl::StatusOr<json> HttpApiClient::Put(const std::string& path,
+                                        const json& body) {
+  return Send("PUT", path, &body, "application/json");
+}
+
+absl::Status HttpApiClient::Delete(const std::string& path) {
+  return Send("DELETE", path, nullptr, nullptr).status();
 }
 
 absl::Status HttpApiClient::Watch(const std::string& path,

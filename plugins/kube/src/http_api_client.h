@@ -27,12 +27,15 @@ class HttpApiClient final : public ApiClient {
                                       const nlohmann::json& body) override;
   absl::StatusOr<nlohmann::json> MergePatch(
       const std::string& path, const nlohmann::json& patch) override;
+  absl::StatusOr<nlohmann::json> Put(const std::string& path,
+                                     const nlohmann::json& body) override;
+  absl::Status Delete(const std::string& path) override;
   absl::Status Watch(const std::string& path, const WatchEventHandler& on_event,
                      const std::atomic<bool>* stop) override;
 
  private:
   // One request/response exchange on a pooled connection. `body` is null
-  // for a GET.
+  // for a GET and a DELETE.
   absl::StatusOr<nlohmann::json> Send(const char* method,
                                       const std::string& path,
                                       const nlohmann::json* body,

@@ -5,6 +5,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace deviceshare::kube {
+namespace {
+
+constexpr char kResourceApi[] = "/apis/resource.k8s.io/v1";
+
+}  // namespace
 
 std::string EscapeUrlComponent(absl::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -52,6 +57,37 @@ std::string NodeStatusPath(absl::string_view name) {
 
 std::string EventsPath(absl::string_view ns) {
   return absl::StrCat("/api/v1/namespaces/", EscapeUrlComponent(ns), "/events");
+}
+
+std::string ResourceSlicesPath() {
+  return absl::StrCat(kResourceApi, "/resourceslices");
+}
+
+std::string ResourceSlicePath(absl::string_view name) {
+  return absl::StrCat(ResourceSlicesPath(), "/", EscapeUrlComponent(name));
+}
+
+std::string ResourceClaimsPath(absl::string_view ns) {
+  if (ns.empty()) return absl::StrCat(kResourceApi, "/resourceclaims");
+  return absl::StrCat(kResourceApi, "/namespaces/", EscapeUrlComponent(ns),
+                      "/resourceclaims");
+}
+
+std::string ResourceClaimPath(absl::string_view ns, absl::string_view name) {
+  return absl::StrCat(ResourceClaimsPath(ns), "/", EscapeUrlComponent(name));
+}
+
+std::string ResourceClaimStatusPath(absl::string_view ns,
+                                    absl::string_view name) {
+  return absl::StrCat(ResourceClaimPath(ns, name), "/status");
+}
+
+std::string DeviceClassesPath() {
+  return absl::StrCat(kResourceApi, "/deviceclasses");
+}
+
+std::string DeviceClassPath(absl::string_view name) {
+  return absl::StrCat(DeviceClassesPath(), "/", EscapeUrlComponent(name));
 }
 
 std::string WithQuery(

@@ -80,6 +80,18 @@ class ApiClient {
   virtual absl::StatusOr<nlohmann::json> MergePatch(
       const std::string& path, const nlohmann::json& patch) = 0;
 
+  // PUT of `body`: a full update that replaces the object (or a
+  // subresource such as /status). With metadata.resourceVersion set, the
+  // server answers 409 when the object changed since; without it the write
+  // is unconditional.
+  virtual absl::StatusOr<nlohmann::json> Put(const std::string& path,
+                                             const nlohmann::json& body) = 0;
+
+  // DELETE of the object at `path`. The response body (the deleted object
+  // or a Status) is dropped. A missing object is NotFound with HTTP status
+  // 404 (HttpStatusOf): whether that counts as done is the caller's call.
+  virtual absl::Status Delete(const std::string& path) = 0;
+
   // A streaming GET: `path` should ask for a watch (`watch=true`). The
   // server sends one JSON object per line; `on_event` gets each as it
   // completes. Returns OK when the server ends the stream, when `on_event`

@@ -6,6 +6,7 @@
 //
 //   PodPath("ns", "p")          /api/v1/namespaces/ns/pods/p
 //   PodBindingPath("ns", "p")   /api/v1/namespaces/ns/pods/p/binding
+//   ResourceSlicePath("s")      /apis/resource.k8s.io/v1/resourceslices/s
 //   WithQuery(PodsPath(), {{"fieldSelector", "spec.nodeName=n1"}})
 //                               /api/v1/pods?fieldSelector=spec.nodeName%3Dn1
 //
@@ -37,6 +38,19 @@ std::string NodePath(absl::string_view name);
 std::string NodeStatusPath(absl::string_view name);
 
 std::string EventsPath(absl::string_view ns);
+
+// Dynamic Resource Allocation objects, group resource.k8s.io, version v1
+// (Kubernetes 1.34). ResourceSlices and DeviceClasses are cluster-scoped;
+// ResourceClaims are namespaced.
+std::string ResourceSlicesPath();
+std::string ResourceSlicePath(absl::string_view name);
+// Claims of namespace `ns`, or of every namespace when `ns` is empty.
+std::string ResourceClaimsPath(absl::string_view ns = "");
+std::string ResourceClaimPath(absl::string_view ns, absl::string_view name);
+std::string ResourceClaimStatusPath(absl::string_view ns,
+                                    absl::string_view name);
+std::string DeviceClassesPath();
+std::string DeviceClassPath(absl::string_view name);
 
 // `path` with the escaped `params` appended after '?' (or '&' when `path`
 // has a query already).
