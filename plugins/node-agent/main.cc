@@ -58,6 +58,15 @@ ABSL_FLAG(std::string, mps_control, "nvidia-cuda-mps-control",
 ABSL_FLAG(std::string, gpu_mode, "hami-core",
           "serve: hami-core | mps for GPUs not in MIG mode");
 ABSL_FLAG(std::string, cdi_kind, "", "serve: CDI kind, e.g. nvidia.com/gpu");
+ABSL_FLAG(bool, dra, false, "serve: run the DRA driver");
+ABSL_FLAG(bool, device_plugin, true,
+          "serve: run the device plugin (off with --dra unless given)");
+ABSL_FLAG(std::string, dra_plugin_dir, "/var/lib/kubelet/plugins",
+          "serve --dra: kubelet's plugin dir (<dir>/<driver>/dra.sock)");
+ABSL_FLAG(std::string, dra_registry_dir, "/var/lib/kubelet/plugins_registry",
+          "serve --dra: kubelet's plugin registration dir");
+ABSL_FLAG(std::string, cdi_dir, "/var/run/cdi",
+          "serve --dra: where claims' CDI specs are written");
 ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(5),
           "serve: GPU health poll");
 ABSL_FLAG(absl::Duration, register_interval, absl::Seconds(30),
@@ -85,7 +94,10 @@ constexpr FlagSpec kServeFlags[] = {
     {"mps_control", false},     {"gpu_mode", false},
     {"cdi_kind", false},        {"nvml_library", false},
     {"health_interval", false}, {"register_interval", false},
-    {"log_level", false},
+    {"log_level", false},       {"dra", true},
+    {"device_plugin", true},    {"dra_driver_name", false},
+    {"dra_plugin_dir", false},  {"dra_registry_dir", false},
+    {"cdi_dir", false},
 };
 
 constexpr char kHelp[] = R"help(Usage:
@@ -100,6 +112,8 @@ constexpr char kHelp[] = R"help(Usage:
           [--vgpu-library PATH] [--mps-root DIR] [--mps-control PATH] [--gpu-mode hami-core|mps]
           [--cdi-kind KIND] [--nvml-library PATH] [--health-interval 5s]
           [--register-interval 30s] [--log-level info]
+          [--dra [--device-plugin]] [--dra-driver-name gpu.deviceshare.io]
+          [--dra-plugin-dir DIR] [--dra-registry-dir DIR] [--cdi-dir DIR]
 
 discover prints the node's GPUs: from NVML (libnvidia-ml.so.1, loaded with
 dlopen; a machine without the driver gets a clear error) or from
@@ -137,6 +151,20 @@ serve runs the node agent (a DaemonSet; examples/deploy):
     without the flag the hook path is left as it is (e.g. HAMi-core's);
   - creates MIG instances at the placement the scheduler chose, and runs
     the MPS control daemon for --gpu-mode mps GPUs.
+  - with --dra, runs a DRA driver instead of the device plugin (beside
+    it with --dra --device-plugin): publishes the node's ResourceSlices
+    (resource.k8s.io/v1, pool = node name; see discover --output
+    resourceslices) and keeps them current as GPU health changes, serves
+    kubelet's DRA plugin API (v1 and v1beta1) on
+    <dra-plugin-dir>/<driver>/dra.sock, registered through
+    <dra-registry-dir>/<driver>-reg.sock, and prepares each claim from its
+    allocation: a CDI spec <cdi-dir>/<driver>-claim-<uid>.json with the
+    backend's limits per GPU (hami-core: CUDA_DEVICE_MEMORY_LIMIT_<i> and
+    CUDA_DEVICE_SM_LIMIT_<i> by GPU index, libvgpu.so, a per-claim cache),
+    journaled in <state-dir>/dra-claims/. MIG partitions are published but
+    prepared only through the device plugin so far.
+    --dra-driver-name hami-core-gpu.project-hami.io publishes HAMi's device
+    names, attributes and capacities instead of ours.
 Credentials: --kubeconfig, else the pod's service account.
 )help";
 
@@ -292,6 +320,18 @@ int Serve(int argc, char** argv) {
   options.mps_root = absl::GetFlag(FLAGS_mps_root);
   options.mps_control_binary = absl::GetFlag(FLAGS_mps_control);
   options.cdi_kind = absl::GetFlag(FLAGS_cdi_kind);
+  options.dra = absl::GetFlag(FLAGS_dra);
+  options.device_plugin = !options.dra || (given.contains("device-plugin") &&
+                                           absl::GetFlag(FLAGS_device_plugin));
+  if (!options.dra && !absl::GetFlag(FLAGS_device_plugin)) {
+    return Fail("serve",
+                "--device-plugin=false: needs --dra (nothing to "
+                "serve otherwise)");
+  }
+  options.dra_driver_name = absl::GetFlag(FLAGS_dra_driver_name);
+  options.dra_plugin_dir = absl::GetFlag(FLAGS_dra_plugin_dir);
+  options.dra_registry_dir = absl::GetFlag(FLAGS_dra_registry_dir);
+  options.cdi_dir = absl::GetFlag(FLAGS_cdi_dir);
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
   options.register_interval = absl::GetFlag(FLAGS_register_interval);
   if (options.health_interval <= absl::ZeroDuration()) {

@@ -101,10 +101,10 @@ TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
     std::map<std::string, const dra::CounterSet*> sets;
     for (const dra::CounterSet& set : slice.shared_counters) {
       sets[set.name] = &set;
-      EXPECT_EQ(set.counters.at("computeSlices").value, 7);
+      EXPECT_EQ(set.counters.at("compute-slices").value, 7);
       EXPECT_EQ(set.counters.size(), 9u);
       for (int s = 0; s < 8; ++s) {
-        EXPECT_EQ(set.counters.at(absl::StrCat("memorySlice", s)).value, 1);
+        EXPECT_EQ(set.counters.at(absl::StrCat("memory-slice-", s)).value, 1);
       }
     }
     for (const dra::Device& device : slice.devices) {
@@ -120,10 +120,11 @@ TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
       ASSERT_EQ(device.consumes_counters.size(), 1u);
       const dra::CounterConsumption& use = device.consumes_counters[0];
       ASSERT_TRUE(sets.contains(use.counter_set)) << device.name;
-      EXPECT_EQ(use.counters.at("computeSlices").value, profile.compute_slices);
+      EXPECT_EQ(use.counters.at("compute-slices").value,
+                profile.compute_slices);
       for (int s = 0; s < 8; ++s) {
         const bool covered = s >= start && s < start + profile.memory_slices;
-        EXPECT_EQ(use.counters.contains(absl::StrCat("memorySlice", s)),
+        EXPECT_EQ(use.counters.contains(absl::StrCat("memory-slice-", s)),
                   covered)
             << device.name << " slice " << s;
       }

@@ -72,11 +72,19 @@ absl::Status AgentRig::StartAgent() {
                                    (dir_ / "vgpu").string(),
                                    "--config",
                                    (dir_ / "config.yaml").string()};
+  std::string ready = absl::StrCat("serving ", kResource, " on ");
+  if (options_.dra) {
+    for (const char* flag :
+         {"--dra", "--dra-plugin-dir", "dra-plugins", "--dra-registry-dir",
+          "dra-registry", "--cdi-dir", "cdi"}) {
+      args.push_back(flag[0] == '-' ? flag : DraDir(flag));
+    }
+    ready = "DRA driver ";
+  }
   args.insert(args.end(), options_.extra_args.begin(),
               options_.extra_args.end());
   agent_ = std::make_unique<ServerProcess>(
-      DEVICESHARE_NODE_AGENT_BIN, std::move(args),
-      absl::StrCat("serving ", kResource, " on "),
+      DEVICESHARE_NODE_AGENT_BIN, std::move(args), ready,
       std::vector<std::string>{
           absl::StrCat("FAKE_NVML_INVENTORY=", (dir_ / "gpus.json").string()),
           absl::StrCat("FAKE_NVML_STATE=",

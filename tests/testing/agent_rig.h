@@ -28,6 +28,9 @@ struct AgentRigOptions {
   int split = 10;  // nvidia.deviceSplitCount in the agent's --config
   // More `serve` flags, e.g. {"--health-interval", "100ms"}.
   std::vector<std::string> extra_args;
+  // Serve the DRA driver alone (--dra), its kubelet dirs and CDI specs in
+  // the rig's directory (DraDir()); StartAgent returns once it serves.
+  bool dra = false;
 };
 
 class AgentRig {
@@ -56,6 +59,11 @@ class AgentRig {
   void WriteInventory(const nlohmann::json& inventory) const;
   // Start slices of the GPU instances fake NVML holds on `gpu_uuid`.
   std::vector<int> InstanceStarts(const std::string& gpu_uuid) const;
+
+  // <dir>/<name>: "dra-plugins", "dra-registry", "cdi", "state".
+  std::string DraDir(const std::string& name) const {
+    return (dir_ / name).string();
+  }
 
   FakeApiServer& api() { return api_; }
   TestKubelet& kubelet() { return *kubelet_; }

@@ -48,6 +48,17 @@ ContainerEdits HamiCoreBackend::Edits(const ContainerAllocation& container,
   // device's; all devices of one container carry the same cores request.
   edits.env.emplace_back("CUDA_DEVICE_SM_LIMIT",
                          absl::StrCat(container.devices.front().cores));
+  // A DRA claim may give one container shares of different sizes (30 % of
+  // one GPU, 60 % of another): then each device gets its own limit, which
+  // libvgpu.so prefers to the shared one.
+  for (size_t i = 1; i < container.devices.size(); ++i) {
+    if (container.devices[i].cores == container.devices[0].cores) continue;
+    for (size_t j = 0; j < container.devices.size(); ++j) {
+      edits.env.emplace_back(absl::StrCat("CUDA_DEVICE_SM_LIMIT_", j),
+                             absl::StrCat(container.devices[j].cores));
+    }
+    break;
+  }
   edits.env.emplace_back(
       "CUDA_DEVICE_MEMORY_SHARED_CACHE",
       absl::StrCat("/tmp/vgpu/",

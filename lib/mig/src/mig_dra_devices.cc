@@ -9,10 +9,10 @@ namespace deviceshare::mig::internal {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-constexpr char kComputeSlices[] = "computeSlices";
+constexpr char kComputeSlices[] = "compute-slices";
 
 std::string MemorySliceCounter(int slice) {
-  return absl::StrCat("memorySlice", slice);
+  return absl::StrCat("memory-slice-", slice);
 }
 
 bool Allowed(const GpuKind& kind, int profile) {

@@ -1,8 +1,9 @@
 // File: mig_dra_devices.h
 //
 // A MIG-mode GPU as DRA partitionable devices (KEP-4815, 1.34 layout): one
-// counter set per GPU -- a counter per memory slice (value 1) and one for
-// its compute slices -- and one device per legal placement of every
+// counter set per GPU -- a counter per memory slice ("memory-slice-<i>",
+// value 1) and one for its compute slices ("compute-slices"); counter
+// names are DNS labels -- and one device per legal placement of every
 // allowed profile of the catalog, consuming the memory slices it covers and
 // its compute slices. The allocator then can never pick two overlapping
 // instances. Devices are named "<gpu>-mig-<profile>-<start>" (profile

@@ -172,8 +172,8 @@ absl::Status CheckSliceLimits(const ResourceSlice& slice) {
       return Invalid(path + ".name", set.name, "is not a unique DNS label");
     }
     for (const auto& [name, counter] : set.counters) {
-      if (!IsIdentifier(name)) {
-        return Invalid(path + ".counters", name, "is not an identifier");
+      if (!IsDnsLabel(name)) {
+        return Invalid(path + ".counters", name, "is not a DNS label");
       }
     }
     counters += CounterCount(set);

@@ -22,6 +22,7 @@
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
+#include "service/dra_driver.h"
 #include "service/mig_preparer.h"
 #include "spdlog/spdlog.h"
 
@@ -109,11 +110,11 @@ absl::Status InstallHook(const AgentOptions& options) {
 
 // The node's GPUs as they are registered: what `source` finds, shaped by
 // the config.
-absl::StatusOr<std::vector<Gpu>> DiscoverGpus(GpuSource& source,
-                                              const Config& config,
-                                              const AgentOptions& options) {
+absl::StatusOr<std::vector<Gpu>> DiscoverGpus(
+    GpuSource& source, const Config& config, const AgentOptions& options,
+    std::vector<DiscoveredGpu>& discovered) {
   spdlog::info("GPUs from {}", source.Describe());
-  DS_ASSIGN_OR_RETURN(std::vector<DiscoveredGpu> discovered, source.Discover());
+  DS_ASSIGN_OR_RETURN(discovered, source.Discover());
   DS_ASSIGN_OR_RETURN(
       std::vector<Gpu> gpus,
       RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
@@ -265,9 +266,10 @@ std::vector<Gpu> WithCurrentHealth(GpuSource& source,
 // What learns of the GPUs' health once the agent serves.
 struct GpuListeners {
   NodeRegistrar& registrar;
-  AllocationMatcher& matcher;
-  DevicePluginServer& plugin;
-  MigControl* mig_control;  // null without MIG control
+  AllocationMatcher* matcher;  // null without the device plugin
+  DevicePluginServer* plugin;  // null without the device plugin
+  MigControl* mig_control;     // null without MIG control
+  DraDriver* dra;              // null without --dra
 };
 
 // Polls the GPUs' health every health_interval until `stop`. A change, and
@@ -284,20 +286,76 @@ void WatchGpuHealth(const AgentOptions& options, bool with_numa,
     if (SameHealth(now, gpus) && absl::Now() < next_register) continue;
     gpus = std::move(now);
     RegisterNode(listeners.registrar, options, gpus);
-    listeners.matcher.SetGpus(gpus);
-    listeners.plugin.SetDevices(AdvertisedDevices(gpus, with_numa));
+    if (listeners.dra != nullptr) listeners.dra->Update(gpus);
+    if (listeners.matcher == nullptr) {
+      next_register = absl::Now() + options.register_interval;
+      continue;
+    }
+    listeners.matcher->SetGpus(gpus);
+    listeners.plugin->SetDevices(AdvertisedDevices(gpus, with_numa));
     if (listeners.mig_control != nullptr) {
       std::vector<std::string> mig_gpus;
       for (const Gpu& gpu : gpus) {
         if (gpu.mode == mig::kMode) mig_gpus.push_back(gpu.uuid);
       }
-      listeners.matcher.WithLiveRecords(
+      listeners.matcher->WithLiveRecords(
           [&](const std::vector<PodRecord>& live) {
             SweepOrphanMigInstances(listeners.mig_control, mig_gpus, live);
           });
     }
     next_register = absl::Now() + options.register_interval;
   }
+}
+
+// The device plugin side: the matcher fed by the node's pods, and the
+// plugin server kubelet calls.
+struct DevicePluginSide {
+  std::unique_ptr<PodPatchQueue> patches;
+  std::unique_ptr<MigControl> mig_control;
+  std::unique_ptr<AllocationMatcher> matcher;
+  std::unique_ptr<kube::Reflector> pods;
+  std::unique_ptr<DevicePluginServer> plugin;
+
+  void Stop() {
+    if (plugin) plugin->Stop();
+    if (pods) pods->Stop();
+    if (patches) patches->Drain(absl::Seconds(5));
+  }
+};
+
+// Null (and OK) when `stop` came while waiting for the pod list.
+absl::StatusOr<std::unique_ptr<DevicePluginSide>> StartDevicePlugin(
+    const AgentOptions& options, const Config& config, kube::ApiClient* client,
+    const std::vector<Gpu>& gpus, const std::atomic<bool>& stop) {
+  auto side = std::make_unique<DevicePluginSide>();
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<ServedJournal> journal,
+      ServedJournal::Open(absl::StrCat(options.state_dir, "/served-",
+                                       options.node_name, ".journal")));
+  side->patches = std::make_unique<PodPatchQueue>(client);
+  side->mig_control = OpenMigControl(options, gpus);
+  const std::string resource =
+      AgentResourceName(options.dialect, config.device.resource_count_name);
+  DS_ASSIGN_OR_RETURN(
+      side->matcher,
+      CreateMatcher(options, config, resource, std::move(journal),
+                    *side->patches, side->mig_control.get()));
+  side->matcher->SetGpus(gpus);
+  side->pods =
+      std::make_unique<kube::Reflector>(client, NodePodsPath(options.node_name),
+                                        FeedMatcher(side->matcher.get()));
+  side->pods->Start();
+  if (!WaitForPodList(*side->pods, options.node_name, stop)) {
+    side->Stop();
+    return nullptr;
+  }
+  side->plugin = std::make_unique<DevicePluginServer>(
+      PluginOptions(options, resource), side->matcher.get());
+  side->plugin->SetDevices(
+      AdvertisedDevices(gpus, config.device.enable_numa_topology));
+  DS_RETURN_IF_ERROR(side->plugin->Start());
+  spdlog::info("serving {} on {}", resource, side->plugin->socket_path());
+  return side;
 }
 
 }  // namespace
@@ -314,8 +372,9 @@ absl::Status RunAgent(const AgentOptions& options,
   DS_RETURN_IF_ERROR(InstallHook(options));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<GpuSource> source,
                       OpenGpuSource(options.inventory, options.nvml_library));
+  std::vector<DiscoveredGpu> discovered;
   DS_ASSIGN_OR_RETURN(std::vector<Gpu> gpus,
-                      DiscoverGpus(*source, config, options));
+                      DiscoverGpus(*source, config, options, discovered));
 
   DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
                       kube::KubeConfigFromFlag(options.kubeconfig));
@@ -326,41 +385,32 @@ absl::Status RunAgent(const AgentOptions& options,
     if (!SleepUnlessStopped(absl::Seconds(5), stop)) return absl::OkStatus();
   }
 
-  DS_ASSIGN_OR_RETURN(
-      std::unique_ptr<ServedJournal> journal,
-      ServedJournal::Open(absl::StrCat(options.state_dir, "/served-",
-                                       options.node_name, ".journal")));
-  PodPatchQueue patches(client.get());
-  std::unique_ptr<MigControl> mig_control = OpenMigControl(options, gpus);
-  const std::string resource =
-      AgentResourceName(options.dialect, config.device.resource_count_name);
-  DS_ASSIGN_OR_RETURN(
-      std::unique_ptr<AllocationMatcher> matcher,
-      CreateMatcher(options, config, resource, std::move(journal), patches,
-                    mig_control.get()));
-  matcher->SetGpus(gpus);
-
-  kube::Reflector pods(client.get(), NodePodsPath(options.node_name),
-                       FeedMatcher(matcher.get()));
-  pods.Start();
-  if (!WaitForPodList(pods, options.node_name, stop)) return absl::OkStatus();
-
   std::unique_ptr<MpsDaemon> mps = StartMpsDaemon(options, gpus);
+  std::unique_ptr<DevicePluginSide> side;
+  if (options.device_plugin) {
+    DS_ASSIGN_OR_RETURN(
+        side, StartDevicePlugin(options, config, client.get(), gpus, stop));
+    if (side == nullptr) {
+      if (mps) mps->Stop();
+      return absl::OkStatus();
+    }
+  }
+  std::unique_ptr<DraDriver> dra;
+  if (options.dra) {
+    DS_ASSIGN_OR_RETURN(dra, DraDriver::Start(options, config, client.get(),
+                                              std::move(discovered), gpus));
+  }
 
-  const bool with_numa = config.device.enable_numa_topology;
-  DevicePluginServer plugin(PluginOptions(options, resource), matcher.get());
-  plugin.SetDevices(AdvertisedDevices(gpus, with_numa));
-  DS_RETURN_IF_ERROR(plugin.Start());
-  spdlog::info("serving {} on {}", resource, plugin.socket_path());
-
-  WatchGpuHealth(options, with_numa, *source, std::move(gpus),
-                 GpuListeners{registrar, *matcher, plugin, mig_control.get()},
-                 stop);
+  WatchGpuHealth(
+      options, config.device.enable_numa_topology, *source, std::move(gpus),
+      GpuListeners{registrar, side ? side->matcher.get() : nullptr,
+                   side ? side->plugin.get() : nullptr,
+                   side ? side->mig_control.get() : nullptr, dra.get()},
+      stop);
   spdlog::info("stopping");
-  plugin.Stop();
-  pods.Stop();
+  if (dra) dra->Stop();
+  if (side) side->Stop();
   if (mps) mps->Stop();
-  patches.Drain(absl::Seconds(5));
   return absl::OkStatus();
 }
 

@@ -46,6 +46,14 @@ struct AgentOptions {
   // How GPUs not in MIG mode are shared: hami-core or mps.
   SharingMode whole_gpu_mode = kDefaultSharingMode;
   std::string cdi_kind;  // "" = no CDI device names
+  // Which kubelet APIs to serve: the device plugin, the DRA driver, or
+  // both (agent/dra_plugin_server.h; --dra, --device-plugin).
+  bool device_plugin = true;
+  bool dra = false;
+  std::string dra_driver_name = "gpu.deviceshare.io";
+  std::string dra_plugin_dir = "/var/lib/kubelet/plugins";
+  std::string dra_registry_dir = "/var/lib/kubelet/plugins_registry";
+  std::string cdi_dir = "/var/run/cdi";
   absl::Duration health_interval = absl::Seconds(5);
   absl::Duration register_interval = absl::Seconds(30);
   absl::Duration watchdog_interval = absl::Seconds(1);

@@ -1,0 +1,57 @@
+// File: service/dra_driver.h
+//
+// DraDriver: the node agent's DRA side, as `serve --dra` runs it: the
+// node's ResourceSlices published and kept current as GPU health changes
+// (agent/slice_publisher.h), the kubelet plugin served
+// (agent/dra_plugin_server.h) with the claim preparer behind it
+// (agent/dra_claim_preparer.h).
+//
+// Thread safety: Update and Stop from one thread (the health loop); the
+// plugin server calls the preparer from gRPC's threads.
+#ifndef DEVICESHARE_AGENT_SERVICE_DRA_DRIVER_H_
+#define DEVICESHARE_AGENT_SERVICE_DRA_DRIVER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/agent/agent_service.h"
+#include "deviceshare/agent/discovered_gpu.h"
+#include "deviceshare/agent/dra_claim_preparer.h"
+#include "deviceshare/agent/dra_plugin_server.h"
+#include "deviceshare/agent/slice_publisher.h"
+#include "deviceshare/backend/backend_set.h"
+#include "deviceshare/kube/api_client.h"
+
+namespace deviceshare::agent {
+
+class DraDriver {
+ public:
+  // Publishes the slices once (an API error is logged and retried by
+  // Update) and starts the plugin server (its error is returned).
+  static absl::StatusOr<std::unique_ptr<DraDriver>> Start(
+      const AgentOptions& options, const Config& config, kube::ApiClient* api,
+      std::vector<DiscoveredGpu> discovered, const std::vector<Gpu>& gpus);
+
+  // `gpus` with their current health: withdraws or restores devices and
+  // publishes when the pool changed (or the last publish failed).
+  void Update(const std::vector<Gpu>& gpus);
+  void Stop();
+
+ private:
+  DraDriver(const AgentOptions& options, kube::ApiClient* api,
+            BackendSet backends, std::vector<DiscoveredGpu> discovered);
+  void Publish(const std::vector<Gpu>& gpus);
+
+  const std::string driver_;
+  const std::string node_name_;
+  BackendSet backends_;
+  std::vector<DiscoveredGpu> discovered_;
+  SlicePublisher publisher_;
+  DraClaimPreparer preparer_;
+  std::unique_ptr<DraPluginServer> server_;
+};
+
+}  // namespace deviceshare::agent
+
+#endif  // DEVICESHARE_AGENT_SERVICE_DRA_DRIVER_H_

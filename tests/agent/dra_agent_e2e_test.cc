@@ -1,0 +1,149 @@
+// `deviceshare-node-agent serve --dra` end to end through real processes,
+// without a GPU: the agent on fake NVML publishes its ResourceSlices to the
+// in-memory API server (which rejects slices that break the API's rules),
+// registers with the test kubelet over its registration socket, and
+// prepares claims the test allocates, writing CDI specs.
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/agent_rig.h"
+#include "testing/status_matchers.h"
+#include "testing/test_dra_kubelet.h"
+#include "testing/wait_for.h"
+
+namespace deviceshare::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+constexpr char kDriver[] = "gpu.deviceshare.io";
+
+nlohmann::json Share(const std::string& request, const std::string& device,
+                     const std::string& memory, const std::string& cores) {
+  return {{"request", request},
+          {"driver", kDriver},
+          {"pool", "gpu-node"},
+          {"device", device},
+          {"shareID", absl::StrCat("share-", request)},
+          {"consumedCapacity", {{"memory", memory}, {"cores", cores}}}};
+}
+
+nlohmann::json AllocatedClaim(const std::string& name, nlohmann::json results) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}}},
+          {"status",
+           {{"allocation", {{"devices", {{"results", std::move(results)}}}}}}}};
+}
+
+class DraAgentE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<AgentRig>> rig =
+        AgentRig::Create({.gpus = 4, .dra = true});
+    ASSERT_THAT(rig.status(), IsOk());
+    rig_ = *std::move(rig);
+    ASSERT_THAT(rig_->StartAgent(), IsOk()) << rig_->Log();
+    kubelet_ = std::make_unique<TestDraKubelet>(rig_->DraDir("dra-registry"));
+    ASSERT_THAT(kubelet_->WaitForPlugin(kDriver).status(), IsOk())
+        << rig_->Log();
+  }
+
+  std::string CdiPath(const std::string& uid) const {
+    return absl::StrCat(rig_->DraDir("cdi"), "/", kDriver, "-claim-", uid,
+                        ".json");
+  }
+
+  std::vector<std::string> SpecEnv(const std::string& uid) const {
+    std::ifstream in(CdiPath(uid));
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json spec =
+        nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (spec.is_discarded()) return {};
+    return spec["containerEdits"]["env"].get<std::vector<std::string>>();
+  }
+
+  agent::ClaimRef Add(const nlohmann::json& claim) {
+    nlohmann::json stored = rig_->api().UpsertResourceClaim(claim);
+    return {"ml", stored["metadata"]["uid"], stored["metadata"]["name"]};
+  }
+
+  std::unique_ptr<AgentRig> rig_;
+  std::unique_ptr<TestDraKubelet> kubelet_;
+};
+
+TEST_F(DraAgentE2eTest, PublishesPreparesAndUnprepares) {
+  ASSERT_TRUE(WaitFor([&] { return rig_->api().ResourceSlices().size() == 1; },
+                      absl::Seconds(20)))
+      << rig_->Log();
+  const nlohmann::json slice = rig_->api().ResourceSlices()[0];
+  EXPECT_EQ(slice["spec"]["pool"]["name"], "gpu-node");
+  EXPECT_EQ(slice["spec"]["devices"].size(), 4u);
+
+  const agent::ClaimRef ref =
+      Add(AllocatedClaim("two", {Share("a", "gpu-0", "4Gi", "30"),
+                                 Share("b", "gpu-1", "8Gi", "60")}));
+  auto answer = kubelet_->Prepare("v1", {ref});
+  ASSERT_THAT(answer.status(), IsOk());
+  ASSERT_EQ(answer->at(ref.uid).error, "") << rig_->Log();
+  const std::vector<std::string> env = SpecEnv(ref.uid);
+  EXPECT_THAT(env, Contains("CUDA_DEVICE_MEMORY_LIMIT_0=4096m"));
+  EXPECT_THAT(env, Contains("CUDA_DEVICE_MEMORY_LIMIT_1=8192m"));
+  EXPECT_THAT(env, Contains("CUDA_DEVICE_SM_LIMIT_0=30"));
+  EXPECT_THAT(env, Contains("CUDA_DEVICE_SM_LIMIT_1=60"));
+
+  auto gone = kubelet_->Unprepare("v1", {ref});
+  ASSERT_THAT(gone.status(), IsOk());
+  EXPECT_EQ(gone->at(ref.uid), "");
+  EXPECT_FALSE(std::filesystem::exists(CdiPath(ref.uid)));
+}
+
+TEST_F(DraAgentE2eTest, KilledDuringPrepareAnswersTheSameAfterRestart) {
+  const agent::ClaimRef ref =
+      Add(AllocatedClaim("k", {Share("a", "gpu-2", "2Gi", "20")}));
+  // The agent is killed while it reads the claim: after kubelet asked and
+  // before it answered.
+  rig_->api().SetResourceClaimGetDelay(absl::Seconds(3));
+  auto pending = std::async(std::launch::async,
+                            [&] { return kubelet_->Prepare("v1", {ref}); });
+  ASSERT_TRUE(
+      WaitFor([&] { return rig_->api().request_counts().claim_gets > 0; },
+              absl::Seconds(20)));
+  rig_->KillAgent();
+  EXPECT_FALSE(pending.get().ok());
+  rig_->api().SetResourceClaimGetDelay(absl::ZeroDuration());
+
+  ASSERT_THAT(rig_->StartAgent(), IsOk()) << rig_->Log();
+  ASSERT_THAT(kubelet_->WaitForPlugin(kDriver).status(), IsOk());
+  auto first = kubelet_->Prepare("v1", {ref});
+  ASSERT_THAT(first.status(), IsOk());
+  ASSERT_EQ(first->at(ref.uid).error, "") << rig_->Log();
+  EXPECT_THAT(SpecEnv(ref.uid), Contains("CUDA_DEVICE_MEMORY_LIMIT_0=2048m"));
+  // Killed after answering: the journal answers the same.
+  rig_->KillAgent();
+  ASSERT_THAT(rig_->StartAgent(), IsOk()) << rig_->Log();
+  ASSERT_THAT(kubelet_->WaitForPlugin(kDriver).status(), IsOk());
+  auto again = kubelet_->Prepare("v1", {ref});
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_EQ(again->at(ref.uid), first->at(ref.uid));
+  int specs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(rig_->DraDir("cdi"))) {
+    ++specs;
+    EXPECT_THAT(entry.path().string(), ::testing::Not(HasSubstr(".tmp")));
+  }
+  EXPECT_EQ(specs, 1);
+}
+
+}  // namespace
+}  // namespace deviceshare::testing
