@@ -161,8 +161,9 @@ serve runs the node agent (a DaemonSet; examples/deploy):
     allocation: a CDI spec <cdi-dir>/<driver>-claim-<uid>.json with the
     backend's limits per GPU (hami-core: CUDA_DEVICE_MEMORY_LIMIT_<i> and
     CUDA_DEVICE_SM_LIMIT_<i> by GPU index, libvgpu.so, a per-claim cache),
-    journaled in <state-dir>/dra-claims/. MIG partitions are published but
-    prepared only through the device plugin so far.
+    journaled in <state-dir>/dra-claims/. A MIG partition's instance is
+    created (or adopted) at its placement on prepare and removed on
+    unprepare (with --device-plugin too, MIG stays the device plugin's).
     --dra-driver-name hami-core-gpu.project-hami.io publishes HAMi's device
     names, attributes and capacities instead of ours.
 Credentials: --kubeconfig, else the pod's service account.

@@ -145,5 +145,64 @@ TEST_F(DraAgentE2eTest, KilledDuringPrepareAnswersTheSameAfterRestart) {
   EXPECT_EQ(specs, 1);
 }
 
+// A MIG partition through DRA: the instance is created at the allocated
+// placement when the claim is prepared, adopted after a restart, and
+// removed when the claim is unprepared.
+TEST(DraAgentMigE2eTest, PartitionIsCreatedAdoptedAndRemoved) {
+  absl::StatusOr<std::unique_ptr<AgentRig>> made = AgentRig::Create(
+      {.gpus = 2,
+       .dra = true,
+       .config_extra = "scheduler:\n  modes: [hami-core, mig]\n"});
+  ASSERT_THAT(made.status(), IsOk());
+  AgentRig& rig = **made;
+  nlohmann::json inventory = rig.ReadInventory();
+  inventory["gpus"][1]["mig_mode"] = true;
+  rig.WriteInventory(inventory);
+  ASSERT_THAT(rig.StartAgent(), IsOk()) << rig.Log();
+  TestDraKubelet kubelet(rig.DraDir("dra-registry"));
+  ASSERT_THAT(kubelet.WaitForPlugin(kDriver).status(), IsOk()) << rig.Log();
+  const std::string device = "gpu-1-mig-3g40gb-4";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const nlohmann::json& slice : rig.api().ResourceSlices()) {
+          for (const nlohmann::json& d : slice["spec"]["devices"]) {
+            if (d["name"] == device) return true;
+          }
+        }
+        return false;
+      },
+      absl::Seconds(20)))
+      << rig.Log();
+  nlohmann::json stored = rig.api().UpsertResourceClaim(
+      AllocatedClaim("mig", {{{"request", "part"},
+                              {"driver", kDriver},
+                              {"pool", "gpu-node"},
+                              {"device", device}}}));
+  const agent::ClaimRef ref{"ml", stored["metadata"]["uid"], "mig"};
+  auto prepared = kubelet.Prepare("v1", {ref});
+  ASSERT_THAT(prepared.status(), IsOk());
+  ASSERT_EQ(prepared->at(ref.uid).error, "") << rig.Log();
+  EXPECT_EQ(rig.InstanceStarts(AgentRig::Uuid(1)), std::vector<int>{4});
+  const std::string spec_path = absl::StrCat(rig.DraDir("cdi"), "/", kDriver,
+                                             "-claim-", ref.uid, ".json");
+  std::ifstream in(spec_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("NVIDIA_VISIBLE_DEVICES=MIG-"));
+
+  rig.KillAgent();
+  ASSERT_THAT(rig.StartAgent(), IsOk()) << rig.Log();
+  ASSERT_THAT(kubelet.WaitForPlugin(kDriver).status(), IsOk());
+  auto again = kubelet.Prepare("v1", {ref});
+  ASSERT_THAT(again.status(), IsOk());
+  EXPECT_EQ(again->at(ref.uid), prepared->at(ref.uid));
+  EXPECT_EQ(rig.InstanceStarts(AgentRig::Uuid(1)), std::vector<int>{4});
+
+  auto gone = kubelet.Unprepare("v1", {ref});
+  ASSERT_THAT(gone.status(), IsOk());
+  EXPECT_EQ(gone->at(ref.uid), "");
+  EXPECT_TRUE(rig.InstanceStarts(AgentRig::Uuid(1)).empty());
+}
+
 }  // namespace
 }  // namespace deviceshare::testing

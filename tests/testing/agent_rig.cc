@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<AgentRig>> AgentRig::Create(
   }
   rig->WriteInventory({{"gpus", gpus}});
   std::ofstream(rig->dir_ / "config.yaml")
-      << "nvidia:\n  deviceSplitCount: " << rig->options_.split << "\n";
+      << "nvidia:\n  deviceSplitCount: " << rig->options_.split << "\n"
+      << rig->options_.config_extra;
   rig->api_.UpsertNode({{"apiVersion", "v1"},
                         {"kind", "Node"},
                         {"metadata", {{"name", rig->options_.node}}}});

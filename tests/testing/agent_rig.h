@@ -31,6 +31,8 @@ struct AgentRigOptions {
   // Serve the DRA driver alone (--dra), its kubelet dirs and CDI specs in
   // the rig's directory (DraDir()); StartAgent returns once it serves.
   bool dra = false;
+  // Appended to the agent's --config file, e.g. "scheduler:\n  modes: [mig]\n".
+  std::string config_extra;
 };
 
 class AgentRig {

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/status_macros.h"
-#include "dra/cdi_spec.h"
+#include "dra/cdi_spec.h"  // CdiGpuDevice, declared in the header
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent {
@@ -84,12 +87,46 @@ absl::StatusOr<int64_t> Consumed(const dra::AllocatedDevice& result,
   return amount;
 }
 
+PreparedDevice Prepared(const dra::AllocatedDevice& result,
+                        std::string cdi_id) {
+  return PreparedDevice{{result.request},
+                        result.pool,
+                        result.device,
+                        {std::move(cdi_id)},
+                        result.share_id};
+}
+
+// A MIG partition's slot from its published device: the profile and start
+// attributes, the memory slices it consumes.
+absl::StatusOr<MigSlot> SlotOf(const dra::Device& device,
+                               const std::string& path) {
+  auto profile = device.attributes.find("profile");
+  auto start = device.attributes.find("placementStart");
+  if (profile == device.attributes.end() || start == device.attributes.end()) {
+    return absl::InternalError(absl::StrCat(path, ".device: \"", device.name,
+                                            "\" has no MIG placement"));
+  }
+  int32_t size = 0;
+  for (const dra::CounterConsumption& use : device.consumes_counters) {
+    for (const auto& [name, counter] : use.counters) {
+      if (absl::StartsWith(name, "memory-slice-")) ++size;
+    }
+  }
+  return MigSlot{profile->second.text,
+                 static_cast<int32_t>(start->second.int_value), size, "", -1};
+}
+
 }  // namespace
 
 DraClaimPreparer::DraClaimPreparer(DraPreparerOptions options,
                                    kube::ApiClient* api,
                                    const BackendSet* backends)
-    : options_(std::move(options)), api_(api), backends_(backends) {}
+    : options_(std::move(options)),
+      api_(api),
+      backends_(backends),
+      realizer_(options_.mig_control != nullptr
+                    ? std::make_unique<MigRealizer>(options_.mig_control)
+                    : nullptr) {}
 
 void DraClaimPreparer::SetDevices(const NodeSlices& slices,
                                   const std::vector<Gpu>& gpus) {
@@ -144,11 +181,8 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
     return absl::InvalidArgumentError(
         absl::StrCat("uid \"", ref.uid, "\" is not a claim uid"));
   }
-  if (std::ifstream journal(JournalPath(ref.uid)); journal) {
-    std::stringstream text;
-    text << journal.rdbuf();
-    json entry = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-    absl::StatusOr<ClaimPrepareResult> done = ResultFromJson(entry);
+  if (std::optional<json> entry = ReadJournal(ref.uid); entry.has_value()) {
+    absl::StatusOr<ClaimPrepareResult> done = ResultFromJson(*entry);
     if (done.ok()) return done;
     spdlog::warn("journal of claim {} unreadable, preparing again: {}", ref.uid,
                  std::string(done.status().message()));
@@ -161,8 +195,21 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
     return absl::FailedPreconditionError(absl::StrCat(
         "the API server has uid ", claim.uid, ", kubelet asked for ", ref.uid));
   }
-  std::map<int32_t, GpuShare> shares;  // by GPU index: the container's order
-  ClaimPrepareResult result;
+  DS_ASSIGN_OR_RETURN(std::vector<OurResult> ours, OursOf(claim));
+  const bool partitions =
+      !ours.front().published->device->consumes_counters.empty();
+  for (const OurResult& r : ours) {
+    if (r.published->device->consumes_counters.empty() == partitions) {
+      return absl::InvalidArgumentError(
+          "it mixes MIG partitions with shared GPUs");
+    }
+  }
+  return partitions ? PrepareMig(ref, ours) : PrepareShares(ref, ours);
+}
+
+absl::StatusOr<std::vector<DraClaimPreparer::OurResult>>
+DraClaimPreparer::OursOf(const dra::AllocatedClaim& claim) const {
+  std::vector<OurResult> ours;
   for (size_t i = 0; i < claim.results.size(); ++i) {
     const dra::AllocatedDevice& r = claim.results[i];
     if (r.driver != options_.driver || r.pool != options_.node_name) continue;
@@ -173,28 +220,34 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
       return absl::NotFoundError(absl::StrCat(
           path, ".device: \"", r.device, "\" is not published by this node"));
     }
-    const dra::Device& device = *it->second.device;
-    if (!device.consumes_counters.empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          path, ".device: \"", r.device,
-          "\" is a MIG partition; this agent prepares MIG only through the "
-          "device plugin so far"));
-    }
-    GpuShare& share = shares[it->second.gpu.index];
-    share.gpu = &it->second.gpu;
-    DS_ASSIGN_OR_RETURN(int64_t memory, Consumed(r, device, "memory", path));
-    DS_ASSIGN_OR_RETURN(int64_t cores, Consumed(r, device, "cores", path));
-    share.memory_bytes += memory;
-    share.cores += cores;
-    PreparedDevice prepared{{r.request}, r.pool, r.device, {}, r.share_id};
-    prepared.cdi_device_ids.push_back(CdiDeviceId(
-        options_.driver, absl::StrCat(ref.uid, "-gpu-", share.gpu->index)));
-    result.devices.push_back(std::move(prepared));
+    ours.push_back(OurResult{path, &r, &it->second});
   }
-  if (shares.empty()) {
+  if (ours.empty()) {
     return absl::NotFoundError(absl::StrCat(
         "none of its ", claim.results.size(), " results is a device of ",
         options_.driver, " on pool ", options_.node_name));
+  }
+  return ours;
+}
+
+absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareShares(
+    const ClaimRef& ref, const std::vector<OurResult>& ours) {
+  std::map<int32_t, GpuShare> shares;  // by GPU index: the container's order
+  ClaimPrepareResult result;
+  for (const OurResult& r : ours) {
+    const dra::Device& device = *r.published->device;
+    GpuShare& share = shares[r.published->gpu.index];
+    share.gpu = &r.published->gpu;
+    DS_ASSIGN_OR_RETURN(int64_t memory,
+                        Consumed(*r.result, device, "memory", r.path));
+    DS_ASSIGN_OR_RETURN(int64_t cores,
+                        Consumed(*r.result, device, "cores", r.path));
+    share.memory_bytes += memory;
+    share.cores += cores;
+    result.devices.push_back(Prepared(
+        *r.result,
+        CdiDeviceId(options_.driver,
+                    absl::StrCat(ref.uid, "-gpu-", share.gpu->index))));
   }
   ContainerAllocation container;
   container.name = kClaimContainer;
@@ -223,6 +276,58 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
     cdi_devices.push_back({absl::StrCat(ref.uid, "-gpu-", index),
                            absl::StrCat("/dev/nvidia", index)});
   }
+  DS_RETURN_IF_ERROR(WriteClaim(ref, container, cdi_devices, result, {}));
+  return result;
+}
+
+absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareMig(
+    const ClaimRef& ref, const std::vector<OurResult>& ours) {
+  if (realizer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "it asks for MIG partitions, but this agent does not prepare them: "
+        "MIG control (NVML) is not available, or the device plugin runs "
+        "beside the DRA driver and owns the node's MIG instances");
+  }
+  ContainerAllocation container;
+  container.name = kClaimContainer;
+  std::vector<CdiGpuDevice> cdi_devices;
+  std::vector<HeldMigJournal> held_here;
+  ClaimPrepareResult result;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const OurResult& r = ours[i];
+    const Gpu& gpu = r.published->gpu;
+    DS_ASSIGN_OR_RETURN(MigSlot slot, SlotOf(*r.published->device, r.path));
+    HeldMigSlot mine{{ref.uid, 0, static_cast<int32_t>(i)}, slot};
+    std::vector<HeldMigSlot> held = HeldOn(gpu.uuid, ref.uid);
+    held.push_back(mine);
+    DS_ASSIGN_OR_RETURN(std::vector<RealizedMigSlot> realized,
+                        realizer_->Realize(gpu.uuid, held));
+    const MigInstanceInfo& instance = realized.back().instance;
+    DeviceGrant grant;
+    grant.uuid = gpu.uuid;
+    grant.gpu_index = gpu.index;
+    grant.mode = gpu.mode;
+    grant.mig = slot;
+    grant.mig_uuid = instance.mig_uuid;
+    grant.gpu_instance_id = instance.gpu_instance_id;
+    grant.compute_instance_id = instance.compute_instance_id;
+    container.devices.push_back(grant);
+    const std::string name = absl::StrCat(ref.uid, "-mig-", i);
+    cdi_devices.push_back({name, absl::StrCat("/dev/nvidia", gpu.index)});
+    result.devices.push_back(
+        Prepared(*r.result, CdiDeviceId(options_.driver, name)));
+    held_here.push_back({gpu.uuid, mine});
+  }
+  DS_RETURN_IF_ERROR(
+      WriteClaim(ref, container, cdi_devices, result, held_here));
+  return result;
+}
+
+absl::Status DraClaimPreparer::WriteClaim(
+    const ClaimRef& ref, const ContainerAllocation& container,
+    const std::vector<CdiGpuDevice>& cdi_devices,
+    const ClaimPrepareResult& result, const std::vector<HeldMigJournal>& mig) {
+  const SharingMode mode = container.devices.front().mode;
   const SharingBackend* backend = backends_->ForMode(mode);
   if (backend == nullptr) {
     return absl::FailedPreconditionError(
@@ -241,9 +346,47 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
   DS_RETURN_IF_ERROR(WriteFileAtomically(
       CdiSpecPath(options_.cdi_dir, options_.driver, ref.uid),
       CdiSpecJson(options_.driver, cdi_devices, edits).dump(2)));
-  DS_RETURN_IF_ERROR(
-      WriteFileAtomically(JournalPath(ref.uid), ResultToJson(result).dump()));
-  return result;
+  json entry = ResultToJson(result);
+  json held = json::array();
+  for (const HeldMigJournal& h : mig) {
+    held.push_back({{"gpu", h.gpu_uuid},
+                    {"profile", h.slot.slot.profile},
+                    {"start", h.slot.slot.start},
+                    {"size", h.slot.slot.size},
+                    {"device", h.slot.holder.device_index}});
+  }
+  entry["mig"] = std::move(held);
+  return WriteFileAtomically(JournalPath(ref.uid), entry.dump());
+}
+
+std::optional<json> DraClaimPreparer::ReadJournal(
+    const std::string& uid) const {
+  std::ifstream in(JournalPath(uid));
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+std::vector<HeldMigSlot> DraClaimPreparer::HeldOn(
+    const std::string& gpu_uuid, const std::string& except_uid) const {
+  std::vector<HeldMigSlot> held;
+  std::error_code error;
+  const std::string dir = absl::StrCat(options_.state_dir, "/dra-claims");
+  for (const auto& file : std::filesystem::directory_iterator(dir, error)) {
+    const std::string uid = file.path().stem().string();
+    if (uid == except_uid || file.path().extension() != ".json") continue;
+    std::optional<json> entry = ReadJournal(uid);
+    if (!entry.has_value() || !entry->is_object()) continue;
+    for (const json& h : entry->value("mig", json::array())) {
+      if (!h.is_object() || h.value("gpu", "") != gpu_uuid) continue;
+      held.push_back(
+          HeldMigSlot{{uid, 0, h.value("device", 0)},
+                      MigSlot{h.value("profile", ""), h.value("start", -1),
+                              h.value("size", 0), "", -1}});
+    }
+  }
+  return held;
 }
 
 std::map<std::string, std::string> DraClaimPreparer::Unprepare(
@@ -256,6 +399,13 @@ std::map<std::string, std::string> DraClaimPreparer::Unprepare(
       error = absl::StrCat("uid \"", ref.uid, "\" is not a claim uid");
       continue;
     }
+    std::set<std::string> mig_gpus;
+    if (std::optional<json> entry = ReadJournal(ref.uid);
+        entry.has_value() && entry->is_object()) {
+      for (const json& h : entry->value("mig", json::array())) {
+        if (h.is_object()) mig_gpus.insert(h.value("gpu", ""));
+      }
+    }
     std::error_code code;
     std::filesystem::remove(
         CdiSpecPath(options_.cdi_dir, options_.driver, ref.uid), code);
@@ -263,6 +413,16 @@ std::map<std::string, std::string> DraClaimPreparer::Unprepare(
     // The journal goes last: until it is gone, a repeat finds work to do.
     std::filesystem::remove(JournalPath(ref.uid), code);
     if (code) error = absl::StrCat("claim ", ref.uid, ": ", code.message());
+    // Instances no prepared claim holds any more go, on a GPU where no
+    // claim holds one (the realizer's rule).
+    for (const std::string& gpu : mig_gpus) {
+      if (realizer_ == nullptr) break;
+      absl::StatusOr<std::vector<MigInstanceInfo>> gone =
+          realizer_->CleanupOrphans(gpu, HeldOn(gpu, ref.uid));
+      if (!gone.ok()) {
+        spdlog::warn("MIG cleanup on {}: {}", gpu, gone.status().ToString());
+      }
+    }
   }
   return out;
 }

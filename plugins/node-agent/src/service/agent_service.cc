@@ -395,10 +395,15 @@ absl::Status RunAgent(const AgentOptions& options,
       return absl::OkStatus();
     }
   }
+  // One realizer changes a node's MIG instances: beside the device plugin,
+  // MIG stays the device plugin's.
+  std::unique_ptr<MigControl> dra_mig_control;
   std::unique_ptr<DraDriver> dra;
   if (options.dra) {
+    if (!options.device_plugin) dra_mig_control = OpenMigControl(options, gpus);
     DS_ASSIGN_OR_RETURN(dra, DraDriver::Start(options, config, client.get(),
-                                              std::move(discovered), gpus));
+                                              std::move(discovered), gpus,
+                                              dra_mig_control.get()));
   }
 
   WatchGpuHealth(

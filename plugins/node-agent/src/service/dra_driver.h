@@ -27,11 +27,13 @@ namespace deviceshare::agent {
 
 class DraDriver {
  public:
-  // Publishes the slices once (an API error is logged and retried by
+  // `mig_control` (may be null: MIG claims then fail) must outlive the
+  // driver. Publishes the slices once (an API error is logged and retried by
   // Update) and starts the plugin server (its error is returned).
   static absl::StatusOr<std::unique_ptr<DraDriver>> Start(
       const AgentOptions& options, const Config& config, kube::ApiClient* api,
-      std::vector<DiscoveredGpu> discovered, const std::vector<Gpu>& gpus);
+      std::vector<DiscoveredGpu> discovered, const std::vector<Gpu>& gpus,
+      MigControl* mig_control);
 
   // `gpus` with their current health: withdraws or restores devices and
   // publishes when the pool changed (or the last publish failed).
@@ -40,7 +42,8 @@ class DraDriver {
 
  private:
   DraDriver(const AgentOptions& options, kube::ApiClient* api,
-            BackendSet backends, std::vector<DiscoveredGpu> discovered);
+            BackendSet backends, std::vector<DiscoveredGpu> discovered,
+            MigControl* mig_control);
   void Publish(const std::vector<Gpu>& gpus);
 
   const std::string driver_;

@@ -8,7 +8,10 @@
 // claim may share a GPU; both are honoured, not the last one), asks the
 // GPU's backend for the container edits, writes the claim's CDI spec
 // (dra/cdi_spec.h) and journals the answer in
-// <state_dir>/dra-claims/<uid>.json.
+// <state_dir>/dra-claims/<uid>.json. A claim for MIG partitions has each
+// instance created, or adopted, at its allocated placement through a
+// MigRealizer, which sees every journaled claim's instances on that GPU;
+// unpreparing the last claim on a GPU removes the instances.
 //
 // Restarts: the journal is read back on every Prepare, so a prepared claim
 // answers the same devices without touching the API server. Every file is
@@ -23,6 +26,8 @@
 #define DEVICESHARE_AGENT_DRA_CLAIM_PREPARER_H_
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +35,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "deviceshare/agent/claim_preparer.h"
+#include "deviceshare/agent/mig_control.h"
+#include "deviceshare/agent/mig_realizer.h"
 #include "deviceshare/agent/resource_slices.h"
 #include "deviceshare/backend/backend_set.h"
 #include "deviceshare/backend/container_edits.h"
+#include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/model/gpu.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "nlohmann/json.hpp"
 
 namespace deviceshare::agent {
 
@@ -45,7 +55,12 @@ struct DraPreparerOptions {
   std::string state_dir = "/run/deviceshare";
   // hook_path and mps_root; pod_uid and container_name are the claim's.
   EditOptions edits;
+  // Creates and adopts MIG instances at the allocated placements; null
+  // where there is no NVML (claims for MIG partitions then fail).
+  MigControl* mig_control = nullptr;
 };
+
+struct CdiGpuDevice;
 
 class DraClaimPreparer final : public ClaimPreparer {
  public:
@@ -67,14 +82,45 @@ class DraClaimPreparer final : public ClaimPreparer {
     Gpu gpu;
   };
 
+  // A result of this driver and pool, with the device it names.
+  struct OurResult {
+    std::string path;  // "status.allocation.devices.results[i]"
+    const dra::AllocatedDevice* result = nullptr;
+    const Published* published = nullptr;
+  };
+  struct HeldMigJournal {
+    std::string gpu_uuid;
+    HeldMigSlot slot;
+  };
+
   absl::StatusOr<ClaimPrepareResult> PrepareOne(const ClaimRef& ref)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<OurResult>> OursOf(
+      const dra::AllocatedClaim& claim) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<ClaimPrepareResult> PrepareShares(
+      const ClaimRef& ref, const std::vector<OurResult>& ours)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<ClaimPrepareResult> PrepareMig(
+      const ClaimRef& ref, const std::vector<OurResult>& ours)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The CDI spec, then the journal entry (with the MIG slots held).
+  absl::Status WriteClaim(const ClaimRef& ref,
+                          const ContainerAllocation& container,
+                          const std::vector<CdiGpuDevice>& cdi_devices,
+                          const ClaimPrepareResult& result,
+                          const std::vector<HeldMigJournal>& mig);
+  std::optional<nlohmann::json> ReadJournal(const std::string& uid) const;
+  // The MIG slots the journaled claims but `except_uid` hold on the GPU.
+  std::vector<HeldMigSlot> HeldOn(const std::string& gpu_uuid,
+                                  const std::string& except_uid) const;
   std::string JournalPath(const std::string& uid) const;
   std::string CacheDir(const std::string& uid) const;
 
   const DraPreparerOptions options_;
   kube::ApiClient* const api_;
   const BackendSet* const backends_;
+  std::unique_ptr<MigRealizer> realizer_;  // null without MIG control
 
   absl::Mutex mu_;
   NodeSlices slices_ ABSL_GUARDED_BY(mu_);
