@@ -204,5 +204,68 @@ TEST(DraAgentMigE2eTest, PartitionIsCreatedAdoptedAndRemoved) {
   EXPECT_TRUE(rig.InstanceStarts(AgentRig::Uuid(1)).empty());
 }
 
+// An MPS GPU through DRA: the claim's share becomes the MPS client limits.
+TEST(DraAgentMpsE2eTest, ShareBecomesMpsLimits) {
+  absl::StatusOr<std::unique_ptr<AgentRig>> made = AgentRig::Create(
+      {.gpus = 1,
+       .extra_args = {"--gpu-mode", "mps", "--mps-control", "/bin/false"},
+       .dra = true,
+       .config_extra = "scheduler:\n  modes: [hami-core, mps]\n"});
+  ASSERT_THAT(made.status(), IsOk());
+  AgentRig& rig = **made;
+  ASSERT_THAT(rig.StartAgent(), IsOk()) << rig.Log();
+  TestDraKubelet kubelet(rig.DraDir("dra-registry"));
+  ASSERT_THAT(kubelet.WaitForPlugin(kDriver).status(), IsOk()) << rig.Log();
+  ASSERT_TRUE(WaitFor([&] { return rig.api().ResourceSlices().size() == 1; },
+                      absl::Seconds(20)));
+  const nlohmann::json device =
+      rig.api().ResourceSlices()[0]["spec"]["devices"][0];
+  EXPECT_EQ(device["attributes"]["mode"]["string"], "mps");
+  nlohmann::json stored = rig.api().UpsertResourceClaim(
+      AllocatedClaim("mps", {Share("a", "gpu-0", "4Gi", "30")}));
+  const agent::ClaimRef ref{"ml", stored["metadata"]["uid"], "mps"};
+  auto prepared = kubelet.Prepare("v1beta1", {ref});
+  ASSERT_THAT(prepared.status(), IsOk());
+  ASSERT_EQ(prepared->at(ref.uid).error, "") << rig.Log();
+  std::ifstream in(absl::StrCat(rig.DraDir("cdi"), "/", kDriver, "-claim-",
+                                ref.uid, ".json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=30"));
+  EXPECT_THAT(text.str(), HasSubstr("CUDA_MPS_PIPE_DIRECTORY="));
+}
+
+// A GPU that falls off the bus is withdrawn from the pool (a new
+// generation) and comes back when it answers again.
+TEST(DraAgentHealthE2eTest, LostGpuIsWithdrawnAndComesBack) {
+  absl::StatusOr<std::unique_ptr<AgentRig>> made = AgentRig::Create(
+      {.gpus = 3, .extra_args = {"--health-interval", "100ms"}, .dra = true});
+  ASSERT_THAT(made.status(), IsOk());
+  AgentRig& rig = **made;
+  ASSERT_THAT(rig.StartAgent(), IsOk()) << rig.Log();
+  auto devices_and_generation = [&]() -> std::pair<size_t, int64_t> {
+    std::vector<nlohmann::json> slices = rig.api().ResourceSlices();
+    if (slices.size() != 1) return {0, 0};
+    return {slices[0]["spec"]["devices"].size(),
+            slices[0]["spec"]["pool"]["generation"].get<int64_t>()};
+  };
+  ASSERT_TRUE(WaitFor([&] { return devices_and_generation().first == 3; },
+                      absl::Seconds(20)))
+      << rig.Log();
+  const int64_t first = devices_and_generation().second;
+  nlohmann::json inventory = rig.ReadInventory();
+  inventory["gpus"][2]["lost"] = true;
+  rig.WriteInventory(inventory);
+  EXPECT_TRUE(WaitFor([&] { return devices_and_generation().first == 2; },
+                      absl::Seconds(20)))
+      << rig.Log();
+  EXPECT_GT(devices_and_generation().second, first);
+  inventory["gpus"][2].erase("lost");
+  rig.WriteInventory(inventory);
+  EXPECT_TRUE(WaitFor([&] { return devices_and_generation().first == 3; },
+                      absl::Seconds(20)))
+      << rig.Log();
+}
+
 }  // namespace
 }  // namespace deviceshare::testing

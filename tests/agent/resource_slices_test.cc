@@ -2,8 +2,11 @@
 // limits and the MIG catalog.
 #include "deviceshare/agent/resource_slices.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,8 @@
 #include "deviceshare/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/fake_nvml_env.h"
+#include "testing/resource_slice_rules.h"
 #include "testing/status_matchers.h"
 
 namespace deviceshare::agent {
@@ -212,6 +217,57 @@ TEST(ResourceSlicesTest, SemverAndArchitecture) {
   EXPECT_EQ(ArchitectureOf(8, 9), "Ada Lovelace");
   EXPECT_EQ(ArchitectureOf(7, 5), "Turing");
   EXPECT_EQ(ArchitectureOf(3, 0), "");
+}
+
+}  // namespace
+}  // namespace deviceshare::agent
+
+namespace deviceshare::agent {
+namespace {
+
+using ::testing::IsEmpty;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// `discover --output resourceslices` on fake NVML, as an operator would
+// check a node without a cluster: what it prints passes the API server's
+// rules as the tests' API server checks them (independently of the agent).
+TEST(ResourceSlicesCommandTest, DiscoverPrintsValidSlices) {
+  testing::FakeNvmlEnv env(R"(gpus:
+- {uuid: GPU-d0, model: NVIDIA H100 80GB HBM3, memory_mib: 81559,
+   sm_count: 132, pci_device_id: 0x2330, cc: [9, 0], mig_capable: true,
+   mig_mode: true}
+- {uuid: GPU-d1, model: NVIDIA H100 80GB HBM3, memory_mib: 81559,
+   pci_device_id: 0x2330, cc: [9, 0]}
+)");
+  const std::string config = env.dir() + "/config.yaml";
+  std::ofstream(config) << "scheduler:\n  modes: [hami-core, mig]\n";
+  const std::string out = env.dir() + "/slices.json";
+  const std::string bin = DEVICESHARE_NODE_AGENT_BIN;
+  ASSERT_EQ(
+      std::system((bin + " discover --output resourceslices " +
+                   "--node-name node-x --config " + config +
+                   " --nvml-library " + DEVICESHARE_FAKE_NVML_LIB + " > " + out)
+                      .c_str()),
+      0);
+  const nlohmann::json list = nlohmann::json::parse(ReadFile(out));
+  EXPECT_EQ(list["kind"], "List");
+  ASSERT_EQ(list["items"].size(), 1u);
+  const nlohmann::json& slice = list["items"][0];
+  EXPECT_THAT(testing::ValidateResourceSlice(slice), IsEmpty());
+  EXPECT_EQ(slice["spec"]["nodeName"], "node-x");
+  std::set<std::string> names;
+  for (const nlohmann::json& device : slice["spec"]["devices"]) {
+    names.insert(device["name"].get<std::string>());
+  }
+  EXPECT_TRUE(names.contains("gpu-0-mig-7g80gb-0"));
+  EXPECT_TRUE(names.contains("gpu-1"));
+  EXPECT_EQ(names.size(), 26u);  // 25 placements and one shared GPU
 }
 
 }  // namespace
