@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
+#include "common/watchdog.h"
 #include "deviceplugin/device_board.h"
 #include "deviceplugin/device_plugin_service.h"
 #include "deviceplugin/kubelet_registration.h"
@@ -138,11 +139,7 @@ class DevicePluginServer::Impl {
             options_.resource_name, kubelet_socket_);
       }
     }
-    {
-      absl::MutexLock lock(&wake_mu_);
-      stopping_ = false;
-    }
-    watchdog_ = std::thread([this] { WatchdogLoop(); });
+    watchdog_.Start([this] { return NextWatchdogWait(); }, [this] { Tick(); });
     started_ = true;
     return absl::OkStatus();
   }
@@ -150,11 +147,7 @@ class DevicePluginServer::Impl {
   void Stop() {
     absl::MutexLock lifecycle(&lifecycle_mu_);
     if (!started_) return;
-    {
-      absl::MutexLock lock(&wake_mu_);
-      stopping_ = true;
-    }
-    watchdog_.join();
+    watchdog_.Stop();
     absl::MutexLock lock(&mu_);
     StopServingLocked(/*remove_socket=*/true);
     registered_with_.reset();
@@ -293,24 +286,15 @@ class DevicePluginServer::Impl {
     }
   }
 
-  void WatchdogLoop() {
-    while (true) {
-      absl::Duration wait = options_.watchdog_interval;
-      {
-        absl::MutexLock lock(&mu_);
-        const absl::Duration until_retry = next_register_attempt_ - absl::Now();
-        if (need_register_ && until_retry > absl::ZeroDuration()) {
-          wait = std::min(wait, until_retry);
-        }
-      }
-      {
-        absl::MutexLock lock(&wake_mu_);
-        if (wake_mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait)) {
-          return;
-        }
-      }
-      Tick();
+  // The watchdog interval, or less when a Register retry is due sooner.
+  absl::Duration NextWatchdogWait() {
+    absl::Duration wait = options_.watchdog_interval;
+    absl::MutexLock lock(&mu_);
+    const absl::Duration until_retry = next_register_attempt_ - absl::Now();
+    if (need_register_ && until_retry > absl::ZeroDuration()) {
+      wait = std::min(wait, until_retry);
     }
+    return wait;
   }
 
   DevicePluginServerOptions options_;  // endpoint filled in
@@ -324,7 +308,7 @@ class DevicePluginServer::Impl {
   // Serializes Start and Stop; taken before the others.
   absl::Mutex lifecycle_mu_;
   bool started_ ABSL_GUARDED_BY(lifecycle_mu_) = false;
-  std::thread watchdog_ ABSL_GUARDED_BY(lifecycle_mu_);
+  Watchdog watchdog_;
 
   // What the watchdog fixes; held for one Tick (a Register call included).
   absl::Mutex mu_ ABSL_ACQUIRED_AFTER(lifecycle_mu_);
@@ -333,10 +317,6 @@ class DevicePluginServer::Impl {
   bool need_register_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time next_register_attempt_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   absl::Duration backoff_ ABSL_GUARDED_BY(mu_);
-
-  // Wakes the watchdog early when Stop() is called.
-  absl::Mutex wake_mu_;
-  bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
 };
 
 DevicePluginServer::DevicePluginServer(DevicePluginServerOptions options,

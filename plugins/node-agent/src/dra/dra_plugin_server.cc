@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "common/watchdog.h"
 #include "deviceplugin/socket_files.h"
 #include "deviceshare/status_macros.h"
 #include "dra/claim_desk.h"
@@ -135,11 +136,8 @@ class DraPluginServer::Impl {
         return s;
       }
     }
-    {
-      absl::MutexLock lock(&wake_mu_);
-      stopping_ = false;
-    }
-    watchdog_ = std::thread([this] { WatchdogLoop(); });
+    watchdog_.Start([this] { return options_.watchdog_interval; },
+                    [this] { Tick(); });
     started_ = true;
     return absl::OkStatus();
   }
@@ -147,11 +145,7 @@ class DraPluginServer::Impl {
   void Stop() {
     absl::MutexLock lifecycle(&lifecycle_mu_);
     if (!started_) return;
-    {
-      absl::MutexLock lock(&wake_mu_);
-      stopping_ = true;
-    }
-    watchdog_.join();
+    watchdog_.Stop();
     {
       absl::MutexLock lock(&mu_);
       StopServingLocked();
@@ -277,19 +271,6 @@ class DraPluginServer::Impl {
     }
   }
 
-  void WatchdogLoop() {
-    while (true) {
-      {
-        absl::MutexLock lock(&wake_mu_);
-        if (wake_mu_.AwaitWithTimeout(absl::Condition(&stopping_),
-                                      options_.watchdog_interval)) {
-          return;
-        }
-      }
-      Tick();
-    }
-  }
-
   const DraPluginServerOptions options_;
   const std::string dra_socket_;
   const std::string registration_socket_;
@@ -300,16 +281,12 @@ class DraPluginServer::Impl {
   // Serializes Start and Stop; taken before the others.
   absl::Mutex lifecycle_mu_;
   bool started_ ABSL_GUARDED_BY(lifecycle_mu_) = false;
-  std::thread watchdog_ ABSL_GUARDED_BY(lifecycle_mu_);
+  Watchdog watchdog_;
 
   // The two servers; held for one Tick.
   absl::Mutex mu_ ABSL_ACQUIRED_AFTER(lifecycle_mu_);
   std::unique_ptr<ServedSocket> dra_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ServedSocket> registration_ ABSL_GUARDED_BY(mu_);
-
-  // Wakes the watchdog early when Stop() is called.
-  absl::Mutex wake_mu_;
-  bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
 };
 
 DraPluginServer::DraPluginServer(DraPluginServerOptions options,
