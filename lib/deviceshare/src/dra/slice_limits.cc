@@ -6,40 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "dra/api_names.h"
 
 namespace deviceshare::dra {
 namespace {
-
-bool IsDnsLabel(absl::string_view name) {
-  if (name.empty() || name.size() > kMaxDnsLabelLength) return false;
-  for (char c : name) {
-    if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '-') {
-      return false;
-    }
-  }
-  return name.front() != '-' && name.back() != '-';
-}
-
-bool IsIdentifier(absl::string_view name) {
-  if (name.empty() || name.size() > kMaxIdentifierLength) return false;
-  if (absl::ascii_isdigit(name.front())) return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(c) && c != '_') return false;
-  }
-  return true;
-}
-
-// "domain/identifier" or "identifier"; the domain a DNS subdomain.
-bool IsQualifiedName(absl::string_view name) {
-  const size_t slash = name.rfind('/');
-  if (slash == absl::string_view::npos) return IsIdentifier(name);
-  absl::string_view domain = name.substr(0, slash);
-  if (domain.empty() || domain.size() > 63) return false;
-  for (absl::string_view label : absl::StrSplit(domain, '.')) {
-    if (!IsDnsLabel(label)) return false;
-  }
-  return IsIdentifier(name.substr(slash + 1));
-}
 
 absl::Status Invalid(absl::string_view path, absl::string_view value,
                      absl::string_view why) {
