@@ -1,0 +1,72 @@
+#include "deviceshare/dra/pool_usage.h"
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::dra {
+
+absl::StatusOr<PoolUsage> PoolUsage::Create(const NodePool& pool) {
+  PoolUsage usage;
+  for (const ResourceSlice* slice : pool.slices) {
+    for (const CounterSet& set : slice->shared_counters) {
+      DS_RETURN_IF_ERROR(usage.counters_.AddSet(set));
+    }
+  }
+  return usage;
+}
+
+CapacityVerdict PoolUsage::Check(
+    const Device& device,
+    const std::map<std::string, int64_t>& requests) const {
+  const int holders = Holders(device.name);
+  if (!device.allow_multiple_allocations && holders > 0) {
+    CapacityVerdict taken;
+    taken.reason = absl::StrCat(device.name, " is allocated");
+    return taken;
+  }
+  // Counters are charged by the first allocation only.
+  if (holders == 0) {
+    std::string why;
+    if (!counters_.Fits(device, &why)) {
+      CapacityVerdict short_of;
+      short_of.reason = std::move(why);
+      return short_of;
+    }
+  }
+  return ConsumeCapacity(device, requests, InUse(device.name));
+}
+
+void PoolUsage::Take(const Device& device, const CapacityVerdict& verdict) {
+  DeviceUse& use = devices_[device.name];
+  if (use.holders == 0) counters_.Take(device);
+  ++use.holders;
+  for (const auto& [name, amount] : verdict.consumed) {
+    use.consumed[name] += amount;
+  }
+}
+
+void PoolUsage::Give(const Device& device,
+                     const std::map<std::string, int64_t>& consumed) {
+  auto it = devices_.find(device.name);
+  if (it == devices_.end() || it->second.holders == 0) return;
+  DeviceUse& use = it->second;
+  for (const auto& [name, amount] : consumed) use.consumed[name] -= amount;
+  if (--use.holders == 0) {
+    counters_.Give(device);
+    devices_.erase(it);
+  }
+}
+
+const std::map<std::string, int64_t>& PoolUsage::InUse(
+    const std::string& device) const {
+  static const std::map<std::string, int64_t> kNothing;
+  auto it = devices_.find(device);
+  return it == devices_.end() ? kNothing : it->second.consumed;
+}
+
+int PoolUsage::Holders(const std::string& device) const {
+  auto it = devices_.find(device);
+  return it == devices_.end() ? 0 : it->second.holders;
+}
+
+}  // namespace deviceshare::dra
