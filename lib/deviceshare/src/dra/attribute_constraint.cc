@@ -21,7 +21,7 @@ std::optional<DeviceAttribute> FindAttribute(const Device& device,
   return it->second;
 }
 
-std::string AttributeConstraint::KeyOf(const DeviceAttribute& value) {
+std::string AttributeKey(const DeviceAttribute& value) {
   switch (value.kind) {
     case DeviceAttribute::Kind::kInt:
       return absl::StrCat("i:", value.int_value);
@@ -43,7 +43,7 @@ bool AttributeConstraint::Add(const Device& device, absl::string_view driver,
     *why = absl::StrCat(device.name, " has no attribute ", attribute_);
     return false;
   }
-  const std::string key = KeyOf(*value);
+  const std::string key = AttributeKey(*value);
   if (kind_ == Kind::kMatch && !values_.empty() && !values_.contains(key)) {
     *why = absl::StrCat(device.name, ": ", attribute_, " ", key.substr(2),
                         " differs from the other devices' ",
@@ -64,7 +64,7 @@ void AttributeConstraint::Remove(const Device& device,
   std::optional<DeviceAttribute> value =
       FindAttribute(device, driver, attribute_);
   if (!value.has_value()) return;
-  auto it = values_.find(KeyOf(*value));
+  auto it = values_.find(AttributeKey(*value));
   if (it != values_.end() && --it->second == 0) values_.erase(it);
 }
 

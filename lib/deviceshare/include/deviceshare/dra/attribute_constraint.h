@@ -34,6 +34,9 @@ std::optional<DeviceAttribute> FindAttribute(const Device& device,
                                              absl::string_view driver,
                                              absl::string_view qualified);
 
+// A value as a comparable key: its kind and its value ("s:GPU-1", "i:3").
+std::string AttributeKey(const DeviceAttribute& value);
+
 class AttributeConstraint {
  public:
   enum class Kind { kMatch, kDistinct };
@@ -50,9 +53,6 @@ class AttributeConstraint {
   const std::string& attribute() const { return attribute_; }
 
  private:
-  // A value as a comparable key: its kind and text.
-  static std::string KeyOf(const DeviceAttribute& value);
-
   const Kind kind_;
   const std::string attribute_;
   std::map<std::string, int> values_;  // key -> devices holding it

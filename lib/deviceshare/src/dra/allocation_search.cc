@@ -1,0 +1,419 @@
+#include "dra/allocation_search.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "deviceshare/status_macros.h"
+
+namespace deviceshare::dra {
+namespace {
+
+// The amount a best-fit order compares: what is left of the device's
+// first capacity (memory when it has one) after the request; dedicated
+// devices by their size.
+int64_t FitKey(const Device& device, const ExactRequest& request,
+               const PoolUsage& usage) {
+  if (device.capacity.empty()) return 0;
+  auto cap = device.capacity.find("memory");
+  if (cap == device.capacity.end()) cap = device.capacity.begin();
+  if (!device.allow_multiple_allocations) return cap->second.value;
+  const auto& in_use = usage.InUse(device.name);
+  auto used = in_use.find(cap->first);
+  const int64_t held = used == in_use.end() ? 0 : used->second;
+  auto asked = request.capacity.find(cap->first);
+  std::string why;
+  std::optional<int64_t> amount = RoundedAmount(
+      cap->second,
+      asked == request.capacity.end() ? std::nullopt
+                                      : std::optional<int64_t>(asked->second),
+      &why);
+  return cap->second.value - held - amount.value_or(0);
+}
+
+bool Applies(const DeviceConstraint& constraint, const std::string& request) {
+  if (constraint.requests.empty()) return true;
+  return std::find(constraint.requests.begin(), constraint.requests.end(),
+                   request) != constraint.requests.end();
+}
+
+}  // namespace
+
+AllocationSearch::AllocationSearch(
+    const std::string& node_name, const NodePools& pools,
+    std::vector<PoolUsage>& usage,
+    const std::map<std::string, DeviceClass>& classes, CelCache& cel,
+    const AllocatorOptions& options)
+    : node_name_(node_name),
+      pools_(pools),
+      usage_(usage),
+      classes_(classes),
+      cel_(cel),
+      options_(options) {}
+
+absl::StatusOr<bool> AllocationSearch::Matches(
+    const std::vector<std::string>& selectors, const PoolDevice& device) {
+  for (const std::string& expression : selectors) {
+    DS_ASSIGN_OR_RETURN(std::shared_ptr<const CelProgram> program,
+                        cel_.Get(expression));
+    DS_ASSIGN_OR_RETURN(
+        bool matches,
+        program->Matches(CelDevice{device.slice->driver, device.device}));
+    if (!matches) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<AllocationSearch::Alternative> AllocationSearch::Resolve(
+    const ExactRequest& request, std::string result_name) {
+  auto cls = classes_.find(request.device_class);
+  if (cls == classes_.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request ", result_name, ": DeviceClass \"",
+                     request.device_class, "\" does not exist"));
+  }
+  Alternative alternative;
+  alternative.request = &request;
+  alternative.result_name = std::move(result_name);
+  for (size_t p = 0; p < pools_.pools.size(); ++p) {
+    const NodePool& pool = pools_.pools[p];
+    for (const PoolDevice& device : pool.devices) {
+      bool has_keys = true;
+      for (const auto& [name, amount] : request.capacity) {
+        has_keys &= device.device->capacity.contains(name);
+      }
+      if (!has_keys) continue;
+      DS_ASSIGN_OR_RETURN(bool by_class,
+                          Matches(cls->second.selectors, device));
+      if (!by_class) continue;
+      DS_ASSIGN_OR_RETURN(bool by_request, Matches(request.selectors, device));
+      if (!by_request) continue;
+      alternative.candidates.push_back(Candidate{p, &device});
+      alternative.complete_pools &= pool.complete;
+    }
+  }
+  Order(request, alternative.candidates);
+  return alternative;
+}
+
+void AllocationSearch::Order(const ExactRequest& request,
+                             std::vector<Candidate>& candidates) {
+  if (options_.order == DeviceOrder::kFirstFit ||
+      request.mode == ExactRequest::kAll) {
+    return;
+  }
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [&](const Candidate& a, const Candidate& b) {
+        const int64_t ka = FitKey(*a.device->device, request, usage_[a.pool]);
+        const int64_t kb = FitKey(*b.device->device, request, usage_[b.pool]);
+        // Devices that cannot fit (negative) go last.
+        if ((ka < 0) != (kb < 0)) return kb < 0;
+        return ka < kb;
+      });
+}
+
+absl::Status AllocationSearch::Plan(
+    const std::vector<const ResourceClaim*>& claims) {
+  for (const ResourceClaim* claim : claims) {
+    ClaimPlan plan;
+    plan.claim = claim;
+    for (const DeviceRequest& request : claim->spec.requests) {
+      RequestPlan rp;
+      rp.name = request.name;
+      if (request.exactly.has_value()) {
+        DS_ASSIGN_OR_RETURN(Alternative a,
+                            Resolve(*request.exactly, request.name));
+        rp.alternatives.push_back(std::move(a));
+      }
+      for (const SubRequest& sub : request.first_available) {
+        DS_ASSIGN_OR_RETURN(
+            Alternative a,
+            Resolve(sub.exactly, absl::StrCat(request.name, "/", sub.name)));
+        rp.alternatives.push_back(std::move(a));
+      }
+      plan.requests.push_back(std::move(rp));
+    }
+    plan.constraints_of.resize(plan.requests.size());
+    for (const DeviceConstraint& constraint : claim->spec.constraints) {
+      const bool match = !constraint.match_attribute.empty();
+      plan.constraints.push_back(std::make_unique<AttributeConstraint>(
+          match ? AttributeConstraint::Kind::kMatch
+                : AttributeConstraint::Kind::kDistinct,
+          match ? constraint.match_attribute : constraint.distinct_attribute));
+      for (size_t r = 0; r < plan.requests.size(); ++r) {
+        if (Applies(constraint, plan.requests[r].name)) {
+          plan.constraints_of[r].push_back(plan.constraints.back().get());
+        }
+      }
+    }
+    plans_.push_back(std::move(plan));
+  }
+  return absl::OkStatus();
+}
+
+// Conditions no search can get around, checked in O(devices): a dedicated-
+// only request with fewer free candidates than it needs; dedicated-only
+// requests together needing more distinct free devices than they have; a
+// matchAttribute with no value enough devices of every request share.
+bool AllocationSearch::NecessaryConditionsHold() {
+  std::set<const PoolDevice*> union_free;
+  int64_t needed = 0;
+  for (const ClaimPlan& plan : plans_) {
+    for (size_t r = 0; r < plan.requests.size(); ++r) {
+      const RequestPlan& rp = plan.requests[r];
+      if (rp.alternatives.size() != 1) continue;
+      const Alternative& a = rp.alternatives[0];
+      if (a.request->mode != ExactRequest::kExactCount ||
+          a.request->admin_access) {
+        continue;
+      }
+      bool dedicated_only = true;
+      std::vector<const PoolDevice*> free;
+      for (const Candidate& c : a.candidates) {
+        dedicated_only &= !c.device->device->allow_multiple_allocations;
+        if (usage_[c.pool].Holders(c.device->device->name) == 0) {
+          free.push_back(c.device);
+        }
+      }
+      if (!dedicated_only) continue;
+      if (static_cast<int64_t>(free.size()) < a.request->count) {
+        last_reason_ =
+            absl::StrCat("request ", a.result_name, " needs ", a.request->count,
+                         " devices, ", free.size(), " free ones match");
+        return false;
+      }
+      union_free.insert(free.begin(), free.end());
+      needed += a.request->count;
+    }
+  }
+  if (needed > static_cast<int64_t>(union_free.size())) {
+    last_reason_ = absl::StrCat("the dedicated requests need ", needed,
+                                " distinct devices, ", union_free.size(),
+                                " free ones match");
+    return false;
+  }
+  for (const ClaimPlan& plan : plans_) {
+    for (const DeviceConstraint& constraint : plan.claim->spec.constraints) {
+      if (!constraint.match_attribute.empty() &&
+          !SomeValueServesAll(plan, constraint)) {
+        last_reason_ = absl::StrCat("no value of ", constraint.match_attribute,
+                                    " is shared by enough devices of every "
+                                    "request it constrains");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// For matchAttribute: a value that, for every single-alternative ExactCount
+// request under the constraint, enough matching devices carry (free ones,
+// for dedicated devices). Requests with alternatives are not counted.
+bool AllocationSearch::SomeValueServesAll(const ClaimPlan& plan,
+                                          const DeviceConstraint& constraint) {
+  std::optional<std::set<std::string>> common;
+  for (const RequestPlan& rp : plan.requests) {
+    if (!Applies(constraint, rp.name) || rp.alternatives.size() != 1) continue;
+    const Alternative& a = rp.alternatives[0];
+    if (a.request->mode != ExactRequest::kExactCount) continue;
+    std::map<std::string, int64_t> per_value;
+    for (const Candidate& c : a.candidates) {
+      const Device& device = *c.device->device;
+      if (!device.allow_multiple_allocations &&
+          usage_[c.pool].Holders(device.name) > 0) {
+        continue;
+      }
+      std::optional<DeviceAttribute> value = FindAttribute(
+          device, c.device->slice->driver, constraint.match_attribute);
+      if (!value.has_value()) continue;
+      // A shared device can serve every device of the request.
+      per_value[AttributeKey(*value)] +=
+          device.allow_multiple_allocations ? a.request->count : 1;
+    }
+    std::set<std::string> enough;
+    for (const auto& [key, n] : per_value) {
+      if (n >= a.request->count) enough.insert(key);
+    }
+    if (!common.has_value()) {
+      common = std::move(enough);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(common->begin(), common->end(), enough.begin(),
+                            enough.end(), std::inserter(both, both.begin()));
+      common = std::move(both);
+    }
+    if (common->empty()) return false;
+  }
+  return true;
+}
+
+bool AllocationSearch::PlaceClaim(size_t c, size_t r) {
+  if (c == plans_.size()) return true;
+  ClaimPlan& plan = plans_[c];
+  if (r == plan.requests.size()) return PlaceClaim(c + 1, 0);
+  for (const Alternative& a : plan.requests[r].alternatives) {
+    int64_t count = a.request->count;
+    if (a.request->mode == ExactRequest::kAll) {
+      if (!a.complete_pools) {
+        last_reason_ = absl::StrCat("request ", a.result_name,
+                                    ": allocationMode All on an incomplete "
+                                    "pool");
+        continue;
+      }
+      count = static_cast<int64_t>(a.candidates.size());
+      if (count == 0) {
+        last_reason_ =
+            absl::StrCat("request ", a.result_name, ": no device matches");
+        continue;
+      }
+    }
+    if (Fill(c, r, a, 0, count, 0)) return true;
+    if (out_of_steps_) return false;
+  }
+  return false;
+}
+
+bool AllocationSearch::Fill(size_t c, size_t r, const Alternative& a, int64_t k,
+                            int64_t count, size_t min_pos) {
+  if (k == count) return PlaceClaim(c, r + 1);
+  for (size_t pos = min_pos; pos < a.candidates.size(); ++pos) {
+    if (++steps_ > options_.max_steps) {
+      out_of_steps_ = true;
+      return false;
+    }
+    if (!TryDevice(c, r, a, pos)) continue;
+    const bool shared =
+        a.candidates[pos].device->device->allow_multiple_allocations &&
+        a.request->mode == ExactRequest::kExactCount;
+    if (Fill(c, r, a, k + 1, count, shared ? pos : pos + 1)) return true;
+    Unplace();
+    if (out_of_steps_) return false;
+    if (a.request->mode == ExactRequest::kAll) return false;
+  }
+  if (a.candidates.empty()) {
+    last_reason_ =
+        absl::StrCat("request ", a.result_name, ": no device matches");
+  }
+  return false;
+}
+
+bool AllocationSearch::TryDevice(size_t c, size_t r, const Alternative& a,
+                                 size_t pos) {
+  const Candidate& candidate = a.candidates[pos];
+  const Device& device = *candidate.device->device;
+  Placed placed{c, r, &a, candidate, {}, false};
+  if (a.request->admin_access) {
+    placed.verdict.fits = true;
+  } else {
+    placed.verdict = usage_[candidate.pool].Check(device, a.request->capacity);
+    if (!placed.verdict.fits) {
+      last_reason_ =
+          absl::StrCat("request ", a.result_name, ": ", placed.verdict.reason);
+      return false;
+    }
+  }
+  std::vector<AttributeConstraint*>& constraints = plans_[c].constraints_of[r];
+  for (size_t i = 0; i < constraints.size(); ++i) {
+    std::string why;
+    if (!constraints[i]->Add(device, candidate.device->slice->driver, &why)) {
+      for (size_t j = 0; j < i; ++j) {
+        constraints[j]->Remove(device, candidate.device->slice->driver);
+      }
+      last_reason_ = absl::StrCat("request ", a.result_name, ": ", why);
+      return false;
+    }
+  }
+  if (!a.request->admin_access) {
+    usage_[candidate.pool].Take(device, placed.verdict);
+    placed.charged = true;
+  }
+  placed_.push_back(std::move(placed));
+  return true;
+}
+
+void AllocationSearch::Unplace() {
+  Placed placed = std::move(placed_.back());
+  placed_.pop_back();
+  const Device& device = *placed.candidate.device->device;
+  for (AttributeConstraint* constraint :
+       plans_[placed.claim].constraints_of[placed.request]) {
+    constraint->Remove(device, placed.candidate.device->slice->driver);
+  }
+  if (placed.charged) {
+    usage_[placed.candidate.pool].Give(device, placed.verdict.consumed);
+  }
+}
+
+void AllocationSearch::Undo() {
+  while (!placed_.empty()) Unplace();
+}
+
+ClaimsVerdict AllocationSearch::Run() {
+  ClaimsVerdict verdict;
+  if (NecessaryConditionsHold() && PlaceClaim(0, 0)) {
+    verdict = Report();
+    verdict.fits = true;
+  } else {
+    verdict.reason = out_of_steps_ ? absl::StrCat("no allocation found within ",
+                                                  options_.max_steps, " steps")
+                                   : last_reason_;
+  }
+  verdict.steps = steps_;
+  return verdict;
+}
+
+ClaimsVerdict AllocationSearch::Report() const {
+  ClaimsVerdict verdict;
+  verdict.allocations.resize(plans_.size());
+  for (size_t c = 0; c < plans_.size(); ++c) {
+    verdict.allocations[c].node_name = node_name_;
+  }
+  std::vector<std::map<std::string, std::vector<std::string>>> class_requests(
+      plans_.size());
+  for (const Placed& placed : placed_) {
+    const PoolDevice& device = *placed.candidate.device;
+    const NodePool& pool = pools_.pools[placed.candidate.pool];
+    DeviceResult result;
+    result.request = placed.alternative->result_name;
+    result.driver = pool.driver;
+    result.pool = pool.name;
+    result.device = device.device->name;
+    result.admin_access = placed.alternative->request->admin_access;
+    if (device.device->allow_multiple_allocations && !result.admin_access) {
+      result.share_id = options_.new_share_id();
+      for (const auto& [name, amount] : placed.verdict.consumed) {
+        result.consumed[name] =
+            CapacityAmount{amount, device.device->capacity.at(name).format};
+      }
+    }
+    verdict.allocations[placed.claim].results.push_back(std::move(result));
+    std::vector<std::string>& names =
+        class_requests[placed.claim][placed.alternative->request->device_class];
+    if (std::find(names.begin(), names.end(),
+                  placed.alternative->result_name) == names.end()) {
+      names.push_back(placed.alternative->result_name);
+    }
+  }
+  for (size_t c = 0; c < plans_.size(); ++c) {
+    for (const auto& [cls, names] : class_requests[c]) {
+      for (const nlohmann::json& config : classes_.at(cls).config) {
+        verdict.allocations[c].config.push_back(
+            {{"source", "FromClass"},
+             {"requests", names},
+             {"opaque", config.value("opaque", nlohmann::json::object())}});
+      }
+    }
+    for (const ClaimConfig& config : plans_[c].claim->spec.config) {
+      verdict.allocations[c].config.push_back({{"source", "FromClaim"},
+                                               {"requests", config.requests},
+                                               {"opaque", config.opaque}});
+    }
+  }
+  return verdict;
+}
+
+}  // namespace deviceshare::dra

@@ -1,0 +1,101 @@
+// File: dra/allocation_search.h (private to the core's dra/ sources)
+//
+// AllocationSearch: one NodeAllocator::Allocate call. Plan() resolves every
+// request of every claim to its candidate devices (class and request
+// selectors, capacity keys) in the allocator's order; Run() checks the
+// necessary conditions, then searches depth first -- claims, requests,
+// the devices of a request as combinations -- charging PoolUsage and the
+// claim's constraints as it goes and undoing them on the way back. Undo()
+// gives back everything a successful Run() charged.
+//
+// Thread safety: one call, one thread.
+#ifndef DEVICESHARE_DRA_SRC_ALLOCATION_SEARCH_H_
+#define DEVICESHARE_DRA_SRC_ALLOCATION_SEARCH_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "deviceshare/dra/attribute_constraint.h"
+#include "deviceshare/dra/node_allocator.h"
+
+namespace deviceshare::dra {
+
+class AllocationSearch {
+ public:
+  AllocationSearch(const std::string& node_name, const NodePools& pools,
+                   std::vector<PoolUsage>& usage,
+                   const std::map<std::string, DeviceClass>& classes,
+                   CelCache& cel, const AllocatorOptions& options);
+
+  absl::Status Plan(const std::vector<const ResourceClaim*>& claims);
+  ClaimsVerdict Run();
+  void Undo();
+
+ private:
+  struct Candidate {
+    size_t pool = 0;
+    const PoolDevice* device = nullptr;
+  };
+  // One way to satisfy a request: its exact form or one subrequest.
+  struct Alternative {
+    const ExactRequest* request = nullptr;
+    std::string result_name;  // "gpu" or "gpu/share"
+    std::vector<Candidate> candidates;
+    bool complete_pools = true;  // every candidate's pool is complete
+  };
+  struct RequestPlan {
+    std::string name;
+    std::vector<Alternative> alternatives;  // in firstAvailable order
+  };
+  struct ClaimPlan {
+    const ResourceClaim* claim = nullptr;
+    std::vector<RequestPlan> requests;
+    std::vector<std::unique_ptr<AttributeConstraint>> constraints;
+    // constraints_of[r]: the constraints request r is under.
+    std::vector<std::vector<AttributeConstraint*>> constraints_of;
+  };
+  // One device placed, to undo and to report.
+  struct Placed {
+    size_t claim = 0;
+    size_t request = 0;
+    const Alternative* alternative = nullptr;
+    Candidate candidate;
+    CapacityVerdict verdict;
+    bool charged = false;
+  };
+
+  absl::StatusOr<Alternative> Resolve(const ExactRequest& request,
+                                      std::string result_name);
+  absl::StatusOr<bool> Matches(const std::vector<std::string>& selectors,
+                               const PoolDevice& device);
+  void Order(const ExactRequest& request, std::vector<Candidate>& candidates);
+  bool NecessaryConditionsHold();
+  bool SomeValueServesAll(const ClaimPlan& plan,
+                          const DeviceConstraint& constraint);
+  bool PlaceClaim(size_t c, size_t r);
+  bool Fill(size_t c, size_t r, const Alternative& a, int64_t k, int64_t count,
+            size_t min_pos);
+  bool TryDevice(size_t c, size_t r, const Alternative& a, size_t pos);
+  void Unplace();
+  ClaimsVerdict Report() const;
+
+  const std::string& node_name_;
+  const NodePools& pools_;
+  std::vector<PoolUsage>& usage_;
+  const std::map<std::string, DeviceClass>& classes_;
+  CelCache& cel_;
+  const AllocatorOptions& options_;
+
+  std::vector<ClaimPlan> plans_;
+  std::vector<Placed> placed_;
+  int64_t steps_ = 0;
+  bool out_of_steps_ = false;
+  std::string last_reason_;
+};
+
+}  // namespace deviceshare::dra
+
+#endif  // DEVICESHARE_DRA_SRC_ALLOCATION_SEARCH_H_
