@@ -46,22 +46,29 @@ AllocationSearch::AllocationSearch(
     const std::string& node_name, const NodePools& pools,
     std::vector<PoolUsage>& usage,
     const std::map<std::string, DeviceClass>& classes, CelCache& cel,
-    const AllocatorOptions& options)
+    const AllocatorOptions& options, SelectorMemo& memo)
     : node_name_(node_name),
       pools_(pools),
       usage_(usage),
       classes_(classes),
       cel_(cel),
-      options_(options) {}
+      options_(options),
+      memo_(memo) {}
 
 absl::StatusOr<bool> AllocationSearch::Matches(
     const std::vector<std::string>& selectors, const PoolDevice& device) {
   for (const std::string& expression : selectors) {
+    auto key = std::make_pair(expression, device.device);
+    if (auto known = memo_.answers.find(key); known != memo_.answers.end()) {
+      if (!known->second) return false;
+      continue;
+    }
     DS_ASSIGN_OR_RETURN(std::shared_ptr<const CelProgram> program,
                         cel_.Get(expression));
     DS_ASSIGN_OR_RETURN(
         bool matches,
         program->Matches(CelDevice{device.slice->driver, device.device}));
+    memo_.answers.emplace(std::move(key), matches);
     if (!matches) return false;
   }
   return true;

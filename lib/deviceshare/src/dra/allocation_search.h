@@ -15,20 +15,29 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "deviceshare/dra/attribute_constraint.h"
 #include "deviceshare/dra/node_allocator.h"
 
 namespace deviceshare::dra {
 
+// Whether one selector holds on one device; the slices a NodeAllocator
+// reads do not change, so an answer holds for its life.
+struct SelectorMemo {
+  absl::flat_hash_map<std::pair<std::string, const Device*>, bool> answers;
+};
+
 class AllocationSearch {
  public:
   AllocationSearch(const std::string& node_name, const NodePools& pools,
                    std::vector<PoolUsage>& usage,
                    const std::map<std::string, DeviceClass>& classes,
-                   CelCache& cel, const AllocatorOptions& options);
+                   CelCache& cel, const AllocatorOptions& options,
+                   SelectorMemo& memo);
 
   absl::Status Plan(const std::vector<const ResourceClaim*>& claims);
   ClaimsVerdict Run();
@@ -88,6 +97,7 @@ class AllocationSearch {
   const std::map<std::string, DeviceClass>& classes_;
   CelCache& cel_;
   const AllocatorOptions& options_;
+  SelectorMemo& memo_;
 
   std::vector<ClaimPlan> plans_;
   std::vector<Placed> placed_;

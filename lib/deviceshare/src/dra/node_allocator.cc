@@ -22,6 +22,7 @@ absl::StatusOr<std::unique_ptr<NodeAllocator>> NodeAllocator::Create(
     DS_ASSIGN_OR_RETURN(PoolUsage usage, PoolUsage::Create(pool));
     allocator->usage_.push_back(std::move(usage));
   }
+  allocator->memo_ = std::make_unique<SelectorMemo>();
   allocator->classes_ = classes;
   allocator->cel_ = cel;
   allocator->options_ = std::move(options);
@@ -30,6 +31,8 @@ absl::StatusOr<std::unique_ptr<NodeAllocator>> NodeAllocator::Create(
   }
   return allocator;
 }
+
+NodeAllocator::~NodeAllocator() = default;
 
 const PoolDevice* NodeAllocator::Find(const std::string& driver,
                                       const std::string& pool,
@@ -87,7 +90,7 @@ void NodeAllocator::Release(const AllocationResult& allocation) {
 absl::StatusOr<ClaimsVerdict> NodeAllocator::Allocate(
     const std::vector<const ResourceClaim*>& claims, bool commit) {
   AllocationSearch search(node_name_, pools_, usage_, *classes_, *cel_,
-                          options_);
+                          options_, *memo_);
   DS_RETURN_IF_ERROR(search.Plan(claims));
   ClaimsVerdict verdict = search.Run();
   if (!verdict.fits || !commit) search.Undo();

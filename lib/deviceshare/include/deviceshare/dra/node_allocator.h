@@ -44,6 +44,8 @@
 
 namespace deviceshare::dra {
 
+struct SelectorMemo;
+
 enum class DeviceOrder { kBestFit, kFirstFit };
 
 struct AllocatorOptions {
@@ -71,6 +73,8 @@ class NodeAllocator {
       const std::map<std::string, DeviceClass>* classes, CelCache* cel,
       AllocatorOptions options);
 
+  ~NodeAllocator();
+
   // Allocates all `claims` together. With `commit` the devices are charged
   // (Release gives them back); without, the node is left as it was.
   absl::StatusOr<ClaimsVerdict> Allocate(
@@ -95,6 +99,9 @@ class NodeAllocator {
   std::vector<PoolUsage> usage_;  // parallel to pools_.pools
   const std::map<std::string, DeviceClass>* classes_ = nullptr;
   CelCache* cel_ = nullptr;
+  // Selector answers per device: a selector is evaluated once per device
+  // for the allocator's life (its slices do not change).
+  std::unique_ptr<SelectorMemo> memo_;
   AllocatorOptions options_;
 };
 
