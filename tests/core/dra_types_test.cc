@@ -158,6 +158,12 @@ TEST(AllocatedClaimTest, BadFieldsAreNamed) {
   EXPECT_THAT(DecodeAllocatedClaim(claim).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("results[1].device: missing")));
+  // Found by the fuzzer: an empty pool passed as present.
+  claim = Claim();
+  claim["status"]["allocation"]["devices"]["results"][0]["pool"] = "";
+  EXPECT_THAT(DecodeAllocatedClaim(claim).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("results[0].pool: empty")));
   claim = Claim();
   claim["metadata"]["uid"] = 7;
   EXPECT_THAT(

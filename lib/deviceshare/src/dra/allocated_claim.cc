@@ -26,6 +26,9 @@ absl::StatusOr<std::string> StringField(const json& object,
     return Invalid(absl::StrCat(path, ".", key),
                    absl::StrCat(it->dump(), " is not a string"));
   }
+  if (required && it->get_ref<const std::string&>().empty()) {
+    return Invalid(absl::StrCat(path, ".", key), "empty");
+  }
   return it->get<std::string>();
 }
 
