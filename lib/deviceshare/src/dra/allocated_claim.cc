@@ -3,34 +3,15 @@
 #include "absl/strings/str_cat.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
+#include "dra/json_fields.h"
 
 namespace deviceshare::dra {
 namespace {
 
 using nlohmann::json;
 
-absl::Status Invalid(absl::string_view path, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
-}
-
-// The string at `key` of `object`; "" when absent and not `required`.
-absl::StatusOr<std::string> StringField(const json& object,
-                                        absl::string_view path, const char* key,
-                                        bool required) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) {
-    if (required) return Invalid(absl::StrCat(path, ".", key), "missing");
-    return std::string();
-  }
-  if (!it->is_string()) {
-    return Invalid(absl::StrCat(path, ".", key),
-                   absl::StrCat(it->dump(), " is not a string"));
-  }
-  if (required && it->get_ref<const std::string&>().empty()) {
-    return Invalid(absl::StrCat(path, ".", key), "empty");
-  }
-  return it->get<std::string>();
-}
+using json_fields::Invalid;
+using json_fields::StringField;
 
 absl::StatusOr<std::map<std::string, int64_t>> DecodeConsumed(
     const json& consumed, const std::string& path) {

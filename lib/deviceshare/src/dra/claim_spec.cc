@@ -12,75 +12,20 @@
 #include "deviceshare/dra/slice_decode.h"
 #include "deviceshare/status_macros.h"
 #include "dra/api_names.h"
+#include "dra/json_fields.h"
 
 namespace deviceshare::dra {
 namespace {
 
+using json_fields::ArrayField;
+using json_fields::Int64;
+using json_fields::Invalid;
+using json_fields::Join;
+using json_fields::Member;
+using json_fields::NotA;
+using json_fields::ObjectField;
+using json_fields::StringField;
 using nlohmann::json;
-
-absl::Status Invalid(absl::string_view path, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
-}
-
-absl::Status NotA(absl::string_view path, const json& value,
-                  absl::string_view what) {
-  return Invalid(path, absl::StrCat(value.dump(), " is not ", what));
-}
-
-std::string Join(const std::string& path, const char* key) {
-  return path.empty() ? std::string(key) : absl::StrCat(path, ".", key);
-}
-
-// The member `key` of `object`, or nullptr when absent or null.
-const json* Member(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-absl::StatusOr<std::string> StringField(const json& object,
-                                        const std::string& path,
-                                        const char* key, bool required) {
-  const json* value = Member(object, key);
-  const std::string at = Join(path, key);
-  if (value == nullptr) {
-    if (required) return Invalid(at, "missing");
-    return std::string();
-  }
-  if (!value->is_string()) return NotA(at, *value, "a string");
-  if (required && value->get_ref<const std::string&>().empty()) {
-    return Invalid(at, "empty");
-  }
-  return value->get<std::string>();
-}
-
-absl::StatusOr<const json*> ObjectField(const json& object,
-                                        const std::string& path,
-                                        const char* key, bool required) {
-  const json* value = Member(object, key);
-  const std::string at = Join(path, key);
-  if (value == nullptr) {
-    if (required) return Invalid(at, "missing");
-    return nullptr;
-  }
-  if (!value->is_object()) return NotA(at, *value, "an object");
-  return value;
-}
-
-// The array at `key` (nullptr when absent), at most `max` long.
-absl::StatusOr<const json*> ArrayField(const json& object,
-                                       const std::string& path, const char* key,
-                                       size_t max, absl::string_view what) {
-  const json* value = Member(object, key);
-  if (value == nullptr) return nullptr;
-  const std::string at = Join(path, key);
-  if (!value->is_array()) return NotA(at, *value, "an array");
-  if (value->size() > max) {
-    return Invalid(at,
-                   absl::StrCat(value->size(), " ", what, ", more than ", max));
-  }
-  return value;
-}
 
 absl::Status CheckName(const std::string& name, const std::string& path,
                        std::set<std::string>& seen) {
@@ -91,18 +36,6 @@ absl::Status CheckName(const std::string& name, const std::string& path,
     return Invalid(path, absl::StrCat("\"", name, "\" is not unique"));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> Int64(const json& value, const std::string& path) {
-  if (value.is_number_unsigned()) {
-    if (value.get<uint64_t>() >
-        static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return NotA(path, value, "an int64");
-    }
-    return static_cast<int64_t>(value.get<uint64_t>());
-  }
-  if (value.is_number_integer()) return value.get<int64_t>();
-  return NotA(path, value, "an integer");
 }
 
 absl::StatusOr<std::map<std::string, int64_t>> DecodeCapacityRequests(

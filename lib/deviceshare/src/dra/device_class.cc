@@ -4,27 +4,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/status_macros.h"
+#include "dra/json_fields.h"
 
 namespace deviceshare::dra {
 namespace {
 
+using json_fields::ArrayField;
+using json_fields::Int64;
+using json_fields::Invalid;
+using json_fields::Join;
+using json_fields::Member;
+using json_fields::NotA;
+using json_fields::ObjectField;
+using json_fields::StringField;
 using nlohmann::json;
-
-absl::Status Invalid(absl::string_view path, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", why));
-}
-
-absl::Status NotA(absl::string_view path, const json& value,
-                  absl::string_view what) {
-  return Invalid(path, absl::StrCat(value.dump(), " is not ", what));
-}
-
-// The member `key` of `object`, or nullptr when absent or null.
-const json* Member(const json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 }  // namespace
 
