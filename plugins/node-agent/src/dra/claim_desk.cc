@@ -49,6 +49,27 @@ std::string LeftOut(absl::string_view what, const ClaimRef& claim) {
                       ") got no answer; kubelet will retry");
 }
 
+// Counts one call (`calls`: the prepare or unprepare counter) and logs it,
+// warning when the preparer's answer had to be repaired.
+void Record(DraCounters& counters, const std::string& driver, const char* rpc,
+            int DraPluginStats::*calls, DraApiVersion version,
+            const Repairs& repairs, size_t claims, int failed) {
+  counters.Count([&](DraPluginStats& stats) {
+    ++(stats.*calls);
+    stats.v1beta1_calls += version == DraApiVersion::kV1beta1;
+    stats.claims_left_out += repairs.left_out;
+    stats.claims_unasked += repairs.unasked;
+  });
+  if (repairs.left_out > 0 || repairs.unasked > 0) {
+    spdlog::warn(
+        "DRA {}: the claim preparer left out {} claims and answered {} not "
+        "asked for; fixed the answer",
+        driver, repairs.left_out, repairs.unasked);
+  }
+  spdlog::info("DRA {}: {} ({}): {} claims, {} failed", driver, rpc,
+               Name(version), claims, failed);
+}
+
 }  // namespace
 
 ClaimDesk::ClaimDesk(std::string driver_name, ClaimPreparer* preparer,
@@ -66,20 +87,9 @@ std::map<std::string, ClaimPrepareResult> ClaimDesk::Prepare(
       });
   int failed = 0;
   for (const auto& [uid, result] : answer) failed += !result.error.empty();
-  counters_->Count([&](DraPluginStats& stats) {
-    ++stats.prepare_calls;
-    stats.v1beta1_calls += version == DraApiVersion::kV1beta1;
-    stats.claims_left_out += repairs.left_out;
-    stats.claims_unasked += repairs.unasked;
-  });
-  if (repairs.left_out > 0 || repairs.unasked > 0) {
-    spdlog::warn(
-        "DRA {}: the claim preparer left out {} claims and answered {} not "
-        "asked for; fixed the answer",
-        driver_name_, repairs.left_out, repairs.unasked);
-  }
-  spdlog::info("DRA {}: NodePrepareResources ({}): {} claims, {} failed",
-               driver_name_, Name(version), answer.size(), failed);
+  Record(*counters_, driver_name_, "NodePrepareResources",
+         &DraPluginStats::prepare_calls, version, repairs, answer.size(),
+         failed);
   return answer;
 }
 
@@ -91,20 +101,9 @@ std::map<std::string, std::string> ClaimDesk::Unprepare(
       [](const ClaimRef& claim) { return LeftOut("unpreparing", claim); });
   int failed = 0;
   for (const auto& [uid, error] : answer) failed += !error.empty();
-  counters_->Count([&](DraPluginStats& stats) {
-    ++stats.unprepare_calls;
-    stats.v1beta1_calls += version == DraApiVersion::kV1beta1;
-    stats.claims_left_out += repairs.left_out;
-    stats.claims_unasked += repairs.unasked;
-  });
-  if (repairs.left_out > 0 || repairs.unasked > 0) {
-    spdlog::warn(
-        "DRA {}: the claim preparer left out {} claims and answered {} not "
-        "asked for; fixed the answer",
-        driver_name_, repairs.left_out, repairs.unasked);
-  }
-  spdlog::info("DRA {}: NodeUnprepareResources ({}): {} claims, {} failed",
-               driver_name_, Name(version), answer.size(), failed);
+  Record(*counters_, driver_name_, "NodeUnprepareResources",
+         &DraPluginStats::unprepare_calls, version, repairs, answer.size(),
+         failed);
   return answer;
 }
 
