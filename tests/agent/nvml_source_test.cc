@@ -119,6 +119,25 @@ TEST(NvmlSourceOpenTest, DriverNotLoadedFailsInit) {
                              HasSubstr("Driver Not Loaded (NVML 9)"))));
 }
 
+TEST(NvmlSourceSmCountTest, WholeGpuSmCountComesFromTheLargestMigProfile) {
+  // What a real H100 answers: no multiprocessorCount for the whole GPU.
+  FakeNvmlEnv env(R"(gpus:
+- uuid: GPU-aaaa
+  model: NVIDIA H100 80GB HBM3
+  memory_mib: 81559
+  pci_device_id: "0x2330"
+  pci_bus_id: "00000000:3B:00.0"
+  mig_capable: true
+)");
+  FakeClock clock;
+  auto source = OpenNvmlSource(env.Options(kLibrary, &clock));
+  ASSERT_OK(source);
+  auto gpus = (*source)->Discover();
+  ASSERT_OK(gpus);
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].sm_count, 132);  // 7g.80gb
+}
+
 TEST_F(NvmlSourceTest, DiscoversEveryField) {
   auto source = Open();
   ASSERT_NE(source, nullptr);

@@ -1,5 +1,6 @@
 #include "nvml/nvml_gpu_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -36,6 +37,13 @@ void ReadMig(const NvmlLibrary& nvml, NvmlGpu& out) {
   gpu.mig_capable = true;
   gpu.mig_enabled = current == NVML_DEVICE_MIG_ENABLE;
   gpu.mig_profiles = ReadMigProfiles(nvml, out.device);
+  if (gpu.sm_count == 0) {
+    // NVML gives multiprocessorCount for MIG devices only (seen on an H100
+    // with driver 580); the largest profile spans the whole GPU's SMs.
+    for (const MigProfileInfo& profile : gpu.mig_profiles) {
+      gpu.sm_count = std::max(gpu.sm_count, profile.sm_count);
+    }
+  }
   if (!gpu.mig_enabled) return;
   auto instances = ReadMigInstances(nvml, out.device, gpu.mig_profiles);
   if (!instances.ok()) {
