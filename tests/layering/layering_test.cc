@@ -74,9 +74,11 @@ const std::vector<IncludeRule> kRules = {
                "a policy; it parses no pod and encodes no annotation"},
     {.name = "core-dag",
      .from = {"core/k8s"}, .to = {"core/*"},
-     .to_except = {"core/base", "core/model", "core/codec", "core/config"},
-     .reason = "the pod and node parsers decode annotations (codec) under a "
-               "config into model requests; they never schedule"},
+     .to_except = {"core/base", "core/model", "core/codec", "core/config",
+                   "core/dra"},
+     .reason = "the pod and node parsers decode annotations (codec) and a "
+               "pod's DRA claim references (dra) under a config into model "
+               "requests; they never schedule"},
 
     // 3. Backends stand side by side on the core.
     {.name = "backends-only-core",

@@ -46,29 +46,36 @@ AllocationSearch::AllocationSearch(
     const std::string& node_name, const NodePools& pools,
     std::vector<PoolUsage>& usage,
     const std::map<std::string, DeviceClass>& classes, CelCache& cel,
-    const AllocatorOptions& options, SelectorMemo& memo)
+    const AllocatorOptions& options, DeviceOrder order, SelectorMemo& memo)
     : node_name_(node_name),
       pools_(pools),
       usage_(usage),
       classes_(classes),
       cel_(cel),
       options_(options),
+      order_(order),
       memo_(memo) {}
 
 absl::StatusOr<bool> AllocationSearch::Matches(
     const std::vector<std::string>& selectors, const PoolDevice& device) {
   for (const std::string& expression : selectors) {
     auto key = std::make_pair(expression, device.device);
-    if (auto known = memo_.answers.find(key); known != memo_.answers.end()) {
-      if (!known->second) return false;
-      continue;
+    {
+      absl::MutexLock lock(&memo_.mu);
+      if (auto known = memo_.answers.find(key); known != memo_.answers.end()) {
+        if (!known->second) return false;
+        continue;
+      }
     }
     DS_ASSIGN_OR_RETURN(std::shared_ptr<const CelProgram> program,
                         cel_.Get(expression));
     DS_ASSIGN_OR_RETURN(
         bool matches,
         program->Matches(CelDevice{device.slice->driver, device.device}));
-    memo_.answers.emplace(std::move(key), matches);
+    {
+      absl::MutexLock lock(&memo_.mu);
+      memo_.answers.emplace(std::move(key), matches);
+    }
     if (!matches) return false;
   }
   return true;
@@ -108,19 +115,22 @@ absl::StatusOr<AllocationSearch::Alternative> AllocationSearch::Resolve(
 
 void AllocationSearch::Order(const ExactRequest& request,
                              std::vector<Candidate>& candidates) {
-  if (options_.order == DeviceOrder::kFirstFit ||
-      request.mode == ExactRequest::kAll) {
+  if (order_ == DeviceOrder::kFirstFit || request.mode == ExactRequest::kAll) {
     return;
   }
-  std::stable_sort(
-      candidates.begin(), candidates.end(),
-      [&](const Candidate& a, const Candidate& b) {
-        const int64_t ka = FitKey(*a.device->device, request, usage_[a.pool]);
-        const int64_t kb = FitKey(*b.device->device, request, usage_[b.pool]);
-        // Devices that cannot fit (negative) go last.
-        if ((ka < 0) != (kb < 0)) return kb < 0;
-        return ka < kb;
-      });
+  const bool spread = order_ == DeviceOrder::kSpread;
+  std::vector<std::pair<int64_t, Candidate>> keyed;
+  keyed.reserve(candidates.size());
+  for (const Candidate& c : candidates) {
+    keyed.emplace_back(FitKey(*c.device->device, request, usage_[c.pool]), c);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [spread](const auto& a, const auto& b) {
+                     // Devices that cannot fit (negative) go last.
+                     if ((a.first < 0) != (b.first < 0)) return b.first < 0;
+                     return spread ? a.first > b.first : a.first < b.first;
+                   });
+  for (size_t i = 0; i < keyed.size(); ++i) candidates[i] = keyed[i].second;
 }
 
 absl::Status AllocationSearch::Plan(
@@ -391,7 +401,7 @@ ClaimsVerdict AllocationSearch::Report() const {
     result.device = device.device->name;
     result.admin_access = placed.alternative->request->admin_access;
     if (device.device->allow_multiple_allocations && !result.admin_access) {
-      result.share_id = options_.new_share_id();
+      if (options_.new_share_id) result.share_id = options_.new_share_id();
       for (const auto& [name, amount] : placed.verdict.consumed) {
         result.consumed[name] =
             CapacityAmount{amount, device.device->capacity.at(name).format};

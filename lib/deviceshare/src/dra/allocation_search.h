@@ -18,17 +18,22 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "deviceshare/dra/attribute_constraint.h"
 #include "deviceshare/dra/node_allocator.h"
 
 namespace deviceshare::dra {
 
 // Whether one selector holds on one device; the slices a NodeAllocator
-// reads do not change, so an answer holds for its life.
+// reads do not change, so an answer holds for its life. Shared by the
+// searches that run at once on one node.
 struct SelectorMemo {
-  absl::flat_hash_map<std::pair<std::string, const Device*>, bool> answers;
+  absl::Mutex mu;
+  absl::flat_hash_map<std::pair<std::string, const Device*>, bool> answers
+      ABSL_GUARDED_BY(mu);
 };
 
 class AllocationSearch {
@@ -37,7 +42,7 @@ class AllocationSearch {
                    std::vector<PoolUsage>& usage,
                    const std::map<std::string, DeviceClass>& classes,
                    CelCache& cel, const AllocatorOptions& options,
-                   SelectorMemo& memo);
+                   DeviceOrder order, SelectorMemo& memo);
 
   absl::Status Plan(const std::vector<const ResourceClaim*>& claims);
   ClaimsVerdict Run();
@@ -97,6 +102,7 @@ class AllocationSearch {
   const std::map<std::string, DeviceClass>& classes_;
   CelCache& cel_;
   const AllocatorOptions& options_;
+  const DeviceOrder order_;
   SelectorMemo& memo_;
 
   std::vector<ClaimPlan> plans_;

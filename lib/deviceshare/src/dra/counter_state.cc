@@ -13,6 +13,7 @@ absl::Status CounterState::AddSet(const CounterSet& set) {
   for (const auto& [name, counter] : set.counters) {
     it->second[name] = counter.value;
   }
+  total_[set.name] = it->second;
   return absl::OkStatus();
 }
 
@@ -63,6 +64,22 @@ int64_t CounterState::Left(const std::string& set,
   if (s == left_.end()) return -1;
   auto c = s->second.find(counter);
   return c == s->second.end() ? -1 : c->second;
+}
+
+std::map<std::string, int64_t> CounterState::UsedPermille() const {
+  std::map<std::string, int64_t> used;
+  for (const auto& [set, totals] : total_) {
+    const auto& left = left_.at(set);
+    int64_t sum = 0;
+    int counted = 0;
+    for (const auto& [name, total] : totals) {
+      if (total <= 0) continue;
+      sum += (total - left.at(name)) * 1000 / total;
+      ++counted;
+    }
+    used[set] = counted == 0 ? 0 : sum / counted;
+  }
+  return used;
 }
 
 }  // namespace deviceshare::dra

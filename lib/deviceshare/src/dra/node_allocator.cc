@@ -10,6 +10,46 @@
 #include "dra/allocation_search.h"
 
 namespace deviceshare::dra {
+namespace {
+
+// Whether `result` (what a share consumes, as Try() found it) still fits
+// the device's capacity and counters; the verdict carries its amounts.
+CapacityVerdict ConsumedFits(const Device& device, const PoolUsage& usage,
+                             const DeviceResult& result) {
+  CapacityVerdict verdict;
+  if (!device.allow_multiple_allocations) {
+    if (usage.Holders(device.name) > 0) {
+      verdict.reason = absl::StrCat(device.name, " is allocated");
+      return verdict;
+    }
+  }
+  std::string why;
+  if (usage.Holders(device.name) == 0 &&
+      !usage.counters().Fits(device, &why)) {
+    verdict.reason = std::move(why);
+    return verdict;
+  }
+  const auto& in_use = usage.InUse(device.name);
+  for (const auto& [name, amount] : result.consumed) {
+    auto cap = device.capacity.find(name);
+    if (cap == device.capacity.end()) {
+      verdict.reason = absl::StrCat(name, ": not a capacity of ", device.name);
+      return verdict;
+    }
+    auto used = in_use.find(name);
+    const int64_t held = used == in_use.end() ? 0 : used->second;
+    if (held + amount.value > cap->second.value) {
+      verdict.reason = absl::StrCat(name, ": ", amount.value, " asked, ",
+                                    cap->second.value - held, " left");
+      return verdict;
+    }
+    verdict.consumed[name] = amount.value;
+  }
+  verdict.fits = true;
+  return verdict;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<NodeAllocator>> NodeAllocator::Create(
     std::string node_name, const std::vector<const ResourceSlice*>& slices,
@@ -90,11 +130,89 @@ void NodeAllocator::Release(const AllocationResult& allocation) {
 absl::StatusOr<ClaimsVerdict> NodeAllocator::Allocate(
     const std::vector<const ResourceClaim*>& claims, bool commit) {
   AllocationSearch search(node_name_, pools_, usage_, *classes_, *cel_,
-                          options_, *memo_);
+                          options_, options_.order, *memo_);
   DS_RETURN_IF_ERROR(search.Plan(claims));
   ClaimsVerdict verdict = search.Run();
+  if (verdict.fits) verdict.utilisation_after = Utilisation(usage_);
   if (!verdict.fits || !commit) search.Undo();
   return verdict;
+}
+
+absl::StatusOr<ClaimsVerdict> NodeAllocator::Try(
+    const std::vector<const ResourceClaim*>& claims, DeviceOrder order) const {
+  std::vector<PoolUsage> scratch = usage_;
+  // Share ids are given at Commit(): a tried allocation may never be.
+  AllocatorOptions options = options_;
+  options.new_share_id = nullptr;
+  AllocationSearch search(node_name_, pools_, scratch, *classes_, *cel_,
+                          options, order, *memo_);
+  DS_RETURN_IF_ERROR(search.Plan(claims));
+  ClaimsVerdict verdict = search.Run();
+  if (verdict.fits) verdict.utilisation_after = Utilisation(scratch);
+  return verdict;
+}
+
+absl::Status NodeAllocator::Commit(
+    std::vector<AllocationResult>& allocations) {
+  struct Taken {
+    size_t pool;
+    const Device* device;
+    std::map<std::string, int64_t> consumed;
+  };
+  std::vector<Taken> taken;
+  auto roll_back = [&] {
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+      usage_[it->pool].Give(*it->device, it->consumed);
+    }
+  };
+  for (AllocationResult& allocation : allocations) {
+    for (DeviceResult& result : allocation.results) {
+      if (result.admin_access) continue;
+      size_t p = 0;
+      const PoolDevice* device =
+          Find(result.driver, result.pool, result.device, &p);
+      if (device == nullptr) {
+        roll_back();
+        return absl::NotFoundError(
+            absl::StrCat("device ", result.driver, "/", result.pool, "/",
+                         result.device, " is not on node ", node_name_));
+      }
+      // The room check uses what the result consumes, not a re-rounding.
+      CapacityVerdict verdict =
+          ConsumedFits(*device->device, usage_[p], result);
+      if (!verdict.fits) {
+        roll_back();
+        return absl::FailedPreconditionError(
+            absl::StrCat("device ", result.pool, "/", result.device,
+                         " no longer has the room: ", verdict.reason));
+      }
+      usage_[p].Take(*device->device, verdict);
+      taken.push_back(Taken{p, device->device, verdict.consumed});
+    }
+  }
+  for (AllocationResult& allocation : allocations) {
+    for (DeviceResult& result : allocation.results) {
+      size_t p = 0;
+      const PoolDevice* device =
+          Find(result.driver, result.pool, result.device, &p);
+      if (result.share_id.empty() && !result.admin_access &&
+          device->device->allow_multiple_allocations) {
+        result.share_id = options_.new_share_id();
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+int NodeAllocator::UtilisationPercent() const { return Utilisation(usage_); }
+
+int NodeAllocator::Utilisation(const std::vector<PoolUsage>& usage) const {
+  int64_t permille = 0;
+  int64_t units = 0;
+  for (size_t p = 0; p < pools_.pools.size(); ++p) {
+    usage[p].AddUtilisation(pools_.pools[p], &permille, &units);
+  }
+  return units == 0 ? 0 : static_cast<int>(permille / units / 10);
 }
 
 }  // namespace deviceshare::dra

@@ -69,4 +69,33 @@ int PoolUsage::Holders(const std::string& device) const {
   return it == devices_.end() ? 0 : it->second.holders;
 }
 
+void PoolUsage::AddUtilisation(const NodePool& pool, int64_t* permille_sum,
+                               int64_t* units) const {
+  for (const auto& [set, permille] : counters_.UsedPermille()) {
+    *permille_sum += permille;
+    ++*units;
+  }
+  for (const PoolDevice& entry : pool.devices) {
+    const Device& device = *entry.device;
+    if (!device.consumes_counters.empty()) continue;
+    ++*units;
+    const int holders = Holders(device.name);
+    if (holders == 0) continue;
+    if (!device.allow_multiple_allocations || device.capacity.empty()) {
+      *permille_sum += 1000;
+      continue;
+    }
+    const auto& in_use = InUse(device.name);
+    int64_t sum = 0;
+    int64_t counted = 0;
+    for (const auto& [name, capacity] : device.capacity) {
+      if (capacity.value <= 0) continue;
+      auto used = in_use.find(name);
+      if (used != in_use.end()) sum += used->second * 1000 / capacity.value;
+      ++counted;
+    }
+    *permille_sum += counted == 0 ? 1000 : sum / counted;
+  }
+}
+
 }  // namespace deviceshare::dra

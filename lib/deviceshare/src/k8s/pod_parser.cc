@@ -1,6 +1,7 @@
 #include "deviceshare/k8s/pod_parser.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/yaml_json.h"
+#include "deviceshare/dra/claim_spec.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -220,6 +222,45 @@ class ContainerWalker {
   HostNeedsTotal total_;
 };
 
+// spec.resourceClaims, each resolved to its ResourceClaim: the named one,
+// or the claim Kubernetes generated from the template for this pod
+// (status.resourceClaimStatuses; "" until it exists).
+absl::StatusOr<std::vector<PodClaim>> ReadPodClaims(const json& pod,
+                                                    const PodRequest& request) {
+  absl::StatusOr<std::vector<dra::PodClaimRef>> refs =
+      dra::DecodePodClaimRefs(pod);
+  if (!refs.ok()) {
+    return Prefixed(absl::StrCat("pod ", request.Key()), refs.status());
+  }
+  std::map<std::string, std::string> generated;
+  auto status = pod.find("status");
+  if (status != pod.end() && status->is_object()) {
+    auto statuses = status->find("resourceClaimStatuses");
+    if (statuses != status->end() && statuses->is_array()) {
+      for (const json& entry : *statuses) {
+        if (!entry.is_object()) continue;
+        auto name = entry.find("name");
+        auto claim = entry.find("resourceClaimName");
+        if (name != entry.end() && name->is_string() && claim != entry.end() &&
+            claim->is_string()) {
+          generated[name->get<std::string>()] = claim->get<std::string>();
+        }
+      }
+    }
+  }
+  std::vector<PodClaim> claims;
+  for (dra::PodClaimRef& ref : *refs) {
+    PodClaim claim;
+    claim.name = std::move(ref.name);
+    claim.template_name = std::move(ref.template_name);
+    claim.claim_name = claim.template_name.empty()
+                           ? std::move(ref.claim_name)
+                           : generated[claim.name];
+    claims.push_back(std::move(claim));
+  }
+  return claims;
+}
+
 }  // namespace
 
 absl::StatusOr<PodRequest> ParsePodRequest(const nlohmann::json& pod,
@@ -273,6 +314,7 @@ absl::StatusOr<PodRequest> ParsePodRequest(const nlohmann::json& pod,
     DS_ASSIGN_OR_RETURN(HostNeeds needs, walker.host_needs());
     request.cpu_milli = needs.cpu_milli;
     request.memory_mib = needs.memory_mib;
+    DS_ASSIGN_OR_RETURN(request.claims, ReadPodClaims(pod, request));
   }
   return request;
 }

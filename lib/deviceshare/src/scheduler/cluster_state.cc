@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "deviceshare/policy/scoring.h"
 #include "deviceshare/status_macros.h"
 
@@ -23,9 +26,51 @@ std::vector<SharingMode> ModesOf(const PodAllocation& allocation) {
   return modes;
 }
 
+// Random version-4 UUIDs from a generator of the state's own; Filter may
+// ask from many threads at once.
+std::function<std::string()> RandomUuids() {
+  struct Source {
+    absl::Mutex mu;
+    absl::BitGen bits ABSL_GUARDED_BY(mu);
+  };
+  auto source = std::make_shared<Source>();
+  return [source] {
+    uint64_t high = 0;
+    uint64_t low = 0;
+    {
+      absl::MutexLock lock(&source->mu);
+      high = absl::Uniform<uint64_t>(source->bits);
+      low = absl::Uniform<uint64_t>(source->bits);
+    }
+    high = (high & ~uint64_t{0xF000}) | 0x4000;                // version 4
+    low = (low & ~(uint64_t{3} << 62)) | (uint64_t{2} << 62);  // variant
+    return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", high >> 32,
+                           (high >> 16) & 0xFFFF, high & 0xFFFF, low >> 48,
+                           low & 0xFFFFFFFFFFFF);
+  };
+}
+
 }  // namespace
 
-ClusterState::ClusterState(const BackendSet* backends) : backends_(backends) {}
+std::vector<std::string> ClaimKeysOf(const PodRequest& request) {
+  std::vector<std::string> keys;
+  for (const PodClaim& claim : request.claims) {
+    if (claim.claim_name.empty()) continue;
+    keys.push_back(dra::ClaimKey(request.namespace_name, claim.claim_name));
+  }
+  return keys;
+}
+
+ClusterState::ClusterState(const BackendSet* backends,
+                           std::function<std::string()> new_share_id)
+    : backends_(backends) {
+  dra::DraClusterOptions options;
+  options.new_share_id =
+      new_share_id ? std::move(new_share_id) : RandomUuids();
+  dra_ = *dra::DraCluster::Create(std::move(options));
+}
+
+ClusterState::~ClusterState() = default;
 
 absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   // Grants read back from annotations carry no mode of their own (an mps
@@ -159,6 +204,7 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
     }
   }
   std::string name = inventory.name;
+  dra_only_nodes_.erase(name);
   auto node = std::make_unique<NodeState>(std::move(inventory));
   std::vector<std::string> displaced = Replay(*node);
   auto at = std::lower_bound(nodes_by_name_.begin(), nodes_by_name_.end(), name,
@@ -192,7 +238,8 @@ void ClusterState::RemoveNode(absl::string_view name) {
 }
 
 absl::Status ClusterState::AddPod(const PodRequest& request,
-                                  const PodAllocation& allocation) {
+                                  const PodAllocation& allocation,
+                                  const ClaimAllocations* claims) {
   if (allocation.pod_uid.empty() || allocation.pod_uid != request.uid) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "pod %s: allocation uid \"%s\" does not match request uid \"%s\"",
@@ -209,13 +256,32 @@ absl::Status ClusterState::AddPod(const PodRequest& request,
         absl::StrFormat("pod %s is already placed on node %s", request.Key(),
                         it->second.allocation.node_name));
   }
-  PodRecord record{request, allocation, false};
+  PodRecord record{request, allocation, false, ClaimKeysOf(request)};
+  std::vector<std::string> touched;
+  if (!record.claim_keys.empty()) {
+    std::vector<std::string> reserve = record.claim_keys;
+    static const ClaimAllocations kNone;
+    if (claims == nullptr) {
+      // Bound elsewhere: the claims are allocated already (or will show
+      // up with the pod among their consumers).
+      std::erase_if(reserve, [&](const std::string& key) {
+        return dra_->FindClaim(key) == nullptr;
+      });
+    }
+    DS_ASSIGN_OR_RETURN(
+        touched, dra_->Reserve(request.uid, allocation.node_name, reserve,
+                               claims != nullptr ? *claims : kNone));
+  }
   auto node = nodes_.find(allocation.node_name);
   if (node != nodes_.end()) {
-    DS_RETURN_IF_ERROR(Charge(record, *node->second));
+    if (absl::Status charged = Charge(record, *node->second); !charged.ok()) {
+      TouchDraNodes(dra_->Unreserve(request.uid, record.claim_keys));
+      return charged;
+    }
     Reindex(*node->second);
     record.on_ledger = true;
   }
+  TouchDraNodes(touched);
   pods_by_node_[allocation.node_name].insert(request.uid);
   pods_.emplace(request.uid, std::move(record));
   return absl::OkStatus();
@@ -236,7 +302,62 @@ void ClusterState::RemovePod(absl::string_view pod_uid) {
     pods->second.erase(pod_uid);
     if (pods->second.empty()) pods_by_node_.erase(pods);
   }
+  const std::vector<std::string> claim_keys = std::move(it->second.claim_keys);
+  const std::string uid(pod_uid);
   pods_.erase(it);
+  if (!claim_keys.empty()) TouchDraNodes(dra_->Unreserve(uid, claim_keys));
+}
+
+void ClusterState::TouchDraNodes(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (name.empty()) continue;
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) {
+      if (!dra_->HasNode(name)) continue;
+      NodeInventory inventory;
+      inventory.name = name;
+      UpsertNode(std::move(inventory)).IgnoreError();  // always valid
+      dra_only_nodes_.insert(name);
+      continue;
+    }
+    if (dra_only_nodes_.contains(name) && !dra_->HasNode(name) &&
+        !pods_by_node_.contains(name)) {
+      dra_only_nodes_.erase(name);
+      RemoveNode(name);
+      continue;
+    }
+    versions_[it->second.get()] = ++last_version_;
+  }
+}
+
+void ClusterState::UpsertDeviceClass(dra::DeviceClass device_class) {
+  TouchDraNodes(dra_->UpsertDeviceClass(std::move(device_class)));
+}
+
+void ClusterState::RemoveDeviceClass(const std::string& name) {
+  TouchDraNodes(dra_->RemoveDeviceClass(name));
+}
+
+absl::Status ClusterState::UpsertResourceSlice(dra::ResourceSlice slice) {
+  DS_ASSIGN_OR_RETURN(std::vector<std::string> touched,
+                      dra_->UpsertSlice(std::move(slice)));
+  TouchDraNodes(touched);
+  return absl::OkStatus();
+}
+
+void ClusterState::RemoveResourceSlice(const std::string& name) {
+  TouchDraNodes(dra_->RemoveSlice(name));
+}
+
+absl::Status ClusterState::UpsertResourceClaim(dra::ResourceClaim claim) {
+  DS_ASSIGN_OR_RETURN(std::vector<std::string> touched,
+                      dra_->UpsertClaim(std::move(claim)));
+  TouchDraNodes(touched);
+  return absl::OkStatus();
+}
+
+void ClusterState::RemoveResourceClaim(const std::string& key) {
+  TouchDraNodes(dra_->RemoveClaim(key));
 }
 
 absl::StatusOr<std::vector<std::string>> ClusterState::RebuildNode(

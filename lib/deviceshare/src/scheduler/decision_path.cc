@@ -5,9 +5,11 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/dra/dra_reasons.h"
 #include "deviceshare/policy/stranded_capacity.h"
 
 namespace deviceshare {
@@ -42,6 +44,51 @@ NodeFit HostUnfit(ReasonCode code, const PodRequest& request,
                         request.memory_mib));
 }
 
+// The allocation of a pod that asks for no annotated GPU: its containers,
+// none with a device.
+PodAllocation WithoutGpus(const PodRequest& request, const NodeState& node) {
+  PodAllocation allocation;
+  allocation.pod_uid = request.uid;
+  allocation.pod_key = request.Key();
+  allocation.node_name = node.name();
+  for (size_t i = 0; i < request.containers.size(); ++i) {
+    ContainerAllocation container;
+    container.container_index = static_cast<int32_t>(i);
+    container.name = request.containers[i].name;
+    container.is_init = request.containers[i].is_init;
+    allocation.containers.push_back(std::move(container));
+  }
+  return allocation;
+}
+
+// The device order a GPU policy asks of the DRA allocator: fuller devices
+// first when it scores fuller higher (binpack), emptier first when lower
+// (spread), the first that fits when it does not care.
+dra::DeviceOrder DeviceOrderOf(const PlacementPolicy& policy) {
+  const int full = policy.UtilisationScore(100);
+  const int empty = policy.UtilisationScore(0);
+  if (full > empty) return dra::DeviceOrder::kBestFit;
+  if (full < empty) return dra::DeviceOrder::kSpread;
+  return dra::DeviceOrder::kFirstFit;
+}
+
+ReasonCode ClaimsCode(dra::ClaimsOnNode::Outcome outcome) {
+  using Outcome = dra::ClaimsOnNode::Outcome;
+  switch (outcome) {
+    case Outcome::kFits:
+      return ReasonCode::kFits;
+    case Outcome::kClaimNotReady:
+      return dra::kClaimNotReady;
+    case Outcome::kClaimElsewhere:
+      return dra::kClaimElsewhere;
+    case Outcome::kNoDevices:
+      return dra::kNoDraDevices;
+    case Outcome::kDevicesUnavailable:
+      return dra::kDevicesUnavailable;
+  }
+  return dra::kDevicesUnavailable;
+}
+
 // One bucket of the cluster's node index that may hold the pod's node.
 struct Bucket {
   int bound;
@@ -67,7 +114,7 @@ absl::StatusOr<const PlacementPolicy*> DecisionPath::PolicyFor(
 }
 
 absl::StatusOr<PodCycle> DecisionPath::PreFilter(
-    const PodRequest& request) const {
+    const PodRequest& request, const ClusterState* state) const {
   PodCycle cycle;
   cycle.request = &request;
   if (request.mode && !backends_->Knows(*request.mode)) {
@@ -91,7 +138,45 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
       cycle.backends.push_back(backend.get());
     }
   }
+  if (request.HasClaims()) {
+    cycle.dra = state != nullptr ? &state->dra() : nullptr;
+    cycle.device_order = DeviceOrderOf(**gpu_policy);
+    cycle.claim_keys = ClaimKeysOf(request);
+    for (const PodClaim& claim : request.claims) {
+      if (claim.claim_name.empty()) {
+        cycle.claims_unready = absl::StrFormat(
+            "claim %s of pod %s (template %s) is not created yet", claim.name,
+            request.Key(), claim.template_name);
+        break;
+      }
+    }
+    if (cycle.dra == nullptr && cycle.claims_unready.empty()) {
+      cycle.claims_unready = "no DRA objects are known here";
+    }
+  }
   return cycle;
+}
+
+std::vector<const NodeState*> DecisionPath::ClaimCandidates(
+    const PodCycle& cycle, const ClusterState& state) {
+  if (cycle.pod().HasGpuRequest() || cycle.dra == nullptr) {
+    return state.nodes_by_name();
+  }
+  std::vector<const NodeState*> nodes;
+  for (const std::string& key : cycle.claim_keys) {
+    const dra::ClaimEntry* entry = cycle.dra->FindClaim(key);
+    if (entry != nullptr && entry->allocation &&
+        !entry->allocation->node_name.empty()) {
+      const NodeState* node = state.FindNode(entry->allocation->node_name);
+      if (node != nullptr) nodes.push_back(node);
+      return nodes;
+    }
+  }
+  for (const std::string& name : cycle.dra->Nodes()) {
+    const NodeState* node = state.FindNode(name);
+    if (node != nullptr) nodes.push_back(node);
+  }
+  return nodes;
 }
 
 NodeVerdict DecisionPath::UnknownNode(absl::string_view name) {
@@ -113,12 +198,26 @@ NodeVerdict DecisionPath::Filter(const PodCycle& cycle, const NodeState& node,
     verdict.fit = HostUnfit(host, request, node, explain);
     return verdict;
   }
+  if (request.HasGpuRequest() || !request.HasClaims()) {
+    FilterGpus(cycle, node, explain, verdict);
+  } else {
+    verdict.fit.allocation = WithoutGpus(request, node);
+  }
+  if (request.HasClaims() && verdict.fit.fits()) {
+    FilterClaims(cycle, node, verdict);
+  }
+  return verdict;
+}
+
+void DecisionPath::FilterGpus(const PodCycle& cycle, const NodeState& node,
+                              bool explain, NodeVerdict& verdict) const {
+  const PodRequest& request = cycle.pod();
   if (cycle.backends.empty()) {
     verdict.fit = Unfit(
         ReasonCode::kModeMismatch,
         absl::StrFormat("ModeMismatch mode %s is not enabled in this scheduler",
                         SharingModeName(*request.mode)));
-    return verdict;
+    return;
   }
   PlacementOptions options = cycle.placement;
   options.explain = explain;
@@ -163,7 +262,29 @@ NodeVerdict DecisionPath::Filter(const PodCycle& cycle, const NodeState& node,
         "mode %s chosen (least stranded capacity) from %s",
         SharingModeName(verdict.mode), absl::StrJoin(considered, "; "));
   }
-  return verdict;
+}
+
+void DecisionPath::FilterClaims(const PodCycle& cycle, const NodeState& node,
+                                NodeVerdict& verdict) const {
+  const PodRequest& request = cycle.pod();
+  if (!cycle.claims_unready.empty()) {
+    verdict.fit = Unfit(dra::kClaimNotReady,
+                        absl::StrCat("ClaimNotReady ", cycle.claims_unready));
+    return;
+  }
+  dra::ClaimsOnNode claims = cycle.dra->Filter(
+      request.uid, cycle.claim_keys, node.name(), cycle.device_order);
+  if (claims.outcome != dra::ClaimsOnNode::Outcome::kFits) {
+    const ReasonCode code = ClaimsCode(claims.outcome);
+    verdict.fit = Unfit(code, absl::StrFormat("%s node %s: %s", code.name(),
+                                              node.name(), claims.reason));
+    return;
+  }
+  const int score =
+      cycle.placement.node_policy->UtilisationScore(claims.utilisation_after);
+  verdict.score =
+      request.HasGpuRequest() ? (verdict.score + score) / 2 : score;
+  verdict.claims = std::move(claims.allocations);
 }
 
 ReasonCode DecisionPath::HostCode(const PodRequest& request,
@@ -206,8 +327,22 @@ bool DecisionPath::MayFit(const PodCycle& cycle, const NodeState& node) const {
   return false;
 }
 
+std::optional<NodeVerdict> DecisionPath::SearchClaims(
+    const PodCycle& cycle, const ClusterState& state) const {
+  std::optional<NodeVerdict> best;
+  for (const NodeState* node : ClaimCandidates(cycle, state)) {
+    NodeVerdict verdict = Filter(cycle, *node, /*explain=*/true);
+    if (verdict.fit.fits() && (!best || BetterVerdict(verdict, *best))) {
+      best = std::move(verdict);
+    }
+  }
+  return best;
+}
+
 std::optional<NodeVerdict> DecisionPath::Search(
     const PodCycle& cycle, const ClusterState& state) const {
+  // Pods with claims: the index below is of annotated GPUs only.
+  if (cycle.pod().HasClaims()) return SearchClaims(cycle, state);
   // The cluster state keeps nodes grouped by shape and utilisation; each
   // (shape, utilisation) bucket gets an upper bound of its nodes' scores
   // from the backends (through the node policy's ScoreBound), and buckets

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/status_macros.h"
@@ -64,24 +65,26 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     const Config& config, const BackendRegistry& backends,
-    const PolicyRegistry& policies, const Clock* clock) {
+    const PolicyRegistry& policies, const Clock* clock,
+    std::function<std::string()> new_share_id) {
   DS_ASSIGN_OR_RETURN(BackendSet backend_set,
                       BackendSet::Create(backends, config));
   DS_ASSIGN_OR_RETURN(PolicySet policy_set,
                       PolicySet::Create(policies, config));
-  return std::unique_ptr<Scheduler>(
-      new Scheduler(config, std::move(backend_set), std::move(policy_set),
-                    clock != nullptr ? clock : &RealClock()));
+  return std::unique_ptr<Scheduler>(new Scheduler(
+      config, std::move(backend_set), std::move(policy_set),
+      clock != nullptr ? clock : &RealClock(), std::move(new_share_id)));
 }
 
 Scheduler::Scheduler(Config config, BackendSet backends, PolicySet policies,
-                     const Clock* clock)
+                     const Clock* clock,
+                     std::function<std::string()> new_share_id)
     : config_(std::move(config)),
       backends_(std::move(backends)),
       policies_(std::move(policies)),
       clock_(clock),
       path_(&config_, &backends_, &policies_),
-      state_(&backends_),
+      state_(&backends_, std::move(new_share_id)),
       memory_(std::make_unique<VerdictMemory>()) {}
 
 Scheduler::~Scheduler() = default;
@@ -94,10 +97,15 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
         "pod %s (uid %s) is already placed on node %s", request.Key(),
         request.uid, existing->allocation.node_name));
   }
-  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
-  std::optional<NodeVerdict> best = options.candidates.empty()
-                                        ? path_.Search(cycle, state_)
-                                        : BestOf(cycle, options.candidates);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  std::optional<NodeVerdict> best;
+  if (!options.candidates.empty()) {
+    best = BestOf(cycle, options.candidates);
+  } else if (request.HasClaims()) {
+    best = SearchClaims(cycle);
+  } else {
+    best = path_.Search(cycle, state_);
+  }
   if (!best) {
     Decision decision;
     if (options.candidates.empty()) {
@@ -122,8 +130,90 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
     path_.Explain(cycle, known, options, decision);
     return decision;
   }
-  DS_RETURN_IF_ERROR(state_.AddPod(request, best->fit.allocation));
-  return DecisionFor(request, *std::move(best), options.annotations);
+  DS_RETURN_IF_ERROR(
+      state_.AddPod(request, best->fit.allocation, &best->claims));
+  std::vector<ClaimDecision> claims = ClaimsOf(request, *best);
+  return DecisionFor(request, *std::move(best), std::move(claims),
+                     options.annotations);
+}
+
+std::optional<NodeVerdict> Scheduler::SearchClaims(const PodCycle& cycle) {
+  const std::string shape = ShapeOf(cycle.pod());
+  const NodeState* best = nullptr;
+  VerdictMemory::ShapeEntry best_entry;
+  std::optional<NodeVerdict> best_fresh;
+  {
+    absl::MutexLock memory_lock(&memory_mu_);
+    VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+    for (const NodeState* node :
+         DecisionPath::ClaimCandidates(cycle, state_)) {
+      const uint64_t version = state_.NodeVersion(*node);
+      VerdictMemory::ShapeEntry& entry = shared[node];
+      std::optional<NodeVerdict> fresh;
+      if (entry.version != version) {
+        fresh = path_.Filter(cycle, *node, /*explain=*/false);
+        entry = VerdictMemory::ShapeEntry{version, fresh->fit.code,
+                                          fresh->score,
+                                          fresh->stranded_percent, fresh->mode};
+      }
+      if (entry.code != ReasonCode::kFits) continue;
+      NodeVerdict key;  // what BetterVerdict compares
+      key.node = node->name();
+      key.score = entry.score;
+      key.stranded_percent = entry.stranded_percent;
+      NodeVerdict current;
+      if (best != nullptr) {
+        current.node = best->name();
+        current.score = best_entry.score;
+        current.stranded_percent = best_entry.stranded_percent;
+      }
+      if (best == nullptr || BetterVerdict(key, current)) {
+        best = node;
+        best_entry = entry;
+        best_fresh = std::move(fresh);
+      }
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  // The allocations are the pod's own (share ids): filter the winner for
+  // them unless it was just filtered.
+  if (!best_fresh) best_fresh = path_.Filter(cycle, *best, /*explain=*/true);
+  if (!best_fresh->fit.fits()) return std::nullopt;
+  return best_fresh;
+}
+
+std::string Scheduler::ShapeOf(const PodRequest& request) const {
+  std::string shape = internal::ShapeKey(request);
+  for (const PodClaim& claim : request.claims) {
+    shape += '\x1e';
+    if (claim.claim_name.empty()) {
+      absl::StrAppend(&shape, "template:", claim.template_name);
+    } else {
+      shape += state_.dra().FilterShape(
+          dra::ClaimKey(request.namespace_name, claim.claim_name));
+    }
+  }
+  return shape;
+}
+
+std::vector<ClaimDecision> Scheduler::ClaimsOf(
+    const PodRequest& request, const NodeVerdict& placed) const {
+  std::vector<ClaimDecision> claims;
+  for (const PodClaim& claim : request.claims) {
+    ClaimDecision decision;
+    decision.pod_claim = claim.name;
+    decision.claim_key =
+        dra::ClaimKey(request.namespace_name, claim.claim_name);
+    decision.newly_allocated = placed.claims.contains(decision.claim_key);
+    // The committed allocation: Reserve gave its shares their ids.
+    if (const dra::ClaimEntry* entry =
+            state_.dra().FindClaim(decision.claim_key);
+        entry != nullptr && entry->allocation) {
+      decision.allocation = *entry->allocation;
+    }
+    claims.push_back(std::move(decision));
+  }
+  return claims;
 }
 
 std::optional<NodeVerdict> Scheduler::BestOf(
@@ -141,8 +231,10 @@ std::optional<NodeVerdict> Scheduler::BestOf(
 }
 
 Decision Scheduler::DecisionFor(const PodRequest& request, NodeVerdict placed,
+                                std::vector<ClaimDecision> claims,
                                 bool annotations) const {
   Decision decision;
+  decision.claims = std::move(claims);
   decision.score = placed.score;
   decision.mode = placed.mode;
   decision.mode_choice = std::move(placed.mode_choice);
@@ -157,8 +249,8 @@ Decision Scheduler::DecisionFor(const PodRequest& request, NodeVerdict placed,
 absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
     const PodRequest& request, absl::Span<const std::string> node_names) const {
   absl::ReaderMutexLock lock(&mu_);
-  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
-  const std::string shape = internal::ShapeKey(request);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
   VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
   VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
@@ -208,7 +300,7 @@ absl::StatusOr<Decision> Scheduler::Allocate(const PodRequest& request,
                       Reserve(request, absl::MakeConstSpan(&node, 1)));
   if (outcome.placed) {
     return DecisionFor(request, *std::move(outcome.placed),
-                       /*annotations=*/true);
+                       std::move(outcome.claims), /*annotations=*/true);
   }
   Decision decision;
   const NodeFit& fit = outcome.rejected.front().fit;
@@ -221,7 +313,7 @@ absl::StatusOr<ReserveOutcome> Scheduler::Reserve(
     const PodRequest& request, absl::Span<const std::string> candidates,
     bool replace) {
   absl::MutexLock lock(&mu_);
-  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request));
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   const PodRecord* existing = state_.FindPod(request.uid);
   if (existing == nullptr) return ReserveLocked(cycle, candidates);
   if (!replace) {
@@ -271,8 +363,10 @@ absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
       verdict = path_.Filter(cycle, *node, /*explain=*/true);
     }
     if (verdict.fit.fits() &&
-        state_.AddPod(request, verdict.fit.allocation).ok()) {
+        state_.AddPod(request, verdict.fit.allocation, &verdict.claims)
+            .ok()) {
       memory_->ForgetPod(request.uid);
+      outcome.claims = ClaimsOf(request, verdict);
       outcome.placed = std::move(verdict);
       return outcome;
     }
@@ -317,6 +411,36 @@ void Scheduler::RemoveNode(absl::string_view name) {
   state_.RemoveNode(name);
 }
 
+void Scheduler::UpsertDeviceClass(dra::DeviceClass device_class) {
+  absl::MutexLock lock(&mu_);
+  state_.UpsertDeviceClass(std::move(device_class));
+}
+
+void Scheduler::RemoveDeviceClass(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  state_.RemoveDeviceClass(name);
+}
+
+absl::Status Scheduler::UpsertResourceSlice(dra::ResourceSlice slice) {
+  absl::MutexLock lock(&mu_);
+  return state_.UpsertResourceSlice(std::move(slice));
+}
+
+void Scheduler::RemoveResourceSlice(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  state_.RemoveResourceSlice(name);
+}
+
+absl::Status Scheduler::UpsertResourceClaim(dra::ResourceClaim claim) {
+  absl::MutexLock lock(&mu_);
+  return state_.UpsertResourceClaim(std::move(claim));
+}
+
+void Scheduler::RemoveResourceClaim(const std::string& key) {
+  absl::MutexLock lock(&mu_);
+  state_.RemoveResourceClaim(key);
+}
+
 std::optional<std::string> Scheduler::PodNode(absl::string_view pod_uid) const {
   absl::ReaderMutexLock lock(&mu_);
   const PodRecord* record = state_.FindPod(pod_uid);
@@ -353,7 +477,7 @@ void Scheduler::Inspect(
 std::vector<NodeVerdict> Scheduler::FilterFreshForTest(
     const PodRequest& request, absl::Span<const std::string> node_names) const {
   absl::ReaderMutexLock lock(&mu_);
-  absl::StatusOr<PodCycle> cycle = path_.PreFilter(request);
+  absl::StatusOr<PodCycle> cycle = path_.PreFilter(request, &state_);
   if (!cycle.ok()) return {};
   std::vector<NodeVerdict> verdicts;
   if (node_names.empty()) {

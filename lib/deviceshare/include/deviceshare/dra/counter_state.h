@@ -43,8 +43,13 @@ class CounterState {
   // What is left of one counter; -1 when unknown.
   int64_t Left(const std::string& set, const std::string& counter) const;
 
+  // Per counter set, the mean fraction of its counters in use, in permille
+  // (0 = untouched, 1000 = exhausted).
+  std::map<std::string, int64_t> UsedPermille() const;
+
  private:
   std::map<std::string, std::map<std::string, int64_t>> left_;
+  std::map<std::string, std::map<std::string, int64_t>> total_;
 };
 
 }  // namespace deviceshare::dra

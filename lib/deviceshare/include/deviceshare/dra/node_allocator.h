@@ -7,10 +7,11 @@
 // consumable capacity with request policies and share ids, shared counters,
 // admin access -- and better where 1.34 is weak:
 //   - deterministic: pools, slices and devices in a fixed order;
-//   - scored: among the devices that fit, the one the binpack order prefers
-//     (the shared device left with the least capacity, the smallest
-//     dedicated device), not the first one found (kBestFit; kFirstFit
-//     reproduces 1.34's choice for comparisons);
+//   - scored: among the devices that fit, the one the policy's order
+//     prefers -- kBestFit (binpack: the shared device left with the least
+//     capacity, the smallest dedicated device) or kSpread (the one left
+//     with the most) -- not the first one found (kFirstFit reproduces
+//     1.34's choice for comparisons);
 //   - bounded: combinations, never permutations, of the devices of one
 //     request; necessary conditions checked before any search (enough
 //     distinct devices for the dedicated requests, a value every
@@ -19,10 +20,17 @@
 //   - incremental: usage is a PoolUsage per pool, charged and freed per
 //     allocation, never rebuilt from every claim.
 //
+// A node's utilisation (what binpack and spread score) is the mean over
+// its physical units of the fraction in use: a counter set (one
+// partitionable GPU) by its counters, a shared device by its capacities,
+// a dedicated device 0 or 1.
+//
 // "Does not fit" is a verdict with a reason. Errors are for bad input (an
 // unknown DeviceClass, a selector outside the CEL subset).
 //
-// Thread safety: not thread-safe; one owner per node.
+// Thread safety: Try(), UtilisationPercent() and the accessors may run on
+// many threads at once; Allocate(), Commit(), Charge() and Release() need
+// the caller's exclusive access.
 #ifndef DEVICESHARE_DRA_NODE_ALLOCATOR_H_
 #define DEVICESHARE_DRA_NODE_ALLOCATOR_H_
 
@@ -46,9 +54,11 @@ namespace deviceshare::dra {
 
 struct SelectorMemo;
 
-enum class DeviceOrder { kBestFit, kFirstFit };
+// The order the devices of a request are tried in.
+enum class DeviceOrder { kBestFit, kSpread, kFirstFit };
 
 struct AllocatorOptions {
+  // Allocate()'s order; Try() is told its own.
   DeviceOrder order = DeviceOrder::kBestFit;
   // Candidate tries per Allocate call before the search gives up.
   int64_t max_steps = 100000;
@@ -61,6 +71,8 @@ struct ClaimsVerdict {
   std::string reason;
   std::vector<AllocationResult> allocations;  // one per claim, in order
   int64_t steps = 0;
+  // The node's utilisation percent once the allocations are charged.
+  int utilisation_after = 0;
 };
 
 class NodeAllocator {
@@ -80,11 +92,28 @@ class NodeAllocator {
   absl::StatusOr<ClaimsVerdict> Allocate(
       const std::vector<const ResourceClaim*>& claims, bool commit);
 
-  // Charges an allocation made elsewhere (a claim already allocated).
+  // What Allocate(claims, false) would answer in `order`, computed on a
+  // copy of the usage: the node is not touched. Shares get no id yet.
+  // Thread-safe.
+  absl::StatusOr<ClaimsVerdict> Try(
+      const std::vector<const ResourceClaim*>& claims,
+      DeviceOrder order) const;
+
+  // Charges allocations that Try() found, checking that each device still
+  // has the room, and gives each share without an id a new one: all or
+  // nothing. FailedPrecondition (naming the device) when one no longer
+  // fits, NotFound for a device this node lacks.
+  absl::Status Commit(std::vector<AllocationResult>& allocations);
+
+  // Charges an allocation made elsewhere (a claim already allocated)
+  // without checking room: the API server's word is what is in use.
   // NotFound for a device this node does not have.
   absl::Status Charge(const AllocationResult& allocation);
   // Gives back an allocation charged by Allocate or Charge.
   void Release(const AllocationResult& allocation);
+
+  // The node's utilisation now, 0..100 (see the top of this file).
+  int UtilisationPercent() const;
 
   const NodePools& pools() const { return pools_; }
 
@@ -93,6 +122,7 @@ class NodeAllocator {
   // The device of `driver`/`pool`/`name`, or nullptr.
   const PoolDevice* Find(const std::string& driver, const std::string& pool,
                          const std::string& name, size_t* pool_index) const;
+  int Utilisation(const std::vector<PoolUsage>& usage) const;
 
   std::string node_name_;
   NodePools pools_;

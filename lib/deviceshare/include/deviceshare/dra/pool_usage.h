@@ -51,6 +51,12 @@ class PoolUsage {
   int Holders(const std::string& device) const;
   const CounterState& counters() const { return counters_; }
 
+  // Adds the pool's physical units to a utilisation sum: each counter set
+  // (a partitionable GPU) by its counters, each device that consumes no
+  // counters by its capacities (shared) or as 0 / 1000 (dedicated).
+  void AddUtilisation(const NodePool& pool, int64_t* permille_sum,
+                      int64_t* units) const;
+
  private:
   struct DeviceUse {
     std::map<std::string, int64_t> consumed;

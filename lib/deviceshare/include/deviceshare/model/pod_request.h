@@ -58,6 +58,19 @@ struct ContainerRequest {
   bool operator==(const ContainerRequest& other) const = default;
 };
 
+// One of the pod's spec.resourceClaims (DRA), resolved to the
+// ResourceClaim object in the pod's namespace that serves it.
+struct PodClaim {
+  std::string name;  // the pod's name for it (containers' resources.claims)
+  // The ResourceClaim: resourceClaimName, or for a template the claim
+  // generated for this pod (pod.status.resourceClaimStatuses); "" while
+  // that claim is not created yet.
+  std::string claim_name;
+  std::string template_name;  // resourceClaimTemplateName; "" for a claim
+
+  bool operator==(const PodClaim& other) const = default;
+};
+
 struct PodRequest {
   std::string uid;  // metadata.uid, or "namespace/name" when absent
   std::string namespace_name = "default";
@@ -85,9 +98,14 @@ struct PodRequest {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
 
+  // DRA: the ResourceClaims the pod uses (spec.resourceClaims), served by
+  // the DRA allocator beside any GPUs asked for above.
+  std::vector<PodClaim> claims;
+
   // "namespace/name".
   std::string Key() const;
   bool HasGpuRequest() const;
+  bool HasClaims() const { return !claims.empty(); }
 
   bool operator==(const PodRequest& other) const = default;
 };

@@ -65,6 +65,15 @@ class PlacementPolicy {
   // An upper bound of NodeScore() over every placement after which the
   // node's utilisation percent lies in `after`.
   virtual int ScoreBound(const UtilisationRange& after) const = 0;
+
+  // The score of a node, or a device, whose utilisation after the
+  // placement is `percent`: how DRA devices are ranked, which no ledger
+  // describes. By default the bound of that single point, which is the
+  // score itself for policies that score utilisation (binpack, spread).
+  virtual int UtilisationScore(int percent) const {
+    auto at = [percent] { return percent; };
+    return ScoreBound(UtilisationRange{at, at});
+  }
 };
 
 }  // namespace deviceshare

@@ -11,10 +11,19 @@
 // A pod that is recorded on a node the state does not know yet (events
 // arrive out of order) is put on the ledger when the node registers.
 //
-// Thread safety: none. Scheduler serialises access.
+// DRA: the state also keeps the cluster's DeviceClasses, ResourceSlices
+// and ResourceClaims (dra/dra_cluster.h). A pod's claims are reserved with
+// the pod and unreserved with it; every DRA event bumps the versions of
+// the nodes it touches. A node known only from its ResourceSlices (a node
+// whose agent publishes no GPU annotation) gets a NodeState with no GPUs,
+// which its own inventory replaces when it registers.
+//
+// Thread safety: none, except that the const methods may run on many
+// threads while nobody changes the state. Scheduler serialises access.
 #ifndef DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 #define DEVICESHARE_SCHEDULER_CLUSTER_STATE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/backend/backend_set.h"
+#include "deviceshare/dra/dra_cluster.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
@@ -38,7 +48,16 @@ struct PodRecord {
   // False while the node is unknown, or when the pod could not be put back
   // after its node's inventory changed (see UpsertNode).
   bool on_ledger = false;
+  // The claims (keys) the pod reserves.
+  std::vector<std::string> claim_keys;
 };
+
+// The claims of a pod that a decision allocates: claim key -> allocation.
+using ClaimAllocations = std::map<std::string, dra::AllocationResult>;
+
+// The keys ("namespace/name") of the pod's claims that exist; a claim of a
+// template not created yet has none.
+std::vector<std::string> ClaimKeysOf(const PodRequest& request);
 
 // A node in the index, with its GPU headroom kept beside it so that a
 // decision can rule it out without touching the node.
@@ -71,8 +90,11 @@ struct ShapeGroup {
 
 class ClusterState {
  public:
-  // `backends` must outlive the state.
-  explicit ClusterState(const BackendSet* backends);
+  // `backends` must outlive the state. `new_share_id` names each share of
+  // a DRA device (a UID); unset: random UUIDs.
+  explicit ClusterState(const BackendSet* backends,
+                        std::function<std::string()> new_share_id = {});
+  ~ClusterState();
 
   // Adds a node, or replaces its inventory and puts its pods back on the new
   // ledgers. Returns the keys of pods that no longer fit the new inventory
@@ -89,8 +111,13 @@ class ClusterState {
   // same allocation again is a no-op; with another allocation it is
   // AlreadyExists. If the allocation does not fit the node's ledgers the
   // pod is not recorded and the backend's error is returned.
+  // `claims`: the allocations this decision made for the pod's claims
+  // that were not allocated; they are committed with the pod, all or
+  // nothing. Without them (a pod bound elsewhere) the pod is only recorded
+  // as a consumer of those of its claims that are known.
   absl::Status AddPod(const PodRequest& request,
-                      const PodAllocation& allocation);
+                      const PodAllocation& allocation,
+                      const ClaimAllocations* claims = nullptr);
 
   // Releases the pod's shares and forgets it. Idempotent.
   void RemovePod(absl::string_view pod_uid);
@@ -121,6 +148,15 @@ class ClusterState {
     return shape_groups_;
   }
 
+  // ---- DRA objects (dra/dra_cluster.h) --------------------------------------
+  void UpsertDeviceClass(dra::DeviceClass device_class);
+  void RemoveDeviceClass(const std::string& name);
+  absl::Status UpsertResourceSlice(dra::ResourceSlice slice);
+  void RemoveResourceSlice(const std::string& name);
+  absl::Status UpsertResourceClaim(dra::ResourceClaim claim);
+  void RemoveResourceClaim(const std::string& key);
+  const dra::DraCluster& dra() const { return *dra_; }
+
   // Every node's invariants, and that every pod on a ledger is recorded.
   absl::Status CheckInvariants() const;
 
@@ -132,6 +168,10 @@ class ClusterState {
   void Unindex(const NodeState& node);
   // Puts every recorded pod of `node` on its fresh ledgers.
   std::vector<std::string> Replay(NodeState& node);
+  // New versions for the nodes a DRA event touched; a node not known yet
+  // gets a NodeState without GPUs, and such a node goes when its last
+  // slice does.
+  void TouchDraNodes(const std::vector<std::string>& names);
 
   const BackendSet* backends_;
   std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
@@ -148,6 +188,9 @@ class ClusterState {
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
       pods_by_node_;
+  std::unique_ptr<dra::DraCluster> dra_;
+  // Nodes known only from their ResourceSlices.
+  absl::flat_hash_set<std::string> dra_only_nodes_;
 };
 
 }  // namespace deviceshare

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "deviceshare/backend/fit.h"
+#include "deviceshare/dra/allocation_json.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/sharing_mode.h"
 
@@ -33,6 +34,19 @@ struct NodeVerdict {
   // explaining: why this mode, e.g. "mode mig chosen (least stranded
   // capacity) from hami-core: InsufficientMemory ...; mig: fits, ...".
   std::string mode_choice;
+  // DRA: the allocations for the pod's claims that are not allocated yet
+  // (claim key -> allocation), when it fits. Like the device allocation,
+  // a verdict the Scheduler hands out carries none.
+  std::map<std::string, dra::AllocationResult> claims;
+};
+
+// One of a placed pod's claims, as the host writes it back.
+struct ClaimDecision {
+  std::string pod_claim;  // the pod's name for it
+  std::string claim_key;  // "namespace/name" of the ResourceClaim
+  // status.allocation, whether this decision made it or it was there.
+  dra::AllocationResult allocation;
+  bool newly_allocated = false;  // made by this decision: write it
 };
 
 // The node order of every decision: less stranded capacity, then the
@@ -70,6 +84,9 @@ struct Decision {
   // When placed and asked for: the annotations to write on the pod, in its
   // dialect (k8s/pod_annotations.h AllocationAnnotations).
   std::map<std::string, std::string> annotations;
+  // When placed: each of the pod's claims with its allocation, in the
+  // pod's order.
+  std::vector<ClaimDecision> claims;
   // When nothing fits: why, per node (node name -> reason starting with its
   // code), for up to ScheduleOptions::max_explained_nodes nodes ...
   std::map<std::string, std::string> reasons;
@@ -89,6 +106,8 @@ struct ReserveOutcome {
   // The pod's placement that `replace` released (and, when nothing fit,
   // put back), if it had one.
   std::optional<PodAllocation> replaced;
+  // When placed: the pod's claims with their allocations.
+  std::vector<ClaimDecision> claims;
 };
 
 }  // namespace deviceshare

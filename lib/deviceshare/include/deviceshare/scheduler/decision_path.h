@@ -54,8 +54,10 @@ class DecisionPath {
 
   // InvalidArgument when the pod names a policy that is not registered
   // (the message names the annotation and the value), or a sharing mode no
-  // registered backend serves.
-  absl::StatusOr<PodCycle> PreFilter(const PodRequest& request) const;
+  // registered backend serves. A pod with claims is checked against
+  // `state`'s DRA objects (without a state every node says ClaimNotReady).
+  absl::StatusOr<PodCycle> PreFilter(
+      const PodRequest& request, const ClusterState* state = nullptr) const;
 
   // Without `explain`, an unfit verdict may carry its code alone (no
   // message): much cheaper when most nodes are rejected.
@@ -64,6 +66,12 @@ class DecisionPath {
 
   // The verdict for a node the state does not know.
   static NodeVerdict UnknownNode(absl::string_view name);
+
+  // The nodes that may serve a pod's claims: the node of an allocated
+  // claim, else every node with DRA devices; every node when the pod asks
+  // for annotated GPUs too. By name.
+  static std::vector<const NodeState*> ClaimCandidates(
+      const PodCycle& cycle, const ClusterState& state);
 
   // The best node of `state` for the pod, by BetterVerdict; nullopt when it
   // fits nowhere.
@@ -79,6 +87,14 @@ class DecisionPath {
  private:
   // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.
   static ReasonCode HostCode(const PodRequest& request, const NodeState& node);
+  // The annotated GPUs: the backends' verdicts, the least stranding wins.
+  void FilterGpus(const PodCycle& cycle, const NodeState& node, bool explain,
+                  NodeVerdict& verdict) const;
+  // The claims, on a verdict that fits so far.
+  void FilterClaims(const PodCycle& cycle, const NodeState& node,
+                    NodeVerdict& verdict) const;
+  std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle,
+                                          const ClusterState& state) const;
   // Over the cycle's backends; -1 when there are none.
   int UpperBound(const PodCycle& cycle, const NodeState& node) const;
   bool MayFit(const PodCycle& cycle, const NodeState& node) const;

@@ -7,8 +7,12 @@
 #ifndef DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 #define DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 
+#include <string>
+#include <vector>
+
 #include "absl/container/inlined_vector.h"
 #include "deviceshare/backend/sharing_backend.h"
+#include "deviceshare/dra/dra_cluster.h"
 #include "deviceshare/model/pod_request.h"
 
 namespace deviceshare {
@@ -22,6 +26,15 @@ struct PodCycle {
   // of the pod's mode, or every one when it names none. Empty when its
   // mode is not enabled: every node then says ModeMismatch.
   absl::InlinedVector<const SharingBackend*, 4> backends;
+
+  // DRA, for a pod with claims: the cluster's DRA state, the keys of the
+  // pod's claims, and the device order its GPU policy asks for. When a
+  // claim cannot be looked up yet (a template's claim not created), why:
+  // every node then says ClaimNotReady.
+  const dra::DraCluster* dra = nullptr;
+  std::vector<std::string> claim_keys;
+  std::string claims_unready;
+  dra::DeviceOrder device_order = dra::DeviceOrder::kBestFit;
 
   const PodRequest& pod() const { return *request; }
 };

@@ -28,6 +28,13 @@
 //   the replicas of a workload share verdicts (src/scheduler/
 //   verdict_memory.h).
 //
+// DRA: a pod may use ResourceClaims (PodRequest::claims) beside or instead
+// of annotated GPUs. The host feeds DeviceClasses, ResourceSlices and
+// ResourceClaims as events; every step then allocates the pod's claims on
+// the node with the DRA allocator (dra/node_allocator.h), scored by the
+// pod's policies, and a placed pod's Decision lists each claim with its
+// allocation (ClaimDecision: what to write to the claim's status).
+//
 // The node order is BetterVerdict(): least stranded capacity, then highest
 // score, then the smaller node name.
 //
@@ -72,9 +79,12 @@ class Scheduler {
   // the built-in policies (policy/policy_registry.h).
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       const Config& config, const BackendRegistry& backends);
+  // `new_share_id` names each share of a DRA device (a UID); unset:
+  // random UUIDs. Called from filtering threads: it must be thread-safe.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       const Config& config, const BackendRegistry& backends,
-      const PolicyRegistry& policies, const Clock* clock = nullptr);
+      const PolicyRegistry& policies, const Clock* clock = nullptr,
+      std::function<std::string()> new_share_id = {});
   ~Scheduler();
 
   // ---- The whole decision -------------------------------------------------
@@ -145,6 +155,20 @@ class Scheduler {
       ABSL_LOCKS_EXCLUDED(mu_);
   void RemoveNode(absl::string_view name) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // DRA objects (dra/dra_cluster.h has what each event does). Bad input is
+  // InvalidArgument naming the object and the field; the other objects
+  // stay as they were.
+  void UpsertDeviceClass(dra::DeviceClass device_class)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveDeviceClass(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status UpsertResourceSlice(dra::ResourceSlice slice)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveResourceSlice(const std::string& name) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status UpsertResourceClaim(dra::ResourceClaim claim)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // `key`: "namespace/name".
+  void RemoveResourceClaim(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
+
   // The node a pod is placed on, if it is.
   std::optional<std::string> PodNode(absl::string_view pod_uid) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -169,7 +193,7 @@ class Scheduler {
 
  private:
   Scheduler(Config config, BackendSet backends, PolicySet policies,
-            const Clock* clock);
+            const Clock* clock, std::function<std::string()> new_share_id);
 
   absl::StatusOr<ReserveOutcome> ReserveLocked(
       const PodCycle& cycle, absl::Span<const std::string> candidates)
@@ -179,7 +203,20 @@ class Scheduler {
       const PodCycle& cycle, absl::Span<const std::string> candidates) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   Decision DecisionFor(const PodRequest& request, NodeVerdict placed,
+                       std::vector<ClaimDecision> claims,
                        bool annotations) const;
+  // A placed pod's claims with their allocations.
+  std::vector<ClaimDecision> ClaimsOf(const PodRequest& request,
+                                      const NodeVerdict& placed) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The best node for a pod with claims, from the verdicts remembered for
+  // its shape where its candidates are unchanged; filtered afresh.
+  std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(memory_mu_);
+  // The verdict memory's key for the pod: its request shape and, for its
+  // claims, what the filter reads of them.
+  std::string ShapeOf(const PodRequest& request) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Config config_;
   const BackendSet backends_;
