@@ -100,6 +100,20 @@ TEST(DecodeResourceSliceTest, ReadsNodeSelectionAndIgnoresUnknownFields) {
   EXPECT_EQ(decoded->slice.node_name, "");
 }
 
+TEST(DecodeResourceSliceTest, ARangeWithoutMaxIsBoundedByTheCapacity) {
+  // validRange.max is optional in resource.k8s.io/v1; left at 0 it would
+  // refuse every request (found by simulate's object-form golden test).
+  json body = ResourceSliceToJson(FullSlice());
+  json& memory = body["spec"]["devices"][0]["capacity"]["memory"];
+  memory["requestPolicy"]["validRange"].erase("max");
+  absl::StatusOr<DecodedSlice> decoded = DecodeResourceSlice(body);
+  ASSERT_THAT(decoded.status(), IsOk());
+  const DeviceCapacity& capacity =
+      decoded->slice.devices[0].capacity.at("memory");
+  ASSERT_TRUE(capacity.policy.has_value());
+  EXPECT_EQ(capacity.policy->max, capacity.value);
+}
+
 TEST(DecodeQuantityTest, RoundsUpAndRemembersTheFormat) {
   EXPECT_EQ(*DecodeQuantity("80Gi", "q"),
             (CapacityAmount{80 * kGi, QuantityFormat::kBinary}));

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/codec/yaml_json.h"
+#include "deviceshare/dra/slice_decode.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
 #include "deviceshare/input/short_cluster.h"
@@ -16,15 +17,46 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Reads a ResourceSlice or a DeviceClass; an error names the field.
+absl::Status AddDraObject(const Json& object, const std::string& kind,
+                          absl::string_view where, size_t document,
+                          YamlDocumentErrors& errors, LoadedCluster& cluster) {
+  auto located = [&](const absl::Status& status) {
+    return errors.At(document,
+                     absl::Status(status.code(),
+                                  absl::StrCat(where, kind, ": ",
+                                               status.message())));
+  };
+  if (kind == "DeviceClass") {
+    absl::StatusOr<dra::DeviceClass> decoded = dra::DecodeDeviceClass(object);
+    if (!decoded.ok()) return located(decoded.status());
+    cluster.classes.push_back(*std::move(decoded));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<dra::DecodedSlice> decoded = dra::DecodeResourceSlice(object);
+  if (!decoded.ok()) return located(decoded.status());
+  if (decoded->slice.node_name.empty()) {
+    return located(absl::InvalidArgumentError(
+        "spec.nodeName is missing: only node-local slices are simulated"));
+  }
+  cluster.slices.push_back(std::move(decoded->slice));
+  return absl::OkStatus();
+}
+
 // Reads one Node object; skipped (with a note) when it registers no GPU.
 absl::Status AddNodeObject(const Json& object, absl::string_view where,
                            size_t document, YamlDocumentErrors& errors,
                            LoadedCluster& cluster) {
   std::string kind = KindOf(object);
+  if (kind == "ResourceSlice" || kind == "DeviceClass") {
+    return AddDraObject(object, kind, where, document, errors, cluster);
+  }
   if (!kind.empty() && kind != "Node") {
-    return errors.At(document, absl::InvalidArgumentError(absl::StrFormat(
-                                   "%skind: %s, want Node (or a List of Nodes)",
-                                   where, kind)));
+    return errors.At(document,
+                     absl::InvalidArgumentError(absl::StrFormat(
+                         "%skind: %s, want Node, ResourceSlice or DeviceClass "
+                         "(or a List of them)",
+                         where, kind)));
   }
   auto inventory = ParseNodeInventory(object);
   if (absl::IsNotFound(inventory.status())) {
@@ -57,7 +89,12 @@ absl::Status AddNodeDocuments(const std::vector<Json>& documents,
                                    "`nodes:`",
                                    document.type_name())));
     }
-    auto objects = DocumentObjects(document, "Node");
+    std::string list_kind = KindOf(document);
+    std::string item_kind = "Node";
+    for (const char* kind : {"ResourceSlice", "DeviceClass"}) {
+      if (list_kind == absl::StrCat(kind, "List")) item_kind = kind;
+    }
+    auto objects = DocumentObjects(document, item_kind);
     if (!objects.ok()) return errors.At(number, objects.status());
     for (const DocumentObject& object : *objects) {
       DS_RETURN_IF_ERROR(
@@ -107,9 +144,12 @@ absl::StatusOr<LoadedCluster> LoadClusterYaml(absl::string_view text,
                               "the short form (`nodes:`) must be the only "
                               "document"));
     }
-    auto nodes = ParseShortCluster(documents->front(), config);
+    auto nodes = ParseShortClusterNodes(documents->front(), config);
     if (!nodes.ok()) return errors.At(1, nodes.status());
-    cluster.nodes = *std::move(nodes);
+    for (ShortNode& node : *nodes) {
+      if (node.dra) cluster.dra_nodes.push_back(node.inventory.name);
+      cluster.nodes.push_back(std::move(node.inventory));
+    }
   } else {
     DS_RETURN_IF_ERROR(AddNodeDocuments(*documents, errors, cluster));
   }

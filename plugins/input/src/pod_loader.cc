@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/codec/yaml_json.h"
@@ -26,9 +27,16 @@ class PodCollector {
   absl::Status Add(const Json& object, absl::string_view where,
                    size_t document) {
     std::string kind = KindOf(object);
+    if (dra_objects_ &&
+        (kind == "ResourceClaim" || kind == "ResourceClaimTemplate")) {
+      return AddClaimObject(object, kind, where, document);
+    }
     if (!kind.empty() && kind != "Pod") {
       return Error(document,
-                   absl::StrFormat("%skind: %s, want Pod", where, kind));
+                   absl::StrFormat("%skind: %s, want Pod%s", where, kind,
+                                   dra_objects_ ? ", ResourceClaim or "
+                                                  "ResourceClaimTemplate"
+                                                : ""));
     }
     auto request = ParsePodRequest(object, config_);
     if (!request.ok()) {
@@ -59,24 +67,68 @@ class PodCollector {
     return errors_.At(document, absl::InvalidArgumentError(std::move(message)));
   }
 
-  std::vector<PodRequest> Take() { return std::move(pods_); }
+  void AcceptDraObjects() { dra_objects_ = true; }
+  LoadedPods Take() { return std::move(loaded_); }
 
  private:
+  absl::Status AddClaimObject(const Json& object, const std::string& kind,
+                              absl::string_view where, size_t document) {
+    std::string ns;
+    std::string name;
+    if (kind == "ResourceClaim") {
+      absl::StatusOr<dra::ResourceClaim> claim =
+          dra::DecodeResourceClaim(object);
+      if (!claim.ok()) return Located(document, where, kind, claim.status());
+      ns = claim->ns;
+      name = claim->name;
+      loaded_.claims.push_back(*std::move(claim));
+    } else {
+      absl::StatusOr<dra::ResourceClaimTemplate> decoded =
+          dra::DecodeResourceClaimTemplate(object);
+      if (!decoded.ok()) {
+        return Located(document, where, kind, decoded.status());
+      }
+      ns = decoded->ns;
+      name = decoded->name;
+      loaded_.templates.push_back(*std::move(decoded));
+    }
+    const std::string key = absl::StrCat(kind, " ", ns, "/", name);
+    if (!claim_keys_.insert(key).second) {
+      return Error(document,
+                   absl::StrFormat("%s%s is defined twice", where, key));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Located(size_t document, absl::string_view where,
+                       absl::string_view kind, const absl::Status& status) {
+    return errors_.At(document,
+                      absl::Status(status.code(), absl::StrCat(where, kind, ": ",
+                                                               status.message())));
+  }
+
   YamlDocumentErrors errors_;
   const DeviceConfig& config_;
-  std::vector<PodRequest> pods_;
+  bool dra_objects_ = false;
+  LoadedPods loaded_;
+  std::vector<PodRequest>& pods_ = loaded_.pods;
+  absl::flat_hash_set<std::string> claim_keys_;
   absl::flat_hash_map<std::string, size_t> document_by_key_;
   absl::flat_hash_map<std::string, std::string> key_by_uid_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
-    absl::string_view text, absl::string_view file,
-    const DeviceConfig& config) {
+namespace {
+
+absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
+                                       absl::string_view file,
+                                       const DeviceConfig& config,
+                                       bool dra_objects) {
   auto documents = ParseYamlDocuments(text);
   if (!documents.ok()) return InFile(file, documents.status());
   PodCollector collector(file, text, config);
+  if (dra_objects) collector.AcceptDraObjects();
   for (size_t d = 0; d < documents->size(); ++d) {
     const Json& document = (*documents)[d];
     const size_t number = d + 1;
@@ -85,7 +137,11 @@ absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
           number, absl::StrFormat("a %s, want a Pod object or a List",
                                   document.type_name()));
     }
-    auto objects = DocumentObjects(document, "Pod");
+    std::string item_kind = "Pod";
+    for (const char* kind : {"ResourceClaim", "ResourceClaimTemplate"}) {
+      if (KindOf(document) == absl::StrCat(kind, "List")) item_kind = kind;
+    }
+    auto objects = DocumentObjects(document, item_kind);
     if (!objects.ok()) {
       return collector.Error(number, std::string(objects.status().message()));
     }
@@ -94,6 +150,22 @@ absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
     }
   }
   return collector.Take();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
+    absl::string_view text, absl::string_view file,
+    const DeviceConfig& config) {
+  DS_ASSIGN_OR_RETURN(LoadedPods loaded,
+                      LoadObjects(text, file, config, /*dra_objects=*/false));
+  return std::move(loaded.pods);
+}
+
+absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
+                                              absl::string_view file,
+                                              const DeviceConfig& config) {
+  return LoadObjects(text, file, config, /*dra_objects=*/true);
 }
 
 }  // namespace deviceshare::input

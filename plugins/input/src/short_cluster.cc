@@ -77,14 +77,16 @@ absl::Status AddGpuEntry(const Json& entry, const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<NodeInventory> ParseNode(const Json& entry,
-                                        const std::string& path,
-                                        const DeviceConfig& config) {
+absl::StatusOr<ShortNode> ParseNode(const Json& entry, const std::string& path,
+                                    const DeviceConfig& config) {
   DS_ASSIGN_OR_RETURN(JsonObjectReader reader,
                       JsonObjectReader::Create(entry, path));
   DS_RETURN_IF_ERROR(
-      reader.OnlyKeys({"name", "cpu_milli", "memory_mib", "gpus"}));
-  NodeInventory node;
+      reader.OnlyKeys({"name", "cpu_milli", "memory_mib", "gpus", "dra"}));
+  ShortNode parsed;
+  DS_ASSIGN_OR_RETURN(std::optional<bool> dra, reader.Bool("dra"));
+  parsed.dra = dra.value_or(false);
+  NodeInventory& node = parsed.inventory;
   DS_ASSIGN_OR_RETURN(std::optional<std::string> name, reader.String("name"));
   if (!name || name->empty()) {
     return absl::InvalidArgumentError(
@@ -105,7 +107,7 @@ absl::StatusOr<NodeInventory> ParseNode(const Json& entry,
   }
   absl::Status valid = ValidateInventory(node);
   if (!valid.ok()) return Prefix(path, valid);
-  return node;
+  return parsed;
 }
 
 }  // namespace
@@ -115,20 +117,32 @@ bool IsShortCluster(const Json& document) {
          !document.contains("kind");
 }
 
-absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
+absl::StatusOr<std::vector<ShortNode>> ParseShortClusterNodes(
     const Json& document, const DeviceConfig& config) {
   DS_ASSIGN_OR_RETURN(JsonObjectReader top,
                       JsonObjectReader::Create(document, ""));
   DS_RETURN_IF_ERROR(top.OnlyKeys({"nodes"}));
   DS_ASSIGN_OR_RETURN(const Json* nodes, top.Array("nodes"));
-  std::vector<NodeInventory> inventories;
-  if (nodes == nullptr) return inventories;
-  inventories.reserve(nodes->size());
+  std::vector<ShortNode> parsed;
+  if (nodes == nullptr) return parsed;
+  parsed.reserve(nodes->size());
   for (size_t i = 0; i < nodes->size(); ++i) {
     DS_ASSIGN_OR_RETURN(
-        NodeInventory node,
+        ShortNode node,
         ParseNode((*nodes)[i], absl::StrCat("nodes[", i, "]"), config));
-    inventories.push_back(std::move(node));
+    parsed.push_back(std::move(node));
+  }
+  return parsed;
+}
+
+absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
+    const Json& document, const DeviceConfig& config) {
+  DS_ASSIGN_OR_RETURN(std::vector<ShortNode> nodes,
+                      ParseShortClusterNodes(document, config));
+  std::vector<NodeInventory> inventories;
+  inventories.reserve(nodes.size());
+  for (ShortNode& node : nodes) {
+    inventories.push_back(std::move(node.inventory));
   }
   return inventories;
 }

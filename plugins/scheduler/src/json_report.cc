@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "deviceshare/dra/allocation_json.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
 
@@ -39,6 +40,27 @@ OrderedJson ContainerJson(const ContainerPlacement& container) {
   return out;
 }
 
+// {name, claim, results}: each result as a ResourceClaim's
+// status.allocation.devices.results entry.
+OrderedJson ClaimJson(const ClaimDecision& claim) {
+  const nlohmann::json allocation =
+      dra::AllocationResultToJson(claim.allocation);
+  OrderedJson results = OrderedJson::array();
+  for (const nlohmann::json& result : allocation["devices"]["results"]) {
+    OrderedJson out;
+    for (const char* key : {"request", "driver", "pool", "device",
+                            "consumedCapacity", "shareID", "adminAccess"}) {
+      if (result.contains(key)) out[key] = result[key];
+    }
+    results.push_back(std::move(out));
+  }
+  OrderedJson out;
+  out["name"] = claim.pod_claim;
+  out["claim"] = claim.claim_key;
+  out["results"] = std::move(results);
+  return out;
+}
+
 OrderedJson PlacementJson(const PodPlacement& placement) {
   OrderedJson containers = OrderedJson::array();
   for (const ContainerPlacement& container : placement.containers) {
@@ -48,6 +70,13 @@ OrderedJson PlacementJson(const PodPlacement& placement) {
   out["pod"] = placement.pod;
   out["node"] = placement.node;
   out["containers"] = std::move(containers);
+  if (!placement.claims.empty()) {
+    OrderedJson claims = OrderedJson::array();
+    for (const ClaimDecision& claim : placement.claims) {
+      claims.push_back(ClaimJson(claim));
+    }
+    out["claims"] = std::move(claims);
+  }
   out["score"] = placement.score;
   if (!placement.mode_choice.empty()) {
     out["mode_choice"] = placement.mode_choice;

@@ -12,6 +12,7 @@
 #include "deviceshare/input/cluster_loader.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/pod_loader.h"
+#include "deviceshare/simulate/dra_workload.h"
 #include "deviceshare/simulate/synthetic.h"
 #include "deviceshare/simulate/trace_loader.h"
 #include "deviceshare/status_macros.h"
@@ -21,7 +22,8 @@ namespace deviceshare::simulate {
 using input::InFile;
 using input::LoadClusterYaml;
 using input::LoadedCluster;
-using input::LoadPodsYaml;
+using input::LoadedPods;
+using input::LoadPodObjectsYaml;
 using input::ReadInputFile;
 
 namespace {
@@ -62,11 +64,25 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
   DS_ASSIGN_OR_RETURN(std::string pods_text,
                       ReadInputFile("--pods", options.pods_path));
   DS_ASSIGN_OR_RETURN(
-      workload.pods, LoadPodsYaml(pods_text, options.pods_path, config.device));
+      LoadedPods pods,
+      LoadPodObjectsYaml(pods_text, options.pods_path, config.device));
+  workload.pods = std::move(pods.pods);
+  workload.claims = std::move(pods.claims);
   workload.nodes = std::move(cluster.nodes);
+  workload.slices = std::move(cluster.slices);
+  workload.classes = std::move(cluster.classes);
   for (std::string& note : cluster.notes) {
     workload.notes.push_back(std::move(note));
   }
+  DS_RETURN_IF_ERROR(PublishDraNodes(cluster.dra_nodes, config, workload));
+  if (workload.classes.empty() && !workload.slices.empty()) {
+    workload.classes = DefaultDeviceClasses();
+    workload.notes.push_back(
+        "DeviceClasses: the cluster file names none, so those of "
+        "examples/deploy/dra/deviceclasses.yaml (gpu.deviceshare.io, "
+        "hami-core., mps., mig.gpu.deviceshare.io) are used");
+  }
+  CreateTemplateClaims(pods.templates, workload);
   return absl::OkStatus();
 }
 

@@ -1,11 +1,13 @@
 #include "deviceshare/simulate/simulation.h"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 
 #include "absl/strings/str_format.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/scheduler/scheduler.h"
+#include "deviceshare/simulate/dra_workload.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::simulate {
@@ -20,6 +22,7 @@ absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
   placement.node = allocation.node_name;
   placement.score = outcome.score;
   placement.mode_choice = outcome.mode_choice;
+  placement.claims = outcome.claims;
   for (size_t c = 0; c < allocation.containers.size(); ++c) {
     const ContainerAllocation& container = allocation.containers[c];
     ContainerPlacement out;
@@ -55,8 +58,39 @@ ClusterUsage ReadUsage(const Scheduler& scheduler) {
         usage.cores_used += ledger.used_cores();
       }
     }
+    // GPUs published as DRA devices (MIG partitions not counted).
+    const dra::GpuTotals dra = state.dra().Totals();
+    usage.gpus += dra.devices;
+    usage.gpus_idle += dra.idle;
+    usage.memory_capacity_mib += dra.memory_capacity >> 20;
+    usage.memory_used_mib += dra.memory_used >> 20;
+    usage.core_capacity += dra.core_capacity;
+    usage.cores_used += dra.cores_used;
   });
   return usage;
+}
+
+absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
+  for (const dra::DeviceClass& cls : workload.classes) {
+    scheduler.UpsertDeviceClass(cls);
+  }
+  for (const dra::ResourceSlice& slice : workload.slices) {
+    absl::Status added = scheduler.UpsertResourceSlice(slice);
+    if (!added.ok()) {
+      return absl::Status(added.code(),
+                          absl::StrFormat("ResourceSlice %s: %s", slice.name,
+                                          added.message()));
+    }
+  }
+  for (const dra::ResourceClaim& claim : workload.claims) {
+    absl::Status added = scheduler.UpsertResourceClaim(claim);
+    if (!added.ok()) {
+      return absl::Status(added.code(),
+                          absl::StrFormat("ResourceClaim %s/%s: %s", claim.ns,
+                                          claim.name, added.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -66,8 +100,11 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
                                         const RunOptions& options) {
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
-  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                      Scheduler::Create(config, registry));
+  auto share_ids = std::make_shared<std::atomic<uint64_t>>(0);
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Scheduler> scheduler,
+      Scheduler::Create(config, registry, BuiltinPolicies(), nullptr,
+                        [share_ids] { return SimulatedShareId(++*share_ids); }));
   for (const NodeInventory& node : workload.nodes) {
     auto displaced = scheduler->UpsertNode(node);
     if (!displaced.ok()) {
@@ -76,6 +113,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
                                           displaced.status().message()));
     }
   }
+  DS_RETURN_IF_ERROR(AddDraObjects(workload, *scheduler));
   ScheduleOptions schedule_options;
   schedule_options.max_explained_nodes = options.max_reason_examples;
   schedule_options.count_reasons = options.reason_counts;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/dra/slice_json.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/simulate/text_table.h"
@@ -24,6 +25,37 @@ std::string PerDevice(const std::vector<DeviceGrant>& devices, Getter get,
   bool same = std::all_of(values.begin(), values.end(),
                           [&](const std::string& v) { return v == values[0]; });
   return same ? values[0] : absl::StrJoin(values, ",");
+}
+
+// "cores=30 memory=4Gi shares=1".
+std::string Consumed(const dra::DeviceResult& result) {
+  std::vector<std::string> parts;
+  for (const auto& [name, amount] : result.consumed) {
+    parts.push_back(
+        absl::StrCat(name, "=", dra::FormatQuantity(amount.value, amount.format)));
+  }
+  return parts.empty() ? "whole device" : absl::StrJoin(parts, " ");
+}
+
+// One row per device allocated to a placed pod's DRA claims.
+std::string Claims(const SimulationReport& report) {
+  TextTable table;
+  table.AddRow({"POD", "CLAIM", "REQUEST", "NODE", "DEVICE", "CONSUMED",
+                "SHARE"});
+  bool any = false;
+  for (const PodPlacement& pod : report.result.placements) {
+    for (const ClaimDecision& claim : pod.claims) {
+      for (const dra::DeviceResult& result : claim.allocation.results) {
+        any = true;
+        table.AddRow({pod.pod, claim.pod_claim, result.request, pod.node,
+                      absl::StrCat(result.driver, "/", result.pool, "/",
+                                   result.device),
+                      Consumed(result),
+                      result.share_id.empty() ? "-" : result.share_id});
+      }
+    }
+  }
+  return any ? absl::StrCat("\nDRA claims\n", table.Render()) : "";
 }
 
 std::string Placements(const SimulationReport& report) {
@@ -58,6 +90,7 @@ std::string Placements(const SimulationReport& report) {
     }
   }
   std::string out = table.Render();
+  out += Claims(report);
   bool any_choice = false;
   for (const PodPlacement& pod : report.result.placements) {
     if (pod.mode_choice.empty()) continue;

@@ -450,6 +450,14 @@ std::string DraCluster::FilterShape(const std::string& key) const {
   return entry->shape;
 }
 
+GpuTotals DraCluster::Totals() const {
+  GpuTotals totals;
+  for (const auto& [name, devices] : nodes_) {
+    totals += devices.allocator->Totals();
+  }
+  return totals;
+}
+
 int DraCluster::UtilisationPercent(const std::string& node) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return 0;

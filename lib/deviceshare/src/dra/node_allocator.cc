@@ -206,6 +206,49 @@ absl::Status NodeAllocator::Commit(
 
 int NodeAllocator::UtilisationPercent() const { return Utilisation(usage_); }
 
+GpuTotals& GpuTotals::operator+=(const GpuTotals& other) {
+  devices += other.devices;
+  idle += other.idle;
+  memory_capacity += other.memory_capacity;
+  memory_used += other.memory_used;
+  core_capacity += other.core_capacity;
+  cores_used += other.cores_used;
+  return *this;
+}
+
+GpuTotals NodeAllocator::Totals() const {
+  GpuTotals totals;
+  for (size_t p = 0; p < pools_.pools.size(); ++p) {
+    for (const PoolDevice& entry : pools_.pools[p].devices) {
+      const Device& device = *entry.device;
+      if (!device.consumes_counters.empty()) continue;
+      ++totals.devices;
+      const bool held = usage_[p].Holders(device.name) > 0;
+      if (!held) ++totals.idle;
+      const auto& in_use = usage_[p].InUse(device.name);
+      auto used_of = [&](const std::string& name, int64_t whole) -> int64_t {
+        if (!held) return 0;
+        if (!device.allow_multiple_allocations) return whole;
+        auto it = in_use.find(name);
+        return it == in_use.end() ? 0 : it->second;
+      };
+      auto memory = device.capacity.find("memory");
+      if (memory != device.capacity.end()) {
+        totals.memory_capacity += memory->second.value;
+        totals.memory_used += used_of("memory", memory->second.value);
+      }
+      auto cores = device.capacity.find("cores");
+      const int64_t core_capacity =
+          cores == device.capacity.end() ? 100 : cores->second.value;
+      totals.core_capacity += core_capacity;
+      totals.cores_used += cores == device.capacity.end()
+                               ? (held ? 100 : 0)
+                               : used_of("cores", core_capacity);
+    }
+  }
+  return totals;
+}
+
 int NodeAllocator::Utilisation(const std::vector<PoolUsage>& usage) const {
   int64_t permille = 0;
   int64_t units = 0;

@@ -108,6 +108,12 @@ absl::StatusOr<DeviceCapacity> DecodeCapacity(const json& value,
   if (const json* policy = Member(value, "requestPolicy"); policy != nullptr) {
     DS_ASSIGN_OR_RETURN(out.policy,
                         DecodePolicy(*policy, path + ".requestPolicy"));
+    // validRange.max is optional: without it the capacity itself bounds a
+    // request (a policy with max 0 would refuse every one).
+    const json* range = Member(*policy, "validRange");
+    if (range != nullptr && Member(*range, "max") == nullptr) {
+      out.policy->max = out.value;
+    }
   }
   return out;
 }

@@ -148,6 +148,8 @@ class DraCluster {
   // Nodes with at least one slice, by name.
   std::vector<std::string> Nodes() const;
   int UtilisationPercent(const std::string& node) const;
+  // Over every node's whole GPUs.
+  GpuTotals Totals() const;
   const std::map<std::string, DeviceClass>& classes() const {
     return classes_;
   }

@@ -75,6 +75,20 @@ struct ClaimsVerdict {
   int utilisation_after = 0;
 };
 
+// What a node's whole GPUs (devices that consume no counters) have and
+// have given out, for reports: memory in bytes, cores in percent (a device
+// without a `cores` capacity counts 100).
+struct GpuTotals {
+  int64_t devices = 0;
+  int64_t idle = 0;  // no allocation at all
+  int64_t memory_capacity = 0;
+  int64_t memory_used = 0;
+  int64_t core_capacity = 0;
+  int64_t cores_used = 0;
+
+  GpuTotals& operator+=(const GpuTotals& other);
+};
+
 class NodeAllocator {
  public:
   // `slices` reach the node; `classes` by name; all must outlive the
@@ -114,6 +128,7 @@ class NodeAllocator {
 
   // The node's utilisation now, 0..100 (see the top of this file).
   int UtilisationPercent() const;
+  GpuTotals Totals() const;
 
   const NodePools& pools() const { return pools_; }
 

@@ -7,7 +7,11 @@
 //    `kind: List` / `kind: NodeList` objects (`items:`), as `kubectl get
 //    nodes -o yaml` prints them. A Node without a registration annotation
 //    has no shareable GPU: it is skipped, with a note.
-//  - The short form (input/short_cluster.h), one document.
+//    DRA objects may sit beside them: ResourceSlice (node-local, as node
+//    agents publish them) and DeviceClass objects, also in Lists.
+//  - The short form (input/short_cluster.h), one document; a node with
+//    `dra: true` is listed in `dra_nodes`, its GPUs to be published as
+//    the node agent's ResourceSlices (simulate builds them).
 // Node names and GPU uuids must be unique across the cluster. Errors name
 // the file, the document and the field.
 //
@@ -21,6 +25,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
+#include "deviceshare/dra/device_class.h"
+#include "deviceshare/dra/resource_slice.h"
 #include "deviceshare/model/node_inventory.h"
 
 namespace deviceshare::input {
@@ -28,6 +34,11 @@ namespace deviceshare::input {
 struct LoadedCluster {
   std::vector<NodeInventory> nodes;  // in file order
   std::vector<std::string> notes;
+  // Short form: the nodes (of `nodes`) whose GPUs are DRA devices.
+  std::vector<std::string> dra_nodes;
+  // Object form: DRA objects, in file order.
+  std::vector<dra::ResourceSlice> slices;
+  std::vector<dra::DeviceClass> classes;
 };
 
 // `file` names the source in errors and notes.

@@ -16,12 +16,23 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
+#include "deviceshare/dra/claim_spec.h"
 #include "deviceshare/model/pod_request.h"
 
 namespace deviceshare::input {
 
 absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
     absl::string_view text, absl::string_view file, const DeviceConfig& config);
+
+struct LoadedPods {
+  std::vector<PodRequest> pods;  // in file order
+  std::vector<dra::ResourceClaim> claims;
+  std::vector<dra::ResourceClaimTemplate> templates;
+};
+
+absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
+                                              absl::string_view file,
+                                              const DeviceConfig& config);
 
 }  // namespace deviceshare::input
 

@@ -7,6 +7,8 @@
 //   - name: gpu-a
 //     cpu_milli: 64000          # optional; 0 or absent = not tracked
 //     memory_mib: 262144        # optional; 0 or absent = not tracked
+//     dra: false                # optional; true: the GPUs are published
+//                               # as DRA ResourceSlices (serve --dra)
 //     gpus:
 //     - {model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920, count: 8,
 //        split: 10, numa: 0, mode: hami-core}
@@ -40,6 +42,17 @@ namespace deviceshare::input {
 // True for a document that is a mapping with `nodes` and no `kind`.
 bool IsShortCluster(const nlohmann::json& document);
 
+struct ShortNode {
+  NodeInventory inventory;
+  // `dra: true`: the node's agent runs `serve --dra`, so its GPUs are
+  // served as DRA devices, not registered in an annotation.
+  bool dra = false;
+};
+
+absl::StatusOr<std::vector<ShortNode>> ParseShortClusterNodes(
+    const nlohmann::json& document, const DeviceConfig& config);
+
+// The inventories alone (the `dra` switch is for simulate).
 absl::StatusOr<std::vector<NodeInventory>> ParseShortCluster(
     const nlohmann::json& document, const DeviceConfig& config);
 

@@ -2,8 +2,10 @@
 //
 // RunSimulation: replays a Workload through the Scheduler facade, exactly
 // as the extender will drive it: one Scheduler from the config, every node
-// registered with UpsertNode, then Schedule() once per pod in workload
-// order, with no departures. Only the Schedule call is timed
+// registered with UpsertNode, the DRA objects (DeviceClasses,
+// ResourceSlices, ResourceClaims) upserted, then Schedule() once per pod in
+// workload order, with no departures. Share ids of DRA devices count up
+// (SimulatedShareId), so runs are reproducible. Only the Schedule call is timed
 // (std::chrono::steady_clock). For each placed container with GPUs it asks
 // Scheduler::Edits what the node agent would inject; for each pod that fits
 // nowhere it keeps a ReasonDigest. At the end it reads the GPU usage of the
@@ -21,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/scheduler/decision.h"
 #include "deviceshare/simulate/reason_digest.h"
 #include "deviceshare/simulate/workload.h"
 
@@ -42,6 +45,8 @@ struct PodPlacement {
   // Why this sharing mode, when the pod named none and several backends
   // were asked (Decision::mode_choice); empty otherwise.
   std::string mode_choice;
+  // The pod's DRA claims with the devices allocated to them.
+  std::vector<ClaimDecision> claims;
 };
 
 struct PodUnschedulable {

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/dra/claim_spec.h"
+#include "deviceshare/dra/device_class.h"
+#include "deviceshare/dra/resource_slice.h"
 #include "deviceshare/model/node_inventory.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -18,6 +21,10 @@ struct Workload {
   std::vector<NodeInventory> nodes;
   std::vector<PodRequest> pods;
   std::vector<std::string> notes;
+  // DRA: the devices nodes publish, the classes and the claims pods use.
+  std::vector<dra::ResourceSlice> slices;
+  std::vector<dra::DeviceClass> classes;
+  std::vector<dra::ResourceClaim> claims;
 };
 
 }  // namespace deviceshare::simulate
