@@ -51,6 +51,7 @@ ABSL_FLAG(bool, reason_counts, true,
 ABSL_FLAG(int64_t, max_reason_examples, 10,
           "example node reasons per unschedulable pod");
 ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
+ABSL_FLAG(bool, dra, false, "simulate: run the workload through DRA");
 ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
 ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
 ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
@@ -134,6 +135,7 @@ Inputs (exactly one kind):
                           - name: gpu-a
                             cpu_milli: 64000        # optional
                             memory_mib: 262144      # optional
+                            dra: false              # optional
                             gpus:
                             - {model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920,
                                count: 8, split: 10, numa: 0, mode: hami-core}
@@ -145,9 +147,19 @@ Inputs (exactly one kind):
                         (true), cores (core capacity %, 100 x
                         deviceCoreScaling). memory_mib is scaled by
                         deviceMemoryScaling. Unknown keys are errors.
+                        dra: true publishes the node's GPUs as the node
+                        agent's DRA ResourceSlices (`serve --dra`) instead
+                        of a registration annotation. Object files may
+                        also hold ResourceSlice and DeviceClass objects;
+                        without DeviceClasses, those of
+                        examples/deploy/dra are used.
   --pods FILE           multi-document YAML of Pod manifests (Volcano or
-                        HAMi dialect), scheduled in file order. A pod
-                        without metadata.uid gets namespace/name.
+                        HAMi dialect), scheduled in file order, and the
+                        ResourceClaims and ResourceClaimTemplates
+                        (resource.k8s.io/v1) their spec.resourceClaims
+                        name; a template's claim is made per pod as
+                        <pod>-<claim>. A pod without metadata.uid gets
+                        namespace/name.
   --trace-nodes CSV     Alibaba cluster-trace-gpu-v2023 node list
   --trace-pods CSV      and pod list (columns found by header name). Pods
                         run in creation_time order. num_gpu=1 with
@@ -192,6 +204,12 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
                         unschedulable pods (reason_counts is then empty;
                         counting makes a failed decision O(nodes x GPUs))
   --summary-only        table: print only the summary and the notes
+  --dra                 run the workload through DRA: every node's GPUs
+                        are published as DRA devices and each container's
+                        GPU request becomes a ResourceClaim (memory in
+                        MiB and cores as capacity requests; several GPUs
+                        on distinct devices). A memory percentage below
+                        100 has no DRA form and is an error
   --help                this text
 
 )";
@@ -199,14 +217,17 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
 // simulate's output formats and exit status.
 constexpr char kSimulateOutputHelp[] = R"(Output:
   table   one line per placed container with GPUs (pod, node, score,
-          container, GPUs, memory and cores per GPU, mode, uuids), the
+          container, GPUs, memory and cores per GPU, mode, uuids), one
+          line per device allocated to a pod's DRA claims, the
           unschedulable pods with their reasons, the summary and notes. A
           progress bar is drawn on stderr when it is a terminal and the run
           lasts more than a second.
   json    {"placements": [{"pod", "node", "containers": [{"name",
           "devices": [{"uuid", "mode", "memory_mib", "cores", mig:
           "mig_profile", "mig_start", "mig_slices", "mig_action",
-          configmap: "mig_group", "mig_position"}], "env"}], "score",
+          configmap: "mig_group", "mig_position"}], "env"}], "claims"
+          (DRA): [{"name", "claim", "results": [{"request", "driver",
+          "pool", "device", "consumedCapacity", "shareID"}]}], "score",
           "mode_choice" (pod named no mode, several backends asked)}],
           "unschedulable": [{"pod", "reasons": {node: reason},
           "reason_counts": {code: nodes}, "nodes_rejecting"}], "summary":
@@ -266,6 +287,7 @@ constexpr FlagSpec kSimulateFlags[] = {
     {"output", false},          {"seed", false},
     {"limit_pods", false},      {"max_reason_examples", false},
     {"summary_only", true},     {"reason_counts", true},
+    {"dra", true},
 };
 
 constexpr FlagSpec kServeFlags[] = {
@@ -397,6 +419,7 @@ std::optional<std::string> SimulateOptionsFromFlags(
   if (examples < 0) return "--max-reason-examples: must be >= 0";
   options.max_reason_examples = static_cast<size_t>(examples);
   options.reason_counts = absl::GetFlag(FLAGS_reason_counts);
+  options.dra = absl::GetFlag(FLAGS_dra);
   if (auto error =
           ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
                       options.node_policy)) {

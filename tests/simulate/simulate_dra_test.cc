@@ -236,6 +236,45 @@ spec:
                      HasSubstr("\"GPU\" is not a DNS label"))));
 }
 
+TEST(SimulateDraTest, DraFlagTurnsGpuRequestsIntoClaims) {
+  const std::string cluster = R"(
+nodes:
+- name: n1
+  gpus: [{model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920, count: 2}]
+)";
+  const std::string pods = testing::Docs(
+      {testing::PodYaml("share", "nvidia.com/gpu: 1, nvidia.com/gpumem: "
+                                 "10240, nvidia.com/gpucores: 30"),
+       testing::PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 1024"),
+       testing::PodYaml("whole", "nvidia.com/gpu: 1, nvidia.com/gpucores: "
+                                 "100")});
+  simulate::SimulateOptions options;
+  options.dra = true;
+  auto report = SimulateJson(cluster, pods, "", options);
+  ASSERT_OK(report);
+  EXPECT_EQ(ResultsOf(*report, "share", "main"),
+            Json::array({Result("gpu", "n1", "gpu-0", "30", "10Gi", 1)}));
+  // Two GPUs: distinct devices; 0 cores asks the 1 % minimum.
+  Json pair = ResultsOf(*report, "pair", "main");
+  ASSERT_THAT(pair, SizeIs(2));
+  EXPECT_NE(pair[0]["device"], pair[1]["device"]);
+  EXPECT_EQ(pair[0]["consumedCapacity"]["cores"], "1");
+  // No GPU has all its memory and cores left after the pair: whole waits.
+  Json whole = UnschedulableOf(*report, "whole");
+  ASSERT_FALSE(whole.is_null());
+  EXPECT_EQ(whole["reason_counts"], Json::parse(R"({"DevicesUnavailable": 1})"));
+  EXPECT_EQ(PlacementOf(*report, "share")["containers"][0]["devices"],
+            Json::array());
+
+  const std::string percent =
+      testing::PodYaml("half", "nvidia.com/gpu: 1, "
+                               "nvidia.com/gpumem-percentage: 50");
+  EXPECT_THAT(SimulateJson(cluster, percent, "", options).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--dra: pod default/half container main "
+                                 "asks 50% of a GPU's memory")));
+}
+
 TEST(SimulateDraTest, DefaultClassesAreTheDeployExamplesClasses) {
   // simulate's defaults must stay what examples/deploy/dra installs.
   std::vector<dra::DeviceClass> deployed;

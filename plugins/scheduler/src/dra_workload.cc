@@ -1,5 +1,6 @@
 #include "deviceshare/simulate/dra_workload.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -99,6 +100,68 @@ void CreateTemplateClaims(
       workload.claims.push_back(std::move(generated));
     }
   }
+}
+
+namespace {
+
+// The claim of one container's annotated GPU request.
+absl::StatusOr<dra::ResourceClaim> ContainerClaim(const PodRequest& pod,
+                                                  const ContainerRequest& c) {
+  dra::ExactRequest request;
+  request.device_class = agent::kDefaultDraDriver;
+  request.count = c.gpu_count;
+  if (c.memory_mib > 0) {
+    request.capacity["memory"] = c.memory_mib << 20;
+  } else if (c.memory_percent != 0 && c.memory_percent != 100) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dra: pod %s container %s asks %d%% of a GPU's memory, which a "
+        "DRA claim cannot say (capacity requests are amounts)",
+        pod.Key(), c.name, c.memory_percent));
+  }
+  request.capacity["cores"] = std::max(c.cores, 1);
+  dra::DeviceRequest gpu;
+  gpu.name = "gpu";
+  gpu.exactly = std::move(request);
+  dra::ResourceClaim claim;
+  claim.ns = pod.namespace_name;
+  claim.name = absl::StrCat(pod.name, "-", c.name);
+  claim.uid = absl::StrCat("claim-", pod.uid, "-", c.name);
+  claim.spec.requests.push_back(std::move(gpu));
+  if (c.gpu_count > 1) {
+    claim.spec.constraints.push_back(dra::DeviceConstraint{
+        {}, "", absl::StrCat(agent::kDefaultDraDriver, "/uuid")});
+  }
+  return claim;
+}
+
+}  // namespace
+
+absl::Status ConvertToDra(const Config& config, Workload& workload) {
+  std::vector<std::string> names;
+  for (const NodeInventory& node : workload.nodes) {
+    if (!node.gpus.empty()) names.push_back(node.name);
+  }
+  DS_RETURN_IF_ERROR(PublishDraNodes(names, config, workload));
+  for (PodRequest& pod : workload.pods) {
+    for (ContainerRequest& container : pod.containers) {
+      if (!container.wants_gpu()) continue;
+      DS_ASSIGN_OR_RETURN(dra::ResourceClaim claim,
+                          ContainerClaim(pod, container));
+      pod.claims.push_back(PodClaim{container.name, claim.name, ""});
+      workload.claims.push_back(std::move(claim));
+      container.gpu_count = 0;
+      container.memory_mib = 0;
+      container.memory_percent = 0;
+      container.cores = 0;
+      container.mig_profile.clear();
+    }
+  }
+  if (workload.classes.empty()) workload.classes = DefaultDeviceClasses();
+  workload.notes.push_back(
+      "--dra: every node's GPUs are published as DRA devices and each "
+      "container's GPU request is a ResourceClaim (class gpu.deviceshare.io, "
+      "memory and cores as capacity requests)");
+  return absl::OkStatus();
 }
 
 std::string SimulatedShareId(uint64_t n) {

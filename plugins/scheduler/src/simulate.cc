@@ -222,6 +222,7 @@ absl::StatusOr<Workload> LoadWorkload(const SimulateOptions& options,
       DS_RETURN_IF_ERROR(LoadSyntheticInput(options, config, workload));
       break;
   }
+  if (options.dra) DS_RETURN_IF_ERROR(ConvertToDra(config, workload));
   if (options.seed && kind != InputKind::kSynthetic) {
     ShufflePods(workload.pods, *options.seed);
     workload.notes.push_back(

@@ -42,6 +42,19 @@ void CreateTemplateClaims(
     const std::vector<dra::ResourceClaimTemplate>& templates,
     Workload& workload);
 
+// `simulate --dra`: the whole workload through DRA. Every node's GPUs are
+// published as the node agent's ResourceSlices (as `dra: true`), and each
+// container's annotated GPU request becomes a ResourceClaim of its pod,
+// "<pod>-<container>", as HAMi-DRA's webhook writes them: one request
+// "gpu" of class gpu.deviceshare.io, count = GPUs, capacity memory (MiB in
+// bytes; omitted for a whole card, so the default takes all of it) and
+// cores (a 0-core share asks the 1 % minimum). Unlike HAMi-DRA, a request
+// for several GPUs gets distinctAttribute uuid, so its shares land on
+// different GPUs. The containers then ask no annotated GPU. A memory
+// percentage below 100 has no DRA form (capacity requests are amounts):
+// InvalidArgument naming the pod.
+absl::Status ConvertToDra(const Config& config, Workload& workload);
+
 // The deterministic share ids of a simulation: UUID-shaped, counting up.
 std::string SimulatedShareId(uint64_t n);
 

@@ -50,6 +50,8 @@ struct SimulateOptions {
   size_t max_reason_examples = 10;
   // Count every node's reason code for unschedulable pods.
   bool reason_counts = true;
+  // Run the workload through DRA (ConvertToDra in simulate/dra_workload.h).
+  bool dra = false;
 };
 
 inline constexpr uint64_t kDefaultSyntheticSeed = 1;
