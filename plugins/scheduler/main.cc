@@ -83,14 +83,18 @@ constexpr char kUsageHelp[] = R"(Usage:
 constexpr char kServeHelp[] =
     R"(serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
 POST /filter, /prioritize and /bind (see examples/deploy/); GET /healthz,
-/readyz (200 after the first full list of nodes and pods) and /metrics
-(Prometheus text). State comes from list+watch of Nodes and Pods: nodes
-register with hami.io/node-nvidia-register or volcano.sh/node-vgpu-register,
-pods carry their allocation records. /filter reserves the pod on its best
-node (the reservation expires unless a bind follows); /bind writes the
-allocation record in the pod's dialect (hami.io/... or volcano.sh/...,
-with bind-phase, node and time keys), then creates the Binding, and undoes
-both on failure. /bind refuses (kube-scheduler retries) while another pod
+/readyz (200 after the first full list of every watched collection) and
+/metrics (Prometheus text). State comes from list+watch of Nodes and Pods:
+nodes register with hami.io/node-nvidia-register or
+volcano.sh/node-vgpu-register, pods carry their allocation records; and of
+DeviceClasses, ResourceSlices and ResourceClaims (resource.k8s.io/v1) for
+the DRA claims it allocates (kube-scheduler's DynamicResources disabled).
+/filter reserves the pod on its best node, claims included (the
+reservation expires unless a bind follows); /bind writes the allocation
+record in the pod's dialect (hami.io/... or volcano.sh/..., with
+bind-phase, node and time keys) and each claim's status.allocation and
+status.reservedFor, then creates the Binding, and undoes all of it on
+failure. /bind refuses (kube-scheduler retries) while another pod
 on the node is still being handed its GPUs by the node agent (bind-phase
 allocating) and a container of each asks the same number of GPUs with a
 different share: kubelet's Allocate does not say which pod it is for.

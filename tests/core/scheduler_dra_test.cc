@@ -316,5 +316,46 @@ TEST_F(SchedulerDraTest, ReservedClaimServesASecondPodOnItsNode) {
   });
 }
 
+// The search visits nodes best bound first and stops early; it must pick
+// the node a full scan of every node's verdict picks.
+TEST_F(SchedulerDraTest, BoundedSearchPicksWhatAFullScanPicks) {
+  for (const std::string policy : {"binpack", "spread"}) {
+    SCOPED_TRACE(policy);
+    Make(policy);
+    for (int n = 0; n < 12; ++n) {
+      ASSERT_OK(scheduler_->UpsertResourceSlice(
+          GpuSlice(absl::StrCat("n", n), 1 + n % 4, n % 3 == 0 ? 40 : 80)));
+    }
+    uint64_t state = 12345;
+    auto next = [&state](int bound) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<int>((state >> 33) % bound);
+    };
+    int placed = 0;
+    for (int i = 0; i < 400; ++i) {
+      const std::string name = absl::StrCat("p", i);
+      ASSERT_OK(scheduler_->UpsertResourceClaim(
+          Claim("ml", name,
+                {ShareRequest("gpu", (1 + next(30)) * kDraGiB, 5 * (1 + next(20)),
+                              1 + next(2))})));
+      PodRequest pod = ClaimPod("ml", name, {name});
+      std::optional<NodeVerdict> scanned;
+      for (NodeVerdict& verdict : scheduler_->FilterFreshForTest(pod)) {
+        if (verdict.fit.fits() && (!scanned || BetterVerdict(verdict, *scanned))) {
+          scanned = std::move(verdict);
+        }
+      }
+      const std::string node = Place(pod);
+      EXPECT_EQ(node, scanned ? scanned->node : "") << name;
+      if (!node.empty()) ++placed;
+      // Some leave, so nodes go up and down.
+      if (next(4) == 0 && i > 0) {
+        scheduler_->Release(absl::StrCat("uid-p", next(i)));
+      }
+    }
+    EXPECT_GT(placed, 50);
+  }
+}
+
 }  // namespace
 }  // namespace deviceshare

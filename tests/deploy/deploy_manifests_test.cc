@@ -262,31 +262,34 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
   EXPECT_EQ(extender["enableHTTPS"], false);
   EXPECT_EQ(extender["httpTimeout"], "30s");
 
-  std::vector<std::string> managed;
-  std::vector<std::string> mig_profiles;
-  for (const json& resource : extender["managedResources"]) {
-    const std::string name = resource["name"].get<std::string>();
-    EXPECT_EQ(resource["ignoredByScheduler"], true) << name;
-    if (absl::StartsWith(name, keys::kMigResourcePrefix)) {
-      EXPECT_THAT(name, ::testing::MatchesRegex("nvidia\\.com/mig-[1-7]g\\."
-                                                "[0-9]+gb"));
-      mig_profiles.push_back(name);
-    } else {
-      managed.push_back(name);
-    }
+  // Called for every pod of the profile (claims-only pods included): no
+  // managedResources, whose absence kube-scheduler reads as "all pods".
+  EXPECT_FALSE(extender.contains("managedResources"));
+  const json& profile = config["profiles"][0];
+  // The extender allocates the pods' claims: kube-scheduler's own DRA
+  // plugin must be off, and the GPU resources of both dialects (MIG
+  // profile resources included) left to the extender.
+  EXPECT_THAT(profile["plugins"]["multiPoint"]["disabled"],
+              ::testing::Contains(json{{"name", "DynamicResources"}}));
+  bool ignores = false;
+  for (const json& plugin : profile["pluginConfig"]) {
+    if (plugin["name"] != "NodeResourcesFit") continue;
+    ignores = true;
+    EXPECT_THAT(plugin["args"]["ignoredResourceGroups"],
+                UnorderedElementsAreArray<std::string>(
+                    {"nvidia.com", "volcano.sh"}));
   }
-  EXPECT_THAT(
-      managed,
-      UnorderedElementsAreArray<std::string>(
-          {keys::kHamiGpu, keys::kHamiGpuMemory, keys::kHamiGpuMemoryPercentage,
-           keys::kHamiGpuCores, keys::kHamiPriority, keys::kVolcanoGpuNumber,
-           keys::kVolcanoGpuMemory, keys::kVolcanoGpuMemoryPercentage,
-           keys::kVolcanoGpuCores}));
-  // The MIG profiles of the catalog's GPUs (A100, H100, H200, A30, ...).
-  EXPECT_THAT(mig_profiles,
-              ::testing::IsSupersetOf(
-                  {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb",
-                   "nvidia.com/mig-1g.5gb", "nvidia.com/mig-7g.141gb"}));
+  EXPECT_TRUE(ignores) << "no NodeResourcesFit pluginConfig";
+  // Every resource name the extender reads lies in an ignored group.
+  for (const char* name :
+       {keys::kHamiGpu, keys::kHamiGpuMemory, keys::kHamiGpuMemoryPercentage,
+        keys::kHamiGpuCores, keys::kHamiPriority, keys::kVolcanoGpuNumber,
+        keys::kVolcanoGpuMemory, keys::kVolcanoGpuMemoryPercentage,
+        keys::kVolcanoGpuCores, keys::kMigResourcePrefix}) {
+    const std::string group(absl::string_view(name).substr(
+        0, absl::string_view(name).find('/')));
+    EXPECT_TRUE(group == "nvidia.com" || group == "volcano.sh") << name;
+  }
 }
 
 TEST_F(DeployManifestsTest, DeviceshareConfigLoadsAndMatchesTheExample) {

@@ -35,12 +35,15 @@ constexpr int kDefaultWatchSeconds = 1800;
 // The counter of a request on `resource`: `core` for pods and nodes.
 int RequestCounts::*CounterOf(ApiResource resource, int RequestCounts::*core,
                               int RequestCounts::*slices,
-                              int RequestCounts::*claims) {
+                              int RequestCounts::*claims,
+                              int RequestCounts::*classes) {
   switch (resource) {
     case ApiResource::kResourceSlices:
       return slices;
     case ApiResource::kResourceClaims:
       return claims;
+    case ApiResource::kDeviceClasses:
+      return classes;
     default:
       return core;
   }
@@ -53,11 +56,15 @@ const std::vector<std::string>* SelectableFields(ApiResource resource) {
       "metadata.name", "spec.driver", "spec.nodeName"};
   static const auto* const kClaims =
       new std::vector<std::string>{"metadata.name", "metadata.namespace"};
+  static const auto* const kClasses =
+      new std::vector<std::string>{"metadata.name"};
   switch (resource) {
     case ApiResource::kResourceSlices:
       return kSlices;
     case ApiResource::kResourceClaims:
       return kClaims;
+    case ApiResource::kDeviceClasses:
+      return kClasses;
     default:
       return nullptr;
   }
@@ -243,12 +250,14 @@ void FakeApiServer::HandleCollection(ApiResource resource,
   }
   const std::string watch = req.get_param_value("watch");
   const bool watching = watch == "true" || watch == "1";
-  Count(watching ? CounterOf(resource, &RequestCounts::watches,
-                             &RequestCounts::slice_watches,
-                             &RequestCounts::claim_watches)
-                 : CounterOf(resource, &RequestCounts::lists,
-                             &RequestCounts::slice_lists,
-                             &RequestCounts::claim_lists));
+  Count(watching
+            ? CounterOf(resource, &RequestCounts::watches,
+                        &RequestCounts::slice_watches,
+                        &RequestCounts::claim_watches,
+                        &RequestCounts::class_watches)
+            : CounterOf(
+                  resource, &RequestCounts::lists, &RequestCounts::slice_lists,
+                  &RequestCounts::claim_lists, &RequestCounts::class_lists));
   if (!watching) {
     const ApiResourceInfo& info = InfoOf(resource);
     auto [rv, items] = store_.List(resource, *filter);
@@ -319,7 +328,7 @@ absl::StatusOr<ObjectFilter> FakeApiServer::FilterOf(
 void FakeApiServer::HandleGet(ApiResource resource, const std::string& ns,
                               const std::string& name, httplib::Response& res) {
   Count(CounterOf(resource, &RequestCounts::gets, &RequestCounts::slice_gets,
-                  &RequestCounts::claim_gets));
+                  &RequestCounts::claim_gets, &RequestCounts::class_gets));
   if (resource == ApiResource::kResourceClaims) {
     absl::Duration delay;
     {
@@ -351,11 +360,14 @@ void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
   int fault = 0;
   if (resource == ApiResource::kResourceSlices) {
     fault = StartSliceWrite(&RequestCounts::slice_patches);
+  } else if (resource == ApiResource::kResourceClaims && status) {
+    fault = StartClaimStatusWrite(&RequestCounts::claim_patches);
   } else {
     absl::MutexLock lock(&mu_);
     ++(counts_.*CounterOf(resource, &RequestCounts::patches,
                           &RequestCounts::slice_patches,
-                          &RequestCounts::claim_patches));
+                          &RequestCounts::claim_patches,
+                          &RequestCounts::patches));
     if (resource == ApiResource::kPods) {
       fault = TakeFault(failing_patches_, patch_failure_status_);
     }
@@ -593,6 +605,12 @@ void FakeApiServer::FailNextResourceSliceWrites(int count, int http_status) {
   absl::MutexLock lock(&mu_);
   failing_slice_writes_ = count;
   slice_write_failure_status_ = http_status;
+}
+
+void FakeApiServer::FailNextClaimStatusWrites(int count, int http_status) {
+  absl::MutexLock lock(&mu_);
+  failing_claim_status_writes_ = count;
+  claim_status_failure_status_ = http_status;
 }
 
 void FakeApiServer::SetBindingDelay(absl::Duration delay) {

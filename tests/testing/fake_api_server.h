@@ -39,6 +39,9 @@
 //     PATCH  the same, and its /status (merge patches); PUT its /status.
 //            As on a real server, a write of the object keeps the stored
 //            status and a write of /status changes only the status.
+//   deviceclasses (cluster-scoped)
+//     GET    list and watch as above (fieldSelector only on metadata.name);
+//            deviceclasses/{name}
 //
 // Errors are Status objects with the API server's wording. A watch from a
 // resourceVersion older than the history (CompactHistory) gets an ERROR
@@ -122,6 +125,10 @@ struct RequestCounts {
   int claim_gets = 0;
   int claim_patches = 0;         // of the object and of /status
   int claim_status_updates = 0;  // PUT /status
+
+  int class_lists = 0;
+  int class_watches = 0;
+  int class_gets = 0;
 };
 
 class FakeApiServer {
@@ -167,6 +174,9 @@ class FakeApiServer {
   bool DeleteResourceClaim(const std::string& ns, const std::string& name);
   std::optional<nlohmann::json> GetResourceClaim(const std::string& ns,
                                                  const std::string& name) const;
+  nlohmann::json UpsertDeviceClass(nlohmann::json device_class);
+  bool DeleteDeviceClass(const std::string& name);
+  std::optional<nlohmann::json> GetDeviceClass(const std::string& name) const;
 
   // What clients did, in arrival order.
   std::vector<nlohmann::json> Bindings() const;  // successful ones
@@ -182,6 +192,10 @@ class FakeApiServer {
   // The next `count` slice writes (POST, PUT, PATCH, DELETE) answer
   // `http_status` with a Status and change nothing.
   void FailNextResourceSliceWrites(int count, int http_status);
+  // The next `count` writes of a ResourceClaim's status (PUT or PATCH of
+  // /status) answer `http_status` with a Status and change nothing (409: a
+  // writer whose resourceVersion went stale meanwhile).
+  void FailNextClaimStatusWrites(int count, int http_status);
   void SetBindingDelay(absl::Duration delay);
   // Every GET of one ResourceClaim waits this long before it is answered
   // (a slow API server; a window to kill a DRA driver mid-prepare).
@@ -231,6 +245,9 @@ class FakeApiServer {
   // The injected failure for a slice write, counted under `counter`; 0
   // when none.
   int StartSliceWrite(int RequestCounts::*counter);
+  // The injected failure for a claim status write, counted under
+  // `counter`; 0 when none.
+  int StartClaimStatusWrite(int RequestCounts::*counter);
   // Answers 422 for `errors` about slice `name`; false when there are none.
   bool RejectInvalidSlice(const std::string& name,
                           const std::vector<FieldError>& errors,
@@ -264,6 +281,8 @@ class FakeApiServer {
   int patch_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
   int failing_slice_writes_ ABSL_GUARDED_BY(mu_) = 0;
   int slice_write_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
+  int failing_claim_status_writes_ ABSL_GUARDED_BY(mu_) = 0;
+  int claim_status_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> rejected_slice_writes_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);
   absl::Duration binding_delay_ ABSL_GUARDED_BY(mu_);

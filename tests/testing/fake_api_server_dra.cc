@@ -1,5 +1,6 @@
 // FakeApiServer's resource.k8s.io/v1 part: ResourceSlices (validated
-// writes) and ResourceClaims (status rules of a real server).
+// writes), ResourceClaims (status rules of a real server) and
+// DeviceClasses (read only).
 #include <httplib.h>
 
 #include <string>
@@ -26,6 +27,7 @@ using nlohmann::json;
 
 constexpr char kSlices[] = R"(/apis/resource\.k8s\.io/v1/resourceslices)";
 constexpr char kClaimsPrefix[] = R"(/apis/resource\.k8s\.io/v1/)";
+constexpr char kClasses[] = R"(/apis/resource\.k8s\.io/v1/deviceclasses)";
 
 // names.SimpleNameGenerator: 5 characters without vowels (no words), the
 // base cut so that the name fits a DNS label.
@@ -115,12 +117,26 @@ void FakeApiServer::RouteDra() {
         Guarded([this](const auto& req, auto& res) {
           HandleClaimStatusPut(req.matches[1], req.matches[2], req, res);
         }));
+
+  s.Get(kClasses, Guarded([this](const auto& req, auto& res) {
+          HandleCollection(ApiResource::kDeviceClasses, "", req, res);
+        }));
+  s.Get(absl::StrCat(kClasses, "/([^/]+)"),
+        Guarded([this](const auto& req, auto& res) {
+          HandleGet(ApiResource::kDeviceClasses, "", req.matches[1], res);
+        }));
 }
 
 int FakeApiServer::StartSliceWrite(int RequestCounts::*counter) {
   absl::MutexLock lock(&mu_);
   ++(counts_.*counter);
   return TakeFault(failing_slice_writes_, slice_write_failure_status_);
+}
+
+int FakeApiServer::StartClaimStatusWrite(int RequestCounts::*counter) {
+  absl::MutexLock lock(&mu_);
+  ++(counts_.*counter);
+  return TakeFault(failing_claim_status_writes_, claim_status_failure_status_);
 }
 
 bool FakeApiServer::RejectInvalidSlice(const std::string& name,
@@ -301,7 +317,15 @@ void FakeApiServer::HandleClaimStatusPut(const std::string& ns,
                                          const std::string& name,
                                          const httplib::Request& req,
                                          httplib::Response& res) {
-  Count(&RequestCounts::claim_status_updates);
+  if (int fault = StartClaimStatusWrite(&RequestCounts::claim_status_updates);
+      fault != 0) {
+    SendStatus(res, fault,
+               fault == 409
+                   ? ConflictMessage(
+                         QualifiedResource(ApiResource::kResourceClaims), name)
+                   : "injected failure");
+    return;
+  }
   std::optional<json> body = ParseObject(req, res);
   if (!body.has_value() || !NameMatches(*body, name, res)) return;
   const std::string precondition =
@@ -379,6 +403,25 @@ bool FakeApiServer::DeleteResourceClaim(const std::string& ns,
 std::optional<json> FakeApiServer::GetResourceClaim(
     const std::string& ns, const std::string& name) const {
   return store_.Get(ApiResource::kResourceClaims, ns, name);
+}
+
+json FakeApiServer::UpsertDeviceClass(json device_class) {
+  absl::StatusOr<json> stored =
+      store_.Upsert(ApiResource::kDeviceClasses, std::move(device_class));
+  if (!stored.ok()) {
+    ADD_FAILURE() << "UpsertDeviceClass: " << stored.status();
+    return json();
+  }
+  return *std::move(stored);
+}
+
+bool FakeApiServer::DeleteDeviceClass(const std::string& name) {
+  return store_.Delete(ApiResource::kDeviceClasses, "", name).has_value();
+}
+
+std::optional<json> FakeApiServer::GetDeviceClass(
+    const std::string& name) const {
+  return store_.Get(ApiResource::kDeviceClasses, "", name);
 }
 
 }  // namespace deviceshare::testing

@@ -34,6 +34,9 @@ const ApiResourceInfo& InfoOf(ApiResource resource) {
   static constexpr ApiResourceInfo kClaims = {"ResourceClaim", "resourceclaims",
                                               "resource.k8s.io",
                                               "resource.k8s.io/v1", true};
+  static constexpr ApiResourceInfo kClasses = {"DeviceClass", "deviceclasses",
+                                               "resource.k8s.io",
+                                               "resource.k8s.io/v1", false};
   switch (resource) {
     case ApiResource::kPods:
       return kPods;
@@ -43,6 +46,8 @@ const ApiResourceInfo& InfoOf(ApiResource resource) {
       return kSlices;
     case ApiResource::kResourceClaims:
       return kClaims;
+    case ApiResource::kDeviceClasses:
+      return kClasses;
   }
   return kPods;
 }
@@ -71,6 +76,8 @@ const FakeApiStore::Objects& FakeApiStore::ObjectsOf(
       return slices_;
     case ApiResource::kResourceClaims:
       return claims_;
+    case ApiResource::kDeviceClasses:
+      return classes_;
   }
   return pods_;
 }

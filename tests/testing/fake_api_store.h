@@ -1,9 +1,9 @@
 // File: testing/fake_api_store.h
 //
-// The state behind FakeApiServer: nodes, pods, ResourceSlices and
-// ResourceClaims as JSON, one global resourceVersion (RV) counter, and the
-// history of changes that watches replay. Like etcd behind the API server,
-// every write bumps the RV and stamps it into the object's
+// The state behind FakeApiServer: nodes, pods, ResourceSlices,
+// ResourceClaims and DeviceClasses as JSON, one global resourceVersion (RV)
+// counter, and the history of changes that watches replay. Like etcd behind the
+// API server, every write bumps the RV and stamps it into the object's
 // metadata.resourceVersion; the history keeps every change after `compacted_rv`
 // (CompactHistory moves it to now, and the history is trimmed by half when it
 // grows past `max_history`), and a watch from an RV below it is told "410
@@ -38,7 +38,13 @@
 
 namespace deviceshare::testing {
 
-enum class ApiResource { kPods, kNodes, kResourceSlices, kResourceClaims };
+enum class ApiResource {
+  kPods,
+  kNodes,
+  kResourceSlices,
+  kResourceClaims,
+  kDeviceClasses,
+};
 
 // How the API names a resource, for kinds, lists and messages.
 struct ApiResourceInfo {
@@ -174,6 +180,7 @@ class FakeApiStore {
   Objects nodes_ ABSL_GUARDED_BY(mu_);
   Objects slices_ ABSL_GUARDED_BY(mu_);
   Objects claims_ ABSL_GUARDED_BY(mu_);
+  Objects classes_ ABSL_GUARDED_BY(mu_);
   std::deque<Change> history_ ABSL_GUARDED_BY(mu_);
   int64_t compacted_rv_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t close_generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -3,10 +3,14 @@
 // Inputs as people write them, for the tests of the readers (tests/input)
 // and of simulate: pod manifests as YAML text, multi-document files, and
 // temp files holding them. Header-only; every helper is a pure function
-// except WriteTempFile, which writes one file per test and name.
+// except WriteTempFile, which writes one file per test and name inside a
+// folder of the test process's own, removed when the process exits.
 #ifndef DEVICESHARE_TESTS_TESTING_INPUT_TEXT_H_
 #define DEVICESHARE_TESTS_TESTING_INPUT_TEXT_H_
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -17,13 +21,32 @@
 
 namespace deviceshare::testing {
 
+// The test process's own folder under gtest's TempDir(); made on first
+// use, removed with everything in it when the process exits (ctest runs
+// each test in a process of its own, in parallel).
+inline const std::string& ProcessTempFolder() {
+  struct Folder {
+    std::string path;
+    Folder() {
+      std::string pattern = ::testing::TempDir() + "/deviceshare-test-XXXXXX";
+      if (mkdtemp(pattern.data()) != nullptr) path = pattern;
+    }
+    ~Folder() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
+}
+
 // Writes `text` to a fresh file named after the running test and `name`;
 // returns its path.
 inline std::string WriteTempFile(const std::string& name,
                                  const std::string& text) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string path =
-      absl::StrCat(::testing::TempDir(), "/", info->test_suite_name(), ".",
+      absl::StrCat(ProcessTempFolder(), "/", info->test_suite_name(), ".",
                    info->name(), ".", name);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;

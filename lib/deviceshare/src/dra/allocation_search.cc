@@ -12,6 +12,10 @@
 namespace deviceshare::dra {
 namespace {
 
+// The most devices one claim's allocation may list
+// (resource.k8s.io/v1 AllocationResultsMaxSize).
+constexpr int64_t kMaxResultsPerClaim = 32;
+
 // The amount a best-fit order compares: what is left of the device's
 // first capacity (memory when it has one) after the request; dedicated
 // devices by their size.
@@ -34,10 +38,47 @@ int64_t FitKey(const Device& device, const ExactRequest& request,
   return cap->second.value - held - amount.value_or(0);
 }
 
-bool Applies(const DeviceConstraint& constraint, const std::string& request) {
+// Whether `constraint` binds the alternative `result_name` ("gpu" or
+// "gpu/share") of `request`: a constraint naming the request binds all its
+// subrequests, one naming a subrequest binds only that one.
+bool Applies(const DeviceConstraint& constraint, const std::string& request,
+             const std::string& result_name) {
   if (constraint.requests.empty()) return true;
-  return std::find(constraint.requests.begin(), constraint.requests.end(),
-                   request) != constraint.requests.end();
+  for (const std::string& name : constraint.requests) {
+    if (name == request || name == result_name) return true;
+  }
+  return false;
+}
+
+// Whether `device` could take `request` before anything of this search is
+// charged: what allocationMode All counts as "all" (a dedicated device by
+// its size, a shared one by what its other allocations leave).
+bool HasRoomBeforeSearch(const Device& device, const ExactRequest& request,
+                         const PoolUsage& usage) {
+  static const std::map<std::string, int64_t> kNothingInUse;
+  return ConsumeCapacity(device, request.capacity,
+                         device.allow_multiple_allocations
+                             ? usage.InUse(device.name)
+                             : kNothingInUse)
+      .fits;
+}
+
+// The devices an alternative takes when chosen.
+int64_t ResultsOf(const ExactRequest& request, size_t candidates) {
+  return request.mode == ExactRequest::kAll ? static_cast<int64_t>(candidates)
+                                            : request.count;
+}
+
+// Whether a claim config applies to the allocation: it names no request,
+// or a request or the chosen subrequest (`placed` holds both names). One
+// naming only subrequests that were not chosen is left out, as in 1.34.
+bool ConfigApplies(const ClaimConfig& config,
+                   const std::set<std::string>& placed) {
+  if (config.requests.empty()) return true;
+  for (const std::string& name : config.requests) {
+    if (placed.contains(name)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -105,6 +146,10 @@ absl::StatusOr<AllocationSearch::Alternative> AllocationSearch::Resolve(
       if (!by_class) continue;
       DS_ASSIGN_OR_RETURN(bool by_request, Matches(request.selectors, device));
       if (!by_request) continue;
+      if (request.mode == ExactRequest::kAll &&
+          !HasRoomBeforeSearch(*device.device, request, usage_[p])) {
+        continue;
+      }
       alternative.candidates.push_back(Candidate{p, &device});
       alternative.complete_pools &= pool.complete;
     }
@@ -154,22 +199,38 @@ absl::Status AllocationSearch::Plan(
       }
       plan.requests.push_back(std::move(rp));
     }
-    plan.constraints_of.resize(plan.requests.size());
-    for (const DeviceConstraint& constraint : claim->spec.constraints) {
-      const bool match = !constraint.match_attribute.empty();
-      plan.constraints.push_back(std::make_unique<AttributeConstraint>(
-          match ? AttributeConstraint::Kind::kMatch
-                : AttributeConstraint::Kind::kDistinct,
-          match ? constraint.match_attribute : constraint.distinct_attribute));
-      for (size_t r = 0; r < plan.requests.size(); ++r) {
-        if (Applies(constraint, plan.requests[r].name)) {
-          plan.constraints_of[r].push_back(plan.constraints.back().get());
-        }
+    Constrain(plan);
+    plan.min_results_after.assign(plan.requests.size() + 1, 0);
+    for (size_t r = plan.requests.size(); r-- > 0;) {
+      int64_t fewest = kMaxResultsPerClaim + 1;
+      for (const Alternative& a : plan.requests[r].alternatives) {
+        fewest = std::min(fewest, ResultsOf(*a.request, a.candidates.size()));
       }
+      plan.min_results_after[r] = plan.min_results_after[r + 1] + fewest;
     }
     plans_.push_back(std::move(plan));
   }
+  results_of_.assign(plans_.size(), 0);
   return absl::OkStatus();
+}
+
+// Builds the claim's constraints and hands each alternative those that
+// bind it.
+void AllocationSearch::Constrain(ClaimPlan& plan) {
+  for (const DeviceConstraint& constraint : plan.claim->spec.constraints) {
+    const bool match = !constraint.match_attribute.empty();
+    plan.constraints.push_back(std::make_unique<AttributeConstraint>(
+        match ? AttributeConstraint::Kind::kMatch
+              : AttributeConstraint::Kind::kDistinct,
+        match ? constraint.match_attribute : constraint.distinct_attribute));
+    for (RequestPlan& rp : plan.requests) {
+      for (Alternative& a : rp.alternatives) {
+        if (Applies(constraint, rp.name, a.result_name)) {
+          a.constraints.push_back(plan.constraints.back().get());
+        }
+      }
+    }
+  }
 }
 
 // Conditions no search can get around, checked in O(devices): a dedicated-
@@ -234,8 +295,9 @@ bool AllocationSearch::SomeValueServesAll(const ClaimPlan& plan,
                                           const DeviceConstraint& constraint) {
   std::optional<std::set<std::string>> common;
   for (const RequestPlan& rp : plan.requests) {
-    if (!Applies(constraint, rp.name) || rp.alternatives.size() != 1) continue;
+    if (rp.alternatives.size() != 1) continue;
     const Alternative& a = rp.alternatives[0];
+    if (!Applies(constraint, rp.name, a.result_name)) continue;
     if (a.request->mode != ExactRequest::kExactCount) continue;
     std::map<std::string, int64_t> per_value;
     for (const Candidate& c : a.candidates) {
@@ -288,6 +350,15 @@ bool AllocationSearch::PlaceClaim(size_t c, size_t r) {
         continue;
       }
     }
+    // The later requests' fewest devices count too: no choice of devices
+    // here can make room for them, so the search does not try.
+    if (results_of_[c] + count + plan.min_results_after[r + 1] >
+        kMaxResultsPerClaim) {
+      last_reason_ = absl::StrCat("request ", a.result_name,
+                                  ": the claim would get more than ",
+                                  kMaxResultsPerClaim, " devices");
+      continue;
+    }
     if (Fill(c, r, a, 0, count, 0)) return true;
     if (out_of_steps_) return false;
   }
@@ -322,6 +393,13 @@ bool AllocationSearch::TryDevice(size_t c, size_t r, const Alternative& a,
                                  size_t pos) {
   const Candidate& candidate = a.candidates[pos];
   const Device& device = *candidate.device->device;
+  // Admin access does not charge a device, so only this keeps a claim
+  // from listing a dedicated device twice.
+  if (!device.allow_multiple_allocations && HeldByClaim(c, candidate.device)) {
+    last_reason_ = absl::StrCat("request ", a.result_name, ": ", device.name,
+                                " is allocated to the claim already");
+    return false;
+  }
   Placed placed{c, r, &a, candidate, {}, false};
   if (a.request->admin_access) {
     placed.verdict.fits = true;
@@ -333,7 +411,7 @@ bool AllocationSearch::TryDevice(size_t c, size_t r, const Alternative& a,
       return false;
     }
   }
-  std::vector<AttributeConstraint*>& constraints = plans_[c].constraints_of[r];
+  const std::vector<AttributeConstraint*>& constraints = a.constraints;
   for (size_t i = 0; i < constraints.size(); ++i) {
     std::string why;
     if (!constraints[i]->Add(device, candidate.device->slice->driver, &why)) {
@@ -349,17 +427,26 @@ bool AllocationSearch::TryDevice(size_t c, size_t r, const Alternative& a,
     placed.charged = true;
   }
   placed_.push_back(std::move(placed));
+  ++results_of_[c];
   return true;
+}
+
+bool AllocationSearch::HeldByClaim(size_t c, const PoolDevice* device) const {
+  for (auto it = placed_.rbegin(); it != placed_.rend() && it->claim == c;
+       ++it) {
+    if (it->candidate.device == device) return true;
+  }
+  return false;
 }
 
 void AllocationSearch::Unplace() {
   Placed placed = std::move(placed_.back());
   placed_.pop_back();
   const Device& device = *placed.candidate.device->device;
-  for (AttributeConstraint* constraint :
-       plans_[placed.claim].constraints_of[placed.request]) {
+  for (AttributeConstraint* constraint : placed.alternative->constraints) {
     constraint->Remove(device, placed.candidate.device->slice->driver);
   }
+  --results_of_[placed.claim];
   if (placed.charged) {
     usage_[placed.candidate.pool].Give(device, placed.verdict.consumed);
   }
@@ -416,21 +503,34 @@ ClaimsVerdict AllocationSearch::Report() const {
     }
   }
   for (size_t c = 0; c < plans_.size(); ++c) {
-    for (const auto& [cls, names] : class_requests[c]) {
-      for (const nlohmann::json& config : classes_.at(cls).config) {
-        verdict.allocations[c].config.push_back(
-            {{"source", "FromClass"},
-             {"requests", names},
-             {"opaque", config.value("opaque", nlohmann::json::object())}});
-      }
-    }
-    for (const ClaimConfig& config : plans_[c].claim->spec.config) {
-      verdict.allocations[c].config.push_back({{"source", "FromClaim"},
-                                               {"requests", config.requests},
-                                               {"opaque", config.opaque}});
-    }
+    AddConfigs(c, class_requests[c], verdict.allocations[c]);
   }
   return verdict;
+}
+
+void AllocationSearch::AddConfigs(
+    size_t c, const std::map<std::string, std::vector<std::string>>& by_class,
+    AllocationResult& allocation) const {
+  std::set<std::string> placed_names;
+  for (const Placed& placed : placed_) {
+    if (placed.claim != c) continue;
+    placed_names.insert(plans_[c].requests[placed.request].name);
+    placed_names.insert(placed.alternative->result_name);
+  }
+  for (const auto& [cls, names] : by_class) {
+    for (const nlohmann::json& config : classes_.at(cls).config) {
+      allocation.config.push_back(
+          {{"source", "FromClass"},
+           {"requests", names},
+           {"opaque", config.value("opaque", nlohmann::json::object())}});
+    }
+  }
+  for (const ClaimConfig& config : plans_[c].claim->spec.config) {
+    if (!ConfigApplies(config, placed_names)) continue;
+    allocation.config.push_back({{"source", "FromClaim"},
+                                 {"requests", config.requests},
+                                 {"opaque", config.opaque}});
+  }
 }
 
 }  // namespace deviceshare::dra

@@ -12,6 +12,7 @@
 #ifndef DEVICESHARE_DRA_SRC_ALLOCATION_SEARCH_H_
 #define DEVICESHARE_DRA_SRC_ALLOCATION_SEARCH_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,8 +58,13 @@ class AllocationSearch {
   struct Alternative {
     const ExactRequest* request = nullptr;
     std::string result_name;  // "gpu" or "gpu/share"
+    // For allocationMode All, only the devices with room for the request
+    // before the search (1.34 leaves the others out of "all").
     std::vector<Candidate> candidates;
     bool complete_pools = true;  // every candidate's pool is complete
+    // The claim's constraints that name this request, this subrequest or
+    // no request at all.
+    std::vector<AttributeConstraint*> constraints;
   };
   struct RequestPlan {
     std::string name;
@@ -68,8 +74,9 @@ class AllocationSearch {
     const ResourceClaim* claim = nullptr;
     std::vector<RequestPlan> requests;
     std::vector<std::unique_ptr<AttributeConstraint>> constraints;
-    // constraints_of[r]: the constraints request r is under.
-    std::vector<std::vector<AttributeConstraint*>> constraints_of;
+    // min_results_after[r]: the fewest devices requests r.. can take, to
+    // keep a claim within the API's 32 results without searching.
+    std::vector<int64_t> min_results_after;
   };
   // One device placed, to undo and to report.
   struct Placed {
@@ -83,6 +90,7 @@ class AllocationSearch {
 
   absl::StatusOr<Alternative> Resolve(const ExactRequest& request,
                                       std::string result_name);
+  void Constrain(ClaimPlan& plan);
   absl::StatusOr<bool> Matches(const std::vector<std::string>& selectors,
                                const PoolDevice& device);
   void Order(const ExactRequest& request, std::vector<Candidate>& candidates);
@@ -93,8 +101,14 @@ class AllocationSearch {
   bool Fill(size_t c, size_t r, const Alternative& a, int64_t k, int64_t count,
             size_t min_pos);
   bool TryDevice(size_t c, size_t r, const Alternative& a, size_t pos);
+  bool HeldByClaim(size_t c, const PoolDevice* device) const;
   void Unplace();
   ClaimsVerdict Report() const;
+  // Claim c's configs: each class's (naming the requests it served) and
+  // the claim's own that apply.
+  void AddConfigs(
+      size_t c, const std::map<std::string, std::vector<std::string>>& by_class,
+      AllocationResult& allocation) const;
 
   const std::string& node_name_;
   const NodePools& pools_;
@@ -106,7 +120,8 @@ class AllocationSearch {
   SelectorMemo& memo_;
 
   std::vector<ClaimPlan> plans_;
-  std::vector<Placed> placed_;
+  std::vector<Placed> placed_;       // claim by claim, in order
+  std::vector<int64_t> results_of_;  // per claim, devices placed
   int64_t steps_ = 0;
   bool out_of_steps_ = false;
   std::string last_reason_;

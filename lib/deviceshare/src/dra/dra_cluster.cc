@@ -1,10 +1,12 @@
 #include "deviceshare/dra/dra_cluster.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/dra/allocated_claim.h"
+#include "deviceshare/dra/consumable_capacity.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::dra {
@@ -215,6 +217,7 @@ absl::StatusOr<std::vector<std::string>> DraCluster::UpsertSlice(
   nodes_[node] = std::move(candidate);
   slice_nodes_[name] = node;
   changed.push_back(node);
+  Refresh(changed);
   return changed;
 }
 
@@ -233,6 +236,7 @@ std::vector<std::string> DraCluster::RemoveSlice(const std::string& name) {
   // Pools that built with the slice build without it (a duplicate counter
   // set can only disappear).
   Rebuild(node, devices->second).IgnoreError();
+  Refresh({node});
   return {node};
 }
 
@@ -287,6 +291,7 @@ absl::StatusOr<std::vector<std::string>> DraCluster::UpsertClaim(
   entry.shape = ClaimSpecShape(claim.spec);
   entry.claim = std::move(claim);
   Touch(entry);
+  Refresh(changed);
   return changed;
 }
 
@@ -299,6 +304,7 @@ std::vector<std::string> DraCluster::RemoveClaim(const std::string& key) {
     FreeOn(it->second);
   }
   claims_.erase(it);
+  Refresh(changed);
   return changed;
 }
 
@@ -409,6 +415,7 @@ absl::StatusOr<std::vector<std::string>> DraCluster::Reserve(
     entry.reserved_by.insert(pod_uid);
     Touch(entry);
   }
+  Refresh({node});
   return std::vector<std::string>{node};
 }
 
@@ -428,6 +435,7 @@ std::vector<std::string> DraCluster::Unreserve(
       entry.assumed = false;
     }
   }
+  Refresh(changed);
   return changed;
 }
 
@@ -456,6 +464,146 @@ GpuTotals DraCluster::Totals() const {
     totals += devices.allocator->Totals();
   }
   return totals;
+}
+
+DraCluster::NodeLoad DraCluster::LoadOf(const NodeAllocator& allocator) {
+  NodeLoad load;
+  const NodePools& pools = allocator.pools();
+  for (size_t p = 0; p < pools.pools.size(); ++p) {
+    const PoolUsage& usage = allocator.usage()[p];
+    usage.AddUtilisation(pools.pools[p], &load.permille_sum, &load.units);
+    for (const PoolDevice& entry : pools.pools[p].devices) {
+      const Device& device = *entry.device;
+      if (!device.consumes_counters.empty()) {
+        load.has_partitions = true;
+        continue;
+      }
+      if (device.allow_multiple_allocations) {
+        const auto& in_use = usage.InUse(device.name);
+        for (const auto& [name, capacity] : device.capacity) {
+          auto used = in_use.find(name);
+          const int64_t left =
+              capacity.value - (used == in_use.end() ? 0 : used->second);
+          int64_t& most = load.shared_free[name];
+          most = std::max(most, left);
+        }
+      } else if (usage.Holders(device.name) == 0) {
+        load.any_idle_dedicated = true;
+        for (const auto& [name, capacity] : device.capacity) {
+          int64_t& most = load.idle_dedicated[name];
+          most = std::max(most, capacity.value);
+        }
+      }
+    }
+  }
+  return load;
+}
+
+void DraCluster::Refresh(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end() || it->second.allocator == nullptr) continue;
+    it->second.load = LoadOf(*it->second.allocator);
+  }
+}
+
+bool DraCluster::RequestMayFit(const ExactRequest& request,
+                               const NodeLoad& load) {
+  if (request.mode == ExactRequest::kAll || request.capacity.empty() ||
+      load.has_partitions) {
+    return true;
+  }
+  auto all_within = [&](const std::map<std::string, int64_t>& most) {
+    for (const auto& [name, amount] : request.capacity) {
+      auto it = most.find(name);
+      if (it == most.end() || it->second < amount) return false;
+    }
+    return true;
+  };
+  return all_within(load.shared_free) ||
+         (load.any_idle_dedicated && all_within(load.idle_dedicated));
+}
+
+int64_t DraCluster::MostAdded(const ExactRequest& request,
+                              const NodeAllocator& allocator) {
+  int64_t most = 0;
+  int64_t units = 0;
+  for (const NodePool& pool : allocator.pools().pools) {
+    for (const PoolDevice& entry : pool.devices) {
+      const Device& device = *entry.device;
+      ++units;
+      if (!device.consumes_counters.empty() ||
+          !device.allow_multiple_allocations || device.capacity.empty()) {
+        most = 1000;  // a whole unit at most
+        continue;
+      }
+      int64_t sum = 0;
+      int64_t counted = 0;
+      bool serves = true;
+      for (const auto& [name, capacity] : device.capacity) {
+        if (capacity.value <= 0) continue;
+        auto asked = request.capacity.find(name);
+        std::string why;
+        std::optional<int64_t> amount = RoundedAmount(
+            capacity,
+            asked == request.capacity.end()
+                ? std::nullopt
+                : std::optional<int64_t>(asked->second),
+            &why);
+        if (!amount.has_value()) {
+          serves = false;
+          break;
+        }
+        sum += std::min<int64_t>(*amount, capacity.value) * 1000 /
+               capacity.value;
+        ++counted;
+      }
+      if (serves && counted > 0) most = std::max(most, sum / counted);
+    }
+  }
+  if (request.mode == ExactRequest::kAll) return units * 1000;
+  return most * request.count;
+}
+
+ClaimsBound DraCluster::Bound(const std::vector<const ResourceClaim*>& pending,
+                              const std::string& node) const {
+  ClaimsBound bound;
+  auto it = nodes_.find(node);
+  if (it == nodes_.end() || it->second.allocator == nullptr) {
+    bound.may_fit = pending.empty();
+    return bound;
+  }
+  const NodeLoad& load = it->second.load;
+  if (load.units == 0) {
+    bound.may_fit = pending.empty();
+    return bound;
+  }
+  int64_t added = 0;
+  for (const ResourceClaim* claim : pending) {
+    for (const DeviceRequest& request : claim->spec.requests) {
+      bool any = false;
+      int64_t most = 0;
+      auto consider = [&](const ExactRequest& exact) {
+        if (!RequestMayFit(exact, load)) return;
+        any = true;
+        most = std::max(most, MostAdded(exact, *it->second.allocator));
+      };
+      if (request.exactly) consider(*request.exactly);
+      for (const SubRequest& sub : request.first_available) {
+        consider(sub.exactly);
+      }
+      if (!any) {
+        bound.may_fit = false;
+        return bound;
+      }
+      added += most;
+    }
+  }
+  bound.utilisation_now =
+      static_cast<int>(load.permille_sum / load.units / 10);
+  bound.utilisation_most = static_cast<int>(
+      std::min<int64_t>(100, (load.permille_sum + added) / load.units / 10));
+  return bound;
 }
 
 int DraCluster::UtilisationPercent(const std::string& node) const {

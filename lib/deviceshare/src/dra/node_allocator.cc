@@ -49,6 +49,23 @@ CapacityVerdict ConsumedFits(const Device& device, const PoolUsage& usage,
   return verdict;
 }
 
+// What an allocation made elsewhere holds of `device`: its consumedCapacity;
+// or, for a device allocated whole (no share id) that its slice has since
+// made multi-allocatable, every capacity in full, so that no share fits
+// beside it (1.34 keeps such a device "in use").
+std::map<std::string, int64_t> HeldAmounts(const Device& device,
+                                           const DeviceResult& result) {
+  std::map<std::string, int64_t> held;
+  for (const auto& [name, amount] : result.consumed) held[name] = amount.value;
+  if (device.allow_multiple_allocations && result.share_id.empty() &&
+      held.empty()) {
+    for (const auto& [name, capacity] : device.capacity) {
+      held[name] = capacity.value;
+    }
+  }
+  return held;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NodeAllocator>> NodeAllocator::Create(
@@ -104,9 +121,7 @@ absl::Status NodeAllocator::Charge(const AllocationResult& allocation) {
     }
     CapacityVerdict verdict;
     verdict.fits = true;
-    for (const auto& [name, amount] : result.consumed) {
-      verdict.consumed[name] = amount.value;
-    }
+    verdict.consumed = HeldAmounts(*device->device, result);
     usage_[p].Take(*device->device, verdict);
   }
   return absl::OkStatus();
@@ -119,11 +134,7 @@ void NodeAllocator::Release(const AllocationResult& allocation) {
     const PoolDevice* device =
         Find(result.driver, result.pool, result.device, &p);
     if (device == nullptr) continue;
-    std::map<std::string, int64_t> consumed;
-    for (const auto& [name, amount] : result.consumed) {
-      consumed[name] = amount.value;
-    }
-    usage_[p].Give(*device->device, consumed);
+    usage_[p].Give(*device->device, HeldAmounts(*device->device, result));
   }
 }
 

@@ -137,39 +137,74 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
                      options.annotations);
 }
 
+std::vector<Scheduler::RankedNode> Scheduler::RankClaimCandidates(
+    const PodCycle& cycle) const {
+  const dra::DraCluster& dra = state_.dra();
+  // The bounds describe the claims alone: a pod that also asks for
+  // annotated GPUs, or whose claims cannot be read, is ranked by name.
+  const bool bounded =
+      cycle.claims_unready.empty() && !cycle.pod().HasGpuRequest();
+  std::vector<const dra::ResourceClaim*> pending;
+  for (const std::string& key : cycle.claim_keys) {
+    const dra::ClaimEntry* entry = dra.FindClaim(key);
+    if (entry != nullptr && !entry->allocation) pending.push_back(&entry->claim);
+  }
+  std::vector<RankedNode> ranked;
+  for (const NodeState* node : DecisionPath::ClaimCandidates(cycle, state_)) {
+    int bound = 100;
+    if (bounded) {
+      const dra::ClaimsBound claims = dra.Bound(pending, node->name());
+      if (!claims.may_fit) continue;
+      auto least = [&claims] { return claims.utilisation_now; };
+      auto most = [&claims] { return claims.utilisation_most; };
+      bound = std::min(100, cycle.placement.node_policy->ScoreBound(
+                                UtilisationRange{least, most}));
+    }
+    ranked.push_back(RankedNode{bound, node});
+  }
+  // Candidates come by name: the stable sort keeps names ascending within
+  // a bound, the order BetterVerdict breaks ties in.
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const RankedNode& a, const RankedNode& b) {
+                     return a.bound > b.bound;
+                   });
+  return ranked;
+}
+
 std::optional<NodeVerdict> Scheduler::SearchClaims(const PodCycle& cycle) {
   const std::string shape = ShapeOf(cycle.pod());
   const NodeState* best = nullptr;
-  VerdictMemory::ShapeEntry best_entry;
+  NodeVerdict best_key;  // what BetterVerdict compares of the best so far
   std::optional<NodeVerdict> best_fresh;
   {
     absl::MutexLock memory_lock(&memory_mu_);
     VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
-    for (const NodeState* node :
-         DecisionPath::ClaimCandidates(cycle, state_)) {
-      const uint64_t version = state_.NodeVersion(*node);
-      VerdictMemory::ShapeEntry& entry = shared[node];
+    for (const RankedNode& candidate : RankClaimCandidates(cycle)) {
+      const NodeState& node = *candidate.node;
+      // Bounds descend: a node bounded below the best score cannot win,
+      // nor one bounded at it with a larger name (names ascend).
+      if (best != nullptr && best_key.stranded_percent == 0 &&
+          (candidate.bound < best_key.score ||
+           (candidate.bound == best_key.score && node.name() > best->name()))) {
+        break;
+      }
+      const uint64_t version = state_.NodeVersion(node);
+      VerdictMemory::ShapeEntry& entry = shared[&node];
       std::optional<NodeVerdict> fresh;
       if (entry.version != version) {
-        fresh = path_.Filter(cycle, *node, /*explain=*/false);
+        fresh = path_.Filter(cycle, node, /*explain=*/false);
         entry = VerdictMemory::ShapeEntry{version, fresh->fit.code,
                                           fresh->score,
                                           fresh->stranded_percent, fresh->mode};
       }
       if (entry.code != ReasonCode::kFits) continue;
-      NodeVerdict key;  // what BetterVerdict compares
-      key.node = node->name();
+      NodeVerdict key;
+      key.node = node.name();
       key.score = entry.score;
       key.stranded_percent = entry.stranded_percent;
-      NodeVerdict current;
-      if (best != nullptr) {
-        current.node = best->name();
-        current.score = best_entry.score;
-        current.stranded_percent = best_entry.stranded_percent;
-      }
-      if (best == nullptr || BetterVerdict(key, current)) {
-        best = node;
-        best_entry = entry;
+      if (best == nullptr || BetterVerdict(key, best_key)) {
+        best = &node;
+        best_key = std::move(key);
         best_fresh = std::move(fresh);
       }
     }

@@ -3,11 +3,13 @@
 #include "deviceshare/extender/extender.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "claim_binder.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
 #include "pod_fields.h"
@@ -71,10 +73,21 @@ std::vector<HostPriority> Answer(
 }  // namespace
 
 Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
-                   ExtenderOptions options)
-    : scheduler_(scheduler), writer_(writer), clock_(clock), options_(options) {
+                   ExtenderOptions options, ClaimWriter* claims)
+    : scheduler_(scheduler),
+      writer_(writer),
+      clock_(clock),
+      options_(options),
+      dra_feed_(scheduler) {
+  if (claims != nullptr) {
+    claim_binder_ = std::make_unique<ClaimBinder>(
+        claims,
+        [this](const nlohmann::json& claim) { dra_feed_.OnClaimSeen(claim); });
+  }
   InitMetrics();
 }
+
+Extender::~Extender() = default;
 
 void Extender::InitMetrics() {
   // The names are constants: a failure here is a programming error, caught
@@ -195,7 +208,8 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     CountRejection("InvalidRequest");
     return result;
   }
-  if (!request->HasGpuRequest()) {
+  // Pods without annotated GPUs or claims are not ours to judge.
+  if (!request->HasGpuRequest() && !request->HasClaims()) {
     echo(names);
     return result;
   }
@@ -318,6 +332,7 @@ std::vector<std::string> Extender::ReserveBest(
   reservation.deadline = clock_->Now() + options_.reservation_ttl;
   reservation.request = std::move(request);
   reservation.allocation = placed->placed->fit.allocation;
+  reservation.claims = std::move(placed->claims);
   reservation.priorities = Priorities(ranked, reservation.node);
   LogPod(LogLevel::kDebug, reservation.request.Key(), reservation.node,
          absl::StrFormat("filter: reserved; %d of %d candidates fit",
@@ -341,7 +356,9 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
   }
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(args.pod, scheduler_->config().device);
-  if (!request.ok() || !request->HasGpuRequest()) return Answer(names, {});
+  if (!request.ok() || (!request->HasGpuRequest() && !request->HasClaims())) {
+    return Answer(names, {});
+  }
   // No filter of ours came first (or its reservation expired): rank from
   // the scheduler's remembered verdicts.
   absl::StatusOr<std::vector<NodeVerdict>> verdicts =

@@ -1,10 +1,12 @@
-// Extender::Bind: reserve on the chosen node, write the allocation record,
-// create the Binding; undo everything on any failure.
+// Extender::Bind: reserve on the chosen node, write the allocation record
+// and the claims' status, create the Binding; undo everything on any
+// failure.
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "claim_binder.h"
 #include "deviceshare/extender/extender.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
@@ -60,8 +62,21 @@ std::string Extender::FailBind(const PodName& pod, absl::string_view stage,
 }
 
 std::string Extender::UndoBind(const PodName& pod, const PodRequest& request,
-                               bool patched, absl::string_view stage,
-                               std::string message) {
+                               bool patched,
+                               const std::vector<ClaimWrite>& claims,
+                               absl::string_view stage, std::string message) {
+  // The claims first: until the reservation is released, nobody else can
+  // be given the room that their allocations still hold in the API.
+  if (!claims.empty()) {
+    absl::Status undone = claim_binder_->Unreserve(pod, claims);
+    if (!undone.ok()) {
+      // The claim keeps naming the pod; its next bind reuses the entry,
+      // and the claim controller drops it when the pod is gone.
+      LogPod(LogLevel::kWarn, pod.Key(), "",
+             absl::StrCat("could not undo the claims written: ",
+                          undone.message()));
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
     reservations_.erase(request.uid);
@@ -166,9 +181,14 @@ std::string Extender::BindWithoutGpus(const PodName& pod,
 
 std::optional<std::string> Extender::ReserveOnNodeLocked(
     const PodName& pod, const std::string& node, const std::string& uid,
-    const PodRequest& request, PodAllocation& allocation) {
+    const PodRequest& request, PodAllocation& allocation,
+    std::vector<ClaimDecision>& claims) {
   Reservation& reservation = reservations_[uid];
-  if (reservation.node != node || scheduler_->PodNode(uid) != node) {
+  // A reservation read back from a record carries no claim decisions:
+  // placing the pod again makes them.
+  const bool claims_known = reservation.claims.size() == request.claims.size();
+  if (reservation.node != node || scheduler_->PodNode(uid) != node ||
+      !claims_known) {
     absl::StatusOr<ReserveOutcome> placed =
         scheduler_->Reserve(request, {node}, /*replace=*/true);
     if (!placed.ok() || !placed->placed) {
@@ -193,10 +213,12 @@ std::optional<std::string> Extender::ReserveOnNodeLocked(
     }
     reservation.node = node;
     reservation.allocation = placed->placed->fit.allocation;
+    reservation.claims = std::move(placed->claims);
   }
   reservation.state = ReservationState::kBinding;
   reservation.deleted = false;
   allocation = reservation.allocation;
+  claims = reservation.claims;
   return std::nullopt;
 }
 
@@ -230,14 +252,34 @@ std::optional<std::string> Extender::WriteRecord(
       pod, ToPatch(AllocationAnnotations(allocation, request.dialect,
                                          clock_->Now())));
   if (patched.ok()) return std::nullopt;
-  return UndoBind(pod, request, /*patched=*/false, "Patch",
+  return UndoBind(pod, request, /*patched=*/false, {}, "Patch",
                   absl::StrFormat("pod %s: writing the allocation record: %s",
                                   pod.Key(), patched.message()));
 }
 
-std::optional<std::string> Extender::CreateBinding(const PodName& pod,
-                                                   const PodRequest& request,
-                                                   const std::string& node) {
+std::optional<std::string> Extender::WriteClaims(
+    const PodName& pod, const PodRequest& request, const std::string& node,
+    const std::vector<ClaimDecision>& claims, std::vector<ClaimWrite>& writes) {
+  if (claim_binder_ == nullptr) {
+    return UndoBind(pod, request, request.HasGpuRequest(), {}, "Claims",
+                    absl::StrFormat("pod %s uses ResourceClaims, and this "
+                                    "extender has no claim writer",
+                                    pod.Key()));
+  }
+  absl::StatusOr<std::vector<ClaimWrite>> written =
+      claim_binder_->Reserve(pod, node, claims);
+  if (written.ok()) {
+    writes = *std::move(written);
+    return std::nullopt;
+  }
+  return UndoBind(
+      pod, request, request.HasGpuRequest(), {}, "Claims",
+      absl::StrFormat("pod %s: %s", pod.Key(), written.status().message()));
+}
+
+std::optional<std::string> Extender::CreateBinding(
+    const PodName& pod, const PodRequest& request, const std::string& node,
+    const std::vector<ClaimWrite>& claims) {
   absl::Status bound = writer_->Bind(pod, node);
   if (!bound.ok() && bound.code() == absl::StatusCode::kAlreadyExists) {
     // A retried bind whose first Binding went through but whose answer was
@@ -246,7 +288,7 @@ std::optional<std::string> Extender::CreateBinding(const PodName& pod,
     if (object.ok() && BoundNode(*object) == node) bound = absl::OkStatus();
   }
   if (bound.ok()) return std::nullopt;
-  return UndoBind(pod, request, /*patched=*/true, "Binding",
+  return UndoBind(pod, request, request.HasGpuRequest(), claims, "Binding",
                   absl::StrFormat("pod %s: creating the Binding to node "
                                   "%s: %s",
                                   pod.Key(), node, bound.message()));
@@ -301,31 +343,47 @@ std::string Extender::Bind(const BindingArgs& args) {
       return *answer;
     }
   }
-  if (!request->HasGpuRequest()) return BindWithoutGpus(pod, node, uid);
+  if (!request->HasGpuRequest() && !request->HasClaims()) {
+    return BindWithoutGpus(pod, node, uid);
+  }
 
   // Take the room on `node` for certain: keep the filter's reservation if
   // it is there, else move or make it, atomically.
   PodAllocation allocation;
+  std::vector<ClaimDecision> claims;
   std::optional<InFlightPod> blocker;
   {
     absl::MutexLock lock(&mu_);
     if (std::optional<std::string> error =
-            ReserveOnNodeLocked(pod, node, uid, *request, allocation)) {
+            ReserveOnNodeLocked(pod, node, uid, *request, allocation, claims)) {
       return *error;
     }
     // The check and the pod's own entry in the same critical section as
     // the reservation: of two concurrent binds of confusable pods to one
-    // node, the second sees the first.
-    blocker = ClaimInFlightLocked(node, uid, *request, allocation);
+    // node, the second sees the first. Claims are prepared by kubelet per
+    // claim, never confused: only annotated GPUs take part.
+    if (request->HasGpuRequest()) {
+      blocker = ClaimInFlightLocked(node, uid, *request, allocation);
+    }
   }
   if (blocker) return DeferBind(pod, node, *blocker);
   pod.uid = uid;
 
-  if (std::optional<std::string> error =
-          WriteRecord(pod, *request, allocation)) {
-    return *error;
+  if (request->HasGpuRequest()) {
+    if (std::optional<std::string> error =
+            WriteRecord(pod, *request, allocation)) {
+      return *error;
+    }
   }
-  if (std::optional<std::string> error = CreateBinding(pod, *request, node)) {
+  std::vector<ClaimWrite> claim_writes;
+  if (request->HasClaims()) {
+    if (std::optional<std::string> error =
+            WriteClaims(pod, *request, node, claims, claim_writes)) {
+      return *error;
+    }
+  }
+  if (std::optional<std::string> error =
+          CreateBinding(pod, *request, node, claim_writes)) {
     return *error;
   }
   FinishBind(pod, node, uid);

@@ -219,7 +219,9 @@ void Extender::ReleaseEndedPodLocked(const nlohmann::json& pod,
 
 void Extender::ReleaseUnrecordedPodLocked(const nlohmann::json& pod,
                                           const std::string& uid) {
-  // Our own reservation may simply not be written yet.
+  // Our own reservation may simply not be written yet -- or the pod's
+  // devices are all in claims, which leave no record on the pod: its
+  // reservation then lasts until the pod ends.
   if (reservations_.contains(uid)) return;
   in_flight_.Remove(uid);
   if (watched_pods_.erase(uid) > 0) {

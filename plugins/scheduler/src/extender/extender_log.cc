@@ -50,4 +50,12 @@ void LogNode(LogLevel level, absl::string_view node,
   spdlog::log(spd, "{} node={}", std::string(message), Field(node));
 }
 
+void LogObject(LogLevel level, absl::string_view kind, absl::string_view name,
+               absl::string_view message) {
+  const auto spd = ToSpdlog(level);
+  if (!spdlog::should_log(spd)) return;
+  spdlog::log(spd, "{} kind={} object={}", std::string(message), Field(kind),
+              Field(name));
+}
+
 }  // namespace deviceshare::extender

@@ -16,6 +16,10 @@ void LogPod(LogLevel level, absl::string_view pod, absl::string_view node,
             absl::string_view message);
 // Lines about a node only, or about the process (node "-").
 void LogNode(LogLevel level, absl::string_view node, absl::string_view message);
+// Lines about another API object: `kind=ResourceSlice object=<name>` (a
+// namespaced object's name is "namespace/name").
+void LogObject(LogLevel level, absl::string_view kind, absl::string_view name,
+               absl::string_view message);
 
 }  // namespace deviceshare::extender
 

@@ -1,18 +1,24 @@
 #include "deviceshare/extender/serve.h"
 
+#include <algorithm>
 #include <csignal>
 #include <memory>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
+#include "deviceshare/extender/claim_writer.h"
 #include "deviceshare/extender/extender.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/kube/api_client.h"
+#include "deviceshare/kube/api_status.h"
 #include "deviceshare/kube/kube_config.h"
+#include "deviceshare/kube/object_paths.h"
 #include "deviceshare/kube/reflector.h"
 #include "deviceshare/status_macros.h"
 #include "extender_log.h"
@@ -68,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> LoadScheduler(
 // A list+watch of the collection at `path` (`what` in the log) that feeds
 // the extender's handlers for it.
 std::unique_ptr<kube::Reflector> WatchCollection(
-    kube::ApiClient* client, Extender& extender, const char* path,
+    kube::ApiClient* client, Extender& extender, const std::string& path,
     const char* what,
     void (Extender::*replace)(const std::vector<nlohmann::json>&),
     void (Extender::*event)(absl::string_view, const nlohmann::json&)) {
@@ -87,27 +93,45 @@ std::unique_ptr<kube::Reflector> WatchCollection(
       kube::ReflectorOptions{});
 }
 
-using NamedWatch = std::pair<const char*, const kube::Reflector*>;
+// One watched collection: its name in /metrics and whether the extender
+// can serve without it (a cluster whose API server does not serve
+// resource.k8s.io/v1 has no DRA to schedule).
+struct Watch {
+  const char* resource;
+  std::unique_ptr<kube::Reflector> reflector;
+  bool optional = false;
+};
+
+// Synced, or -- for an optional collection -- out of reach for good: not
+// served by the API server (404, a cluster without resource.k8s.io/v1) or
+// not granted to us (403, RBAC from before DRA). No claim can then be
+// allocated here, so none can be overcommitted, and the GPU pods are
+// served; deviceshare_watch_errors_total{resource} shows it.
+bool Ready(const Watch& watch) {
+  if (watch.reflector->synced()) return true;
+  if (!watch.optional) return false;
+  const std::optional<int> status =
+      kube::HttpStatusOf(watch.reflector->stats().last_error);
+  return status == 404 || status == 403;
+}
 
 // One metric family of the watches: its HELP and TYPE lines, then one
 // sample per collection.
 void AppendWatchFamily(std::string& text, absl::string_view name,
                        absl::string_view help, absl::string_view type,
-                       absl::Span<const NamedWatch> watches,
+                       const std::vector<Watch>& watches,
                        int64_t (*value)(const kube::Reflector&)) {
   absl::StrAppend(&text, "# HELP ", name, " ", help, "\n", "# TYPE ", name, " ",
                   type, "\n");
-  for (const auto& [collection, reflector] : watches) {
-    absl::StrAppend(&text, name, "{resource=\"", collection, "\"} ",
-                    value(*reflector), "\n");
+  for (const Watch& watch : watches) {
+    absl::StrAppend(&text, name, "{resource=\"", watch.resource, "\"} ",
+                    value(*watch.reflector), "\n");
   }
 }
 
 // The watches' state for /metrics: synced, relists and errors.
-MetricsAppender WatchMetrics(const kube::Reflector& nodes,
-                             const kube::Reflector& pods) {
-  return [&nodes, &pods](std::string& text) {
-    const NamedWatch watches[] = {{"nodes", &nodes}, {"pods", &pods}};
+MetricsAppender WatchMetrics(const std::vector<Watch>& watches) {
+  return [&watches](std::string& text) {
     AppendWatchFamily(
         text, "deviceshare_watch_synced",
         "Whether the first list of the collection is done.", "gauge", watches,
@@ -124,16 +148,46 @@ MetricsAppender WatchMetrics(const kube::Reflector& nodes,
   };
 }
 
+// Nodes and Pods for the annotated GPUs; DeviceClasses, ResourceSlices and
+// ResourceClaims for the claims the extender allocates.
+std::vector<Watch> MakeWatches(kube::ApiClient* client, Extender& extender) {
+  std::vector<Watch> watches;
+  watches.push_back(
+      {"nodes",
+       WatchCollection(client, extender, "/api/v1/nodes", "nodes",
+                       &Extender::OnNodesReplaced, &Extender::OnNodeEvent)});
+  watches.push_back({"pods", WatchCollection(client, extender, "/api/v1/pods",
+                                             "pods", &Extender::OnPodsReplaced,
+                                             &Extender::OnPodEvent)});
+  watches.push_back(
+      {"deviceclasses",
+       WatchCollection(client, extender, kube::DeviceClassesPath(),
+                       "deviceclasses", &Extender::OnDeviceClassesReplaced,
+                       &Extender::OnDeviceClassEvent),
+       /*optional=*/true});
+  watches.push_back(
+      {"resourceslices",
+       WatchCollection(client, extender, kube::ResourceSlicesPath(),
+                       "resourceslices", &Extender::OnResourceSlicesReplaced,
+                       &Extender::OnResourceSliceEvent),
+       /*optional=*/true});
+  watches.push_back(
+      {"resourceclaims",
+       WatchCollection(client, extender, kube::ResourceClaimsPath(),
+                       "resourceclaims", &Extender::OnResourceClaimsReplaced,
+                       &Extender::OnResourceClaimEvent),
+       /*optional=*/true});
+  return watches;
+}
+
 // Starts the watches and the server, sweeps expired reservations every
 // second until SIGTERM or SIGINT, then stops what it started.
 void RunUntilSignal(const ServeOptions& options, Extender& extender,
-                    kube::Reflector& nodes, kube::Reflector& pods,
-                    ExtenderServer& server) {
+                    std::vector<Watch>& watches, ExtenderServer& server) {
   g_stop.store(false);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
-  nodes.Start();
-  pods.Start();
+  for (Watch& watch : watches) watch.reflector->Start();
   server.Start();
   LogNode(
       LogLevel::kInfo, "",
@@ -149,8 +203,9 @@ void RunUntilSignal(const ServeOptions& options, Extender& extender,
   }
   LogNode(LogLevel::kInfo, "", "shutting down");
   server.Stop();
-  pods.Stop();
-  nodes.Stop();
+  for (auto it = watches.rbegin(); it != watches.rend(); ++it) {
+    it->reflector->Stop();
+  }
 }
 
 }  // namespace
@@ -166,25 +221,21 @@ absl::Status Serve(const ServeOptions& options) {
                       kube::ApiClient::Create(kube_config));
   std::unique_ptr<PodWriter> writer =
       MakeApiPodWriter(client.get(), &RealClock(), "deviceshare-scheduler");
+  std::unique_ptr<ClaimWriter> claims = MakeApiClaimWriter(client.get());
   ExtenderOptions extender_options;
   extender_options.reservation_ttl = options.reservation_ttl;
   extender_options.in_flight_timeout = options.in_flight_timeout;
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
-                    extender_options);
+                    extender_options, claims.get());
 
-  std::unique_ptr<kube::Reflector> nodes_watch =
-      WatchCollection(client.get(), extender, "/api/v1/nodes", "nodes",
-                      &Extender::OnNodesReplaced, &Extender::OnNodeEvent);
-  std::unique_ptr<kube::Reflector> pods_watch =
-      WatchCollection(client.get(), extender, "/api/v1/pods", "pods",
-                      &Extender::OnPodsReplaced, &Extender::OnPodEvent);
-  kube::Reflector& nodes = *nodes_watch;
-  kube::Reflector& pods = *pods_watch;
-  auto ready = [&] { return nodes.synced() && pods.synced(); };
+  std::vector<Watch> watches = MakeWatches(client.get(), extender);
+  auto ready = [&watches] {
+    return std::all_of(watches.begin(), watches.end(), Ready);
+  };
   DS_ASSIGN_OR_RETURN(std::unique_ptr<ExtenderServer> server,
                       ExtenderServer::Create(&extender, ready, options.server,
-                                             WatchMetrics(nodes, pods)));
-  RunUntilSignal(options, extender, nodes, pods, *server);
+                                             WatchMetrics(watches)));
+  RunUntilSignal(options, extender, watches, *server);
   return absl::OkStatus();
 }
 

@@ -81,6 +81,16 @@ struct ClaimsOnNode {
   int utilisation_after = 0;  // the node's, with those allocations
 };
 
+// What the search reads of a node before filtering it: a necessary
+// condition for a pod's unallocated claims, and the range its utilisation
+// can have once they are allocated (an upper bound; exact for a share on
+// devices alike).
+struct ClaimsBound {
+  bool may_fit = true;
+  int utilisation_now = 0;
+  int utilisation_most = 0;
+};
+
 struct DraClusterOptions {
   // A new share id per share of a multi-allocatable device (a UID).
   std::function<std::string()> new_share_id;
@@ -135,6 +145,11 @@ class DraCluster {
   std::vector<std::string> Unreserve(
       const std::string& pod_uid, const std::vector<std::string>& claim_keys);
 
+  // O(devices x requests), no search, no CEL; thread-safe. `pending`: the
+  // pod's claims that are not allocated.
+  ClaimsBound Bound(const std::vector<const ResourceClaim*>& pending,
+                    const std::string& node) const;
+
   // ---- Queries --------------------------------------------------------------
 
   const ClaimEntry* FindClaim(const std::string& key) const;
@@ -156,9 +171,22 @@ class DraCluster {
   size_t claim_count() const { return claims_.size(); }
 
  private:
+  // A node's load as the search reads it, refreshed whenever its usage
+  // changes.
+  struct NodeLoad {
+    int64_t permille_sum = 0;  // PoolUsage::AddUtilisation
+    int64_t units = 0;
+    // Per capacity, the most any shared device has left.
+    std::map<std::string, int64_t> shared_free;
+    // Per capacity, the most any idle dedicated device has.
+    std::map<std::string, int64_t> idle_dedicated;
+    bool any_idle_dedicated = false;
+    bool has_partitions = false;  // devices on counters: not judged here
+  };
   struct NodeDevices {
     std::map<std::string, ResourceSlice> slices;  // by name
     std::unique_ptr<NodeAllocator> allocator;
+    NodeLoad load;
   };
 
   explicit DraCluster(DraClusterOptions options);
@@ -169,6 +197,14 @@ class DraCluster {
   void FreeOn(const ClaimEntry& entry);
   std::vector<std::string> AllNodes() const;
   void Touch(ClaimEntry& entry);
+  // Recomputes the load of the nodes of `names` (those that changed).
+  void Refresh(const std::vector<std::string>& names);
+  static NodeLoad LoadOf(const NodeAllocator& allocator);
+  // Whether a request may fit, and the most its devices can add to the
+  // node's permille sum.
+  static bool RequestMayFit(const ExactRequest& request, const NodeLoad& load);
+  static int64_t MostAdded(const ExactRequest& request,
+                           const NodeAllocator& allocator);
 
   DraClusterOptions options_;
   mutable CelCache cel_;

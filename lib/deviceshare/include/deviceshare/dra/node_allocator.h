@@ -131,6 +131,8 @@ class NodeAllocator {
   GpuTotals Totals() const;
 
   const NodePools& pools() const { return pools_; }
+  // What each pool has given out, parallel to pools().pools.
+  const std::vector<PoolUsage>& usage() const { return usage_; }
 
  private:
   NodeAllocator() = default;

@@ -209,8 +209,19 @@ class Scheduler {
   std::vector<ClaimDecision> ClaimsOf(const PodRequest& request,
                                       const NodeVerdict& placed) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // The best node for a pod with claims, from the verdicts remembered for
-  // its shape where its candidates are unchanged; filtered afresh.
+  // A candidate node for a pod with claims and an upper bound of its score
+  // (dra::DraCluster::Bound through the node policy's ScoreBound).
+  struct RankedNode {
+    int bound = 100;
+    const NodeState* node = nullptr;
+  };
+  // The candidates that may fit, best bound first (names ascending within
+  // a bound).
+  std::vector<RankedNode> RankClaimCandidates(const PodCycle& cycle) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The best node for a pod with claims: candidates in bound order, from
+  // the verdicts remembered for its shape where a node is unchanged, until
+  // no bound can beat the best; the winner filtered afresh.
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(memory_mu_);
   // The verdict memory's key for the pod: its request shape and, for its

@@ -21,6 +21,14 @@
 //    the pod's dialect (both projects' node agents read it), creates the
 //    Binding, and on any failure releases the reservation, removes the
 //    record and reports the error.
+//  - Pods with DRA ResourceClaims (spec.resourceClaims; for clusters whose
+//    kube-scheduler profile disables DynamicResources and leaves the claims
+//    to the extender) go the same way: /filter allocates their claims on
+//    the node it reserves (the Scheduler's DRA allocator), and /bind writes
+//    each newly allocated claim's status.allocation and the pod into every
+//    claim's status.reservedFor (claim_binder.h) before the Binding; a
+//    failed bind removes what it wrote. Claims already allocated (by
+//    anyone) are honoured: they pin the pod to their node.
 //  - /bind also refuses, for now, a pod that the node agent could confuse
 //    with another pod still in flight on the same node (see below); the
 //    pod's reservation is rolled back as for a failed bind and
@@ -51,7 +59,9 @@
 //
 // Watches feed it Node and Pod events (OnNode*, OnPod*): nodes register
 // from their annotation in either dialect; a pod that carries an allocation
-// record is charged, a deleted or finished pod released. A restarted
+// record is charged, a deleted or finished pod released. DeviceClasses,
+// ResourceSlices and ResourceClaims go to the DRA feed (dra_feed.h); a
+// claim's status.allocation is charged from the claim itself. A restarted
 // extender rebuilds everything from the first list.
 //
 // Thread safety: every method is thread-safe.
@@ -61,6 +71,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +83,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deviceshare/clock.h"
+#include "deviceshare/extender/claim_writer.h"
+#include "deviceshare/extender/dra_feed.h"
 #include "deviceshare/extender/extender_wire.h"
 #include "deviceshare/extender/in_flight.h"
 #include "deviceshare/extender/metrics.h"
@@ -96,7 +109,7 @@ struct ExtenderOptions {
 struct ExtenderStats {
   // Nodes rejected by /filter and /bind, by reason code.
   std::map<std::string, int64_t> rejections;
-  // Failed binds by stage: NoFit, PodGone, Patch, Binding, Busy, ...
+  // Failed binds by stage: NoFit, PodGone, Patch, Claims, Binding, ...
   std::map<std::string, int64_t> bind_failures;
   int64_t reservations_in_flight = 0;  // kFiltered + kBinding
   int64_t reservations_expired = 0;
@@ -110,11 +123,16 @@ struct ExtenderStats {
   int64_t unaccounted_pods = 0;
 };
 
+class ClaimBinder;
+struct ClaimWrite;
+
 class Extender {
  public:
-  // `scheduler`, `writer` and `clock` must outlive the extender.
+  // `scheduler`, `writer`, `clock` and `claims` must outlive the extender.
+  // Without `claims`, /bind fails for pods with ResourceClaims.
   Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
-           ExtenderOptions options);
+           ExtenderOptions options, ClaimWriter* claims = nullptr);
+  ~Extender();
 
   FilterResult Filter(const ExtenderArgs& args);
   std::vector<HostPriority> Prioritize(const ExtenderArgs& args);
@@ -127,6 +145,26 @@ class Extender {
   void OnNodeEvent(absl::string_view type, const nlohmann::json& node);
   void OnPodsReplaced(const std::vector<nlohmann::json>& pods);
   void OnPodEvent(absl::string_view type, const nlohmann::json& pod);
+  void OnDeviceClassesReplaced(const std::vector<nlohmann::json>& classes) {
+    dra_feed_.OnClassesReplaced(classes);
+  }
+  void OnDeviceClassEvent(absl::string_view type, const nlohmann::json& cls) {
+    dra_feed_.OnClassEvent(type, cls);
+  }
+  void OnResourceSlicesReplaced(const std::vector<nlohmann::json>& slices) {
+    dra_feed_.OnSlicesReplaced(slices);
+  }
+  void OnResourceSliceEvent(absl::string_view type,
+                            const nlohmann::json& slice) {
+    dra_feed_.OnSliceEvent(type, slice);
+  }
+  void OnResourceClaimsReplaced(const std::vector<nlohmann::json>& claims) {
+    dra_feed_.OnClaimsReplaced(claims);
+  }
+  void OnResourceClaimEvent(absl::string_view type,
+                            const nlohmann::json& claim) {
+    dra_feed_.OnClaimEvent(type, claim);
+  }
 
   // Drops expired reservations; returns how many. Call it periodically.
   int ExpireReservations();
@@ -206,10 +244,12 @@ class Extender {
                         const InFlightPod& blocker)
       ABSL_LOCKS_EXCLUDED(stats_mu_);
   void ApplyNode(const nlohmann::json& node);
-  // Undoes a bind that got as far as `stage`.
+  // Undoes a bind that got as far as `stage`: the claims written (first,
+  // while the reservation still holds their room), the reservation, the
+  // record when `patched`.
   std::string UndoBind(const PodName& pod, const PodRequest& request,
-                       bool patched, absl::string_view stage,
-                       std::string message);
+                       bool patched, const std::vector<ClaimWrite>& claims,
+                       absl::string_view stage, std::string message);
   // /bind's steps. Those that return an optional string return Bind's
   // answer when the bind ends there (refused, failed, or already done),
   // nullopt when it goes on.
@@ -223,17 +263,18 @@ class Extender {
                                             std::optional<PodRequest>& request,
                                             std::string& uid)
       ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
-  // Binds a pod that asks no GPU, which kube-scheduler should not send here.
+  // Binds a pod that asks no GPU and has no claim, which kube-scheduler
+  // should not send here.
   std::string BindWithoutGpus(const PodName& pod, const std::string& node,
                               const std::string& uid)
       ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
   // Keeps, moves or makes the reservation on `node`; drops it on no fit.
-  std::optional<std::string> ReserveOnNodeLocked(const PodName& pod,
-                                                 const std::string& node,
-                                                 const std::string& uid,
-                                                 const PodRequest& request,
-                                                 PodAllocation& allocation)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Sets the pod's allocation and its claims' decisions.
+  std::optional<std::string> ReserveOnNodeLocked(
+      const PodName& pod, const std::string& node, const std::string& uid,
+      const PodRequest& request, PodAllocation& allocation,
+      std::vector<ClaimDecision>& claims) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_)
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
   // The in-flight check: returns a pod that blocks this one, else enters it.
   std::optional<InFlightPod> ClaimInFlightLocked(
       const std::string& node, const std::string& uid,
@@ -244,10 +285,18 @@ class Extender {
                                          const PodRequest& request,
                                          const PodAllocation& allocation)
       ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
-  // Creates the Binding, undoing the bind (record included) on failure.
-  std::optional<std::string> CreateBinding(const PodName& pod,
-                                           const PodRequest& request,
-                                           const std::string& node)
+  // Allocates and reserves the pod's claims on `node` (claim_binder.h),
+  // undoing the bind (record included) on failure; `writes` says what to
+  // undo later.
+  std::optional<std::string> WriteClaims(
+      const PodName& pod, const PodRequest& request, const std::string& node,
+      const std::vector<ClaimDecision>& claims, std::vector<ClaimWrite>& writes)
+      ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
+  // Creates the Binding, undoing the bind (record and claims included) on
+  // failure.
+  std::optional<std::string> CreateBinding(
+      const PodName& pod, const PodRequest& request, const std::string& node,
+      const std::vector<ClaimWrite>& claims)
       ABSL_LOCKS_EXCLUDED(mu_, stats_mu_);
   // Marks the reservation bound (or releases a pod deleted meanwhile).
   void FinishBind(const PodName& pod, const std::string& node,
@@ -257,6 +306,9 @@ class Extender {
   PodWriter* const writer_;
   const Clock* const clock_;
   const ExtenderOptions options_;
+  DraFeed dra_feed_;
+  // Null without a ClaimWriter.
+  std::unique_ptr<ClaimBinder> claim_binder_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Reservation> reservations_

@@ -7,7 +7,7 @@
 //   POST /bind                  ExtenderBindingArgs -> ExtenderBindingResult
 //   GET  /healthz               200 while the process serves
 //   GET  /readyz                200 once `ready()` holds (the first full list
-//                               of nodes and pods), else 503
+//                               of every watched collection), else 503
 //   GET  /metrics               Prometheus text: latency histograms per
 //                               verb, rejections per reason code, bind
 //                               failures, per-GPU allocated memory and

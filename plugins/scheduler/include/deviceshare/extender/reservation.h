@@ -9,12 +9,14 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
+#include "deviceshare/scheduler/decision.h"
 
 namespace deviceshare::extender {
 
@@ -42,6 +44,9 @@ struct Reservation {
   absl::Time deadline = absl::InfiniteFuture();
   PodRequest request;
   PodAllocation allocation;
+  // The pod's ResourceClaims with their allocations, as the reservation
+  // made them (what /bind writes to the claims' status).
+  std::vector<ClaimDecision> claims;
   // Extender priorities (0..10) of the nodes /filter found fit, kept for
   // the /prioritize call that follows.
   absl::flat_hash_map<std::string, int> priorities;

@@ -2,8 +2,12 @@
 //
 // `deviceshare-scheduler serve`: wires the pieces together and runs until
 // SIGTERM or SIGINT. Config file -> Scheduler; kubeconfig (or in-cluster
-// credentials) -> API client; list+watch of Nodes and Pods -> Extender;
-// Extender -> HTTP(S) server. Reservations are swept every second.
+// credentials) -> API client; list+watch of Nodes, Pods, DeviceClasses,
+// ResourceSlices and ResourceClaims -> Extender; Extender -> HTTP(S)
+// server. Reservations are swept every second. /readyz waits for the first
+// list of each collection, except the resource.k8s.io/v1 ones when the API
+// server does not serve them (404: a cluster without DRA) or does not let
+// the extender read them (403).
 #ifndef DEVICESHARE_EXTENDER_SERVE_H_
 #define DEVICESHARE_EXTENDER_SERVE_H_
 
