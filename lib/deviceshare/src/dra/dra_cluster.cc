@@ -466,6 +466,16 @@ GpuTotals DraCluster::Totals() const {
   return totals;
 }
 
+int DraCluster::ProfileOf(const Device& device) {
+  DeviceProfile profile{device.allow_multiple_allocations,
+                        !device.consumes_counters.empty(), device.capacity};
+  for (size_t i = 0; i < profiles_.size(); ++i) {
+    if (profiles_[i] == profile) return static_cast<int>(i);
+  }
+  profiles_.push_back(std::move(profile));
+  return static_cast<int>(profiles_.size() - 1);
+}
+
 DraCluster::NodeLoad DraCluster::LoadOf(const NodeAllocator& allocator) {
   NodeLoad load;
   const NodePools& pools = allocator.pools();
@@ -474,6 +484,12 @@ DraCluster::NodeLoad DraCluster::LoadOf(const NodeAllocator& allocator) {
     usage.AddUtilisation(pools.pools[p], &load.permille_sum, &load.units);
     for (const PoolDevice& entry : pools.pools[p].devices) {
       const Device& device = *entry.device;
+      ++load.devices;
+      const int profile = ProfileOf(device);
+      if (std::find(load.profiles.begin(), load.profiles.end(), profile) ==
+          load.profiles.end()) {
+        load.profiles.push_back(profile);
+      }
       if (!device.consumes_counters.empty()) {
         load.has_partitions = true;
         continue;
@@ -525,48 +541,31 @@ bool DraCluster::RequestMayFit(const ExactRequest& request,
 }
 
 int64_t DraCluster::MostAdded(const ExactRequest& request,
-                              const NodeAllocator& allocator) {
-  int64_t most = 0;
-  int64_t units = 0;
-  for (const NodePool& pool : allocator.pools().pools) {
-    for (const PoolDevice& entry : pool.devices) {
-      const Device& device = *entry.device;
-      ++units;
-      if (!device.consumes_counters.empty() ||
-          !device.allow_multiple_allocations || device.capacity.empty()) {
-        most = 1000;  // a whole unit at most
-        continue;
-      }
-      int64_t sum = 0;
-      int64_t counted = 0;
-      bool serves = true;
-      for (const auto& [name, capacity] : device.capacity) {
-        if (capacity.value <= 0) continue;
-        auto asked = request.capacity.find(name);
-        std::string why;
-        std::optional<int64_t> amount = RoundedAmount(
-            capacity,
-            asked == request.capacity.end()
-                ? std::nullopt
-                : std::optional<int64_t>(asked->second),
-            &why);
-        if (!amount.has_value()) {
-          serves = false;
-          break;
-        }
-        sum += std::min<int64_t>(*amount, capacity.value) * 1000 /
-               capacity.value;
-        ++counted;
-      }
-      if (serves && counted > 0) most = std::max(most, sum / counted);
-    }
+                              const DeviceProfile& profile) {
+  if (profile.partition || !profile.shared || profile.capacity.empty()) {
+    return 1000;  // a whole unit at most
   }
-  if (request.mode == ExactRequest::kAll) return units * 1000;
-  return most * request.count;
+  int64_t sum = 0;
+  int64_t counted = 0;
+  for (const auto& [name, capacity] : profile.capacity) {
+    if (capacity.value <= 0) continue;
+    auto asked = request.capacity.find(name);
+    std::string why;
+    std::optional<int64_t> amount = RoundedAmount(
+        capacity,
+        asked == request.capacity.end()
+            ? std::nullopt
+            : std::optional<int64_t>(asked->second),
+        &why);
+    if (!amount.has_value()) return 0;  // cannot serve the request
+    sum += std::min<int64_t>(*amount, capacity.value) * 1000 / capacity.value;
+    ++counted;
+  }
+  return counted == 0 ? 0 : sum / counted;
 }
 
 ClaimsBound DraCluster::Bound(const std::vector<const ResourceClaim*>& pending,
-                              const std::string& node) const {
+                              const std::string& node, BoundMemo& memo) const {
   ClaimsBound bound;
   auto it = nodes_.find(node);
   if (it == nodes_.end() || it->second.allocator == nullptr) {
@@ -586,7 +585,18 @@ ClaimsBound DraCluster::Bound(const std::vector<const ResourceClaim*>& pending,
       auto consider = [&](const ExactRequest& exact) {
         if (!RequestMayFit(exact, load)) return;
         any = true;
-        most = std::max(most, MostAdded(exact, *it->second.allocator));
+        if (exact.mode == ExactRequest::kAll) {
+          most = std::max(most, load.devices * 1000);
+          return;
+        }
+        int64_t per_device = 0;
+        for (int profile : load.profiles) {
+          auto [cached, added] =
+              memo.added.try_emplace({&exact, profile}, 0);
+          if (added) cached->second = MostAdded(exact, profiles_[profile]);
+          per_device = std::max(per_device, cached->second);
+        }
+        most = std::max(most, per_device * exact.count);
       };
       if (request.exactly) consider(*request.exactly);
       for (const SubRequest& sub : request.first_available) {

@@ -150,10 +150,11 @@ std::vector<Scheduler::RankedNode> Scheduler::RankClaimCandidates(
     if (entry != nullptr && !entry->allocation) pending.push_back(&entry->claim);
   }
   std::vector<RankedNode> ranked;
+  dra::BoundMemo memo;
   for (const NodeState* node : DecisionPath::ClaimCandidates(cycle, state_)) {
     int bound = 100;
     if (bounded) {
-      const dra::ClaimsBound claims = dra.Bound(pending, node->name());
+      const dra::ClaimsBound claims = dra.Bound(pending, node->name(), memo);
       if (!claims.may_fit) continue;
       auto least = [&claims] { return claims.utilisation_now; };
       auto most = [&claims] { return claims.utilisation_most; };

@@ -91,6 +91,13 @@ struct ClaimsBound {
   int utilisation_most = 0;
 };
 
+// What Bound() computed for one pod, kept across the nodes it is asked
+// about: per (request, device profile), the most a device adds. One per
+// pod and thread.
+struct BoundMemo {
+  std::map<std::pair<const void*, int>, int64_t> added;
+};
+
 struct DraClusterOptions {
   // A new share id per share of a multi-allocatable device (a UID).
   std::function<std::string()> new_share_id;
@@ -148,7 +155,7 @@ class DraCluster {
   // O(devices x requests), no search, no CEL; thread-safe. `pending`: the
   // pod's claims that are not allocated.
   ClaimsBound Bound(const std::vector<const ResourceClaim*>& pending,
-                    const std::string& node) const;
+                    const std::string& node, BoundMemo& memo) const;
 
   // ---- Queries --------------------------------------------------------------
 
@@ -182,6 +189,18 @@ class DraCluster {
     std::map<std::string, int64_t> idle_dedicated;
     bool any_idle_dedicated = false;
     bool has_partitions = false;  // devices on counters: not judged here
+    // The node's distinct device profiles (indexes into profiles_), and
+    // how many devices it has in all.
+    std::vector<int> profiles;
+    int64_t devices = 0;
+  };
+  // Devices alike for the bound: shared or not, on counters or not, with
+  // the same capacities and policies. Nodes of one model share profiles.
+  struct DeviceProfile {
+    bool shared = false;
+    bool partition = false;
+    std::map<std::string, DeviceCapacity> capacity;
+    bool operator==(const DeviceProfile& other) const = default;
   };
   struct NodeDevices {
     std::map<std::string, ResourceSlice> slices;  // by name
@@ -199,12 +218,14 @@ class DraCluster {
   void Touch(ClaimEntry& entry);
   // Recomputes the load of the nodes of `names` (those that changed).
   void Refresh(const std::vector<std::string>& names);
-  static NodeLoad LoadOf(const NodeAllocator& allocator);
+  NodeLoad LoadOf(const NodeAllocator& allocator);
+  int ProfileOf(const Device& device);
   // Whether a request may fit, and the most its devices can add to the
   // node's permille sum.
   static bool RequestMayFit(const ExactRequest& request, const NodeLoad& load);
+  // The permille one device of `profile` adds to its node's sum.
   static int64_t MostAdded(const ExactRequest& request,
-                           const NodeAllocator& allocator);
+                           const DeviceProfile& profile);
 
   DraClusterOptions options_;
   mutable CelCache cel_;
@@ -212,6 +233,7 @@ class DraCluster {
   std::map<std::string, NodeDevices> nodes_;
   std::map<std::string, std::string> slice_nodes_;  // slice name -> node
   std::map<std::string, ClaimEntry> claims_;
+  std::vector<DeviceProfile> profiles_;  // grows with new device shapes
   uint64_t last_version_ = 0;
 };
 
