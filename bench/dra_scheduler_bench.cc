@@ -195,9 +195,11 @@ std::unique_ptr<Scheduler> MakeScheduler(Strategy strategy,
   std::unique_ptr<Scheduler> scheduler =
       *Scheduler::Create(config, backends, policies, nullptr,
                          [ids] { return absl::StrCat("share-", ++*ids); });
-  scheduler->UpsertDeviceClass(dra::DeviceClass{
-      "gpu.deviceshare.io", {"device.driver == \"gpu.deviceshare.io\""}, {},
-      ""});
+  scheduler->UpsertDeviceClass(
+      dra::DeviceClass{"gpu.deviceshare.io",
+                       {"device.driver == \"gpu.deviceshare.io\""},
+                       {},
+                       ""});
   for (const NodeInventory& node : cluster.nodes) {
     scheduler->UpsertNode(node).IgnoreError();
   }
@@ -237,9 +239,9 @@ bool Place(Scheduler& scheduler, Strategy strategy, const std::string& name,
     absl::StatusOr<Decision> decision = scheduler.Schedule(pod, options);
     placed = decision.ok() && decision->allocation.has_value();
   }
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           start)
-                 .count();
+  seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return placed;
 }
 
@@ -310,11 +312,11 @@ void Churn(const Cluster& cluster, int arrivals, int warmup, double load,
         }
       }
     }
-    std::printf("churn %-9s load %.2f: %d of %d arrivals rejected (%.2f %%, "
-                "%.1f GPUs asked); %.0f decisions/s\n",
-                NameOf(strategy), load, rejected, counted,
-                100.0 * rejected / counted, gpus_rejected,
-                arrivals / seconds);
+    std::printf(
+        "churn %-9s load %.2f: %d of %d arrivals rejected (%.2f %%, "
+        "%.1f GPUs asked); %.0f decisions/s\n",
+        NameOf(strategy), load, rejected, counted, 100.0 * rejected / counted,
+        gpus_rejected, arrivals / seconds);
   }
 }
 

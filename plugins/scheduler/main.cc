@@ -283,14 +283,22 @@ using ::deviceshare::cli::FlagSpec;
 using ::deviceshare::cli::IsHelp;
 
 constexpr FlagSpec kSimulateFlags[] = {
-    {"cluster", false},         {"pods", false},
-    {"trace_nodes", false},     {"trace_pods", false},
-    {"synthetic_nodes", false}, {"gpus_per_node", false},
-    {"synthetic_pods", false},  {"config", false},
-    {"node_policy", false},     {"gpu_policy", false},
-    {"output", false},          {"seed", false},
-    {"limit_pods", false},      {"max_reason_examples", false},
-    {"summary_only", true},     {"reason_counts", true},
+    {"cluster", false},
+    {"pods", false},
+    {"trace_nodes", false},
+    {"trace_pods", false},
+    {"synthetic_nodes", false},
+    {"gpus_per_node", false},
+    {"synthetic_pods", false},
+    {"config", false},
+    {"node_policy", false},
+    {"gpu_policy", false},
+    {"output", false},
+    {"seed", false},
+    {"limit_pods", false},
+    {"max_reason_examples", false},
+    {"summary_only", true},
+    {"reason_counts", true},
     {"dra", true},
 };
 

@@ -50,8 +50,8 @@ class SchedulerDraTest : public ::testing::Test {
   }
 
   void AddClaim(const std::string& name, int64_t memory_gib, int cores) {
-    ASSERT_OK(scheduler_->UpsertResourceClaim(Claim(
-        "ml", name, {ShareRequest("gpu", memory_gib * kDraGiB, cores)})));
+    ASSERT_OK(scheduler_->UpsertResourceClaim(
+        Claim("ml", name, {ShareRequest("gpu", memory_gib * kDraGiB, cores)})));
   }
 
   // The node the pod went to ("" when none); its decision in `out`.
@@ -88,14 +88,14 @@ TEST_F(SchedulerDraTest, ClaimPodTakesAShareOnTheFullerNode) {
   EXPECT_EQ(result.pool, "a");
   EXPECT_EQ(result.device, "gpu-0");  // best fit: beside the first share
   EXPECT_EQ(result.share_id, "share-2");
-  EXPECT_THAT(result.consumed,
-              ElementsAre(Pair("cores", dra::CapacityAmount{
-                                            30, dra::QuantityFormat::kDecimal}),
-                          Pair("memory", dra::CapacityAmount{
-                                             4 * kDraGiB,
-                                             dra::QuantityFormat::kBinary}),
-                          Pair("shares", dra::CapacityAmount{
-                                             1, dra::QuantityFormat::kDecimal})));
+  EXPECT_THAT(
+      result.consumed,
+      ElementsAre(
+          Pair("cores", dra::CapacityAmount{30, dra::QuantityFormat::kDecimal}),
+          Pair("memory",
+               dra::CapacityAmount{4 * kDraGiB, dra::QuantityFormat::kBinary}),
+          Pair("shares",
+               dra::CapacityAmount{1, dra::QuantityFormat::kDecimal})));
 }
 
 TEST_F(SchedulerDraTest, SpreadTakesTheEmptierNodeAndDevice) {
@@ -336,12 +336,13 @@ TEST_F(SchedulerDraTest, BoundedSearchPicksWhatAFullScanPicks) {
       const std::string name = absl::StrCat("p", i);
       ASSERT_OK(scheduler_->UpsertResourceClaim(
           Claim("ml", name,
-                {ShareRequest("gpu", (1 + next(30)) * kDraGiB, 5 * (1 + next(20)),
-                              1 + next(2))})));
+                {ShareRequest("gpu", (1 + next(30)) * kDraGiB,
+                              5 * (1 + next(20)), 1 + next(2))})));
       PodRequest pod = ClaimPod("ml", name, {name});
       std::optional<NodeVerdict> scanned;
       for (NodeVerdict& verdict : scheduler_->FilterFreshForTest(pod)) {
-        if (verdict.fit.fits() && (!scanned || BetterVerdict(verdict, *scanned))) {
+        if (verdict.fit.fits() &&
+            (!scanned || BetterVerdict(verdict, *scanned))) {
           scanned = std::move(verdict);
         }
       }

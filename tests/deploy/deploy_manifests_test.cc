@@ -275,9 +275,9 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
   for (const json& plugin : profile["pluginConfig"]) {
     if (plugin["name"] != "NodeResourcesFit") continue;
     ignores = true;
-    EXPECT_THAT(plugin["args"]["ignoredResourceGroups"],
-                UnorderedElementsAreArray<std::string>(
-                    {"nvidia.com", "volcano.sh"}));
+    EXPECT_THAT(
+        plugin["args"]["ignoredResourceGroups"],
+        UnorderedElementsAreArray<std::string>({"nvidia.com", "volcano.sh"}));
   }
   EXPECT_TRUE(ignores) << "no NodeResourcesFit pluginConfig";
   // Every resource name the extender reads lies in an ignored group.
@@ -286,8 +286,8 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
         keys::kHamiGpuCores, keys::kHamiPriority, keys::kVolcanoGpuNumber,
         keys::kVolcanoGpuMemory, keys::kVolcanoGpuMemoryPercentage,
         keys::kVolcanoGpuCores, keys::kMigResourcePrefix}) {
-    const std::string group(absl::string_view(name).substr(
-        0, absl::string_view(name).find('/')));
+    const std::string group(
+        absl::string_view(name).substr(0, absl::string_view(name).find('/')));
     EXPECT_TRUE(group == "nvidia.com" || group == "volcano.sh") << name;
   }
 }

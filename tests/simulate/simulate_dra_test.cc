@@ -214,13 +214,14 @@ spec:
   - name: gpu-0
     capacity: {memory: {value: lots}}
 )";
-  EXPECT_THAT(SimulateJson(cluster, "apiVersion: v1\nkind: Pod\n"
-                                    "metadata: {name: p}\nspec: {}\n")
-                  .status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("cluster.yaml"),
-                             HasSubstr("ResourceSlice: "),
-                             HasSubstr("\"lots\" is not a quantity"))));
+  EXPECT_THAT(
+      SimulateJson(cluster,
+                   "apiVersion: v1\nkind: Pod\n"
+                   "metadata: {name: p}\nspec: {}\n")
+          .status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("cluster.yaml"), HasSubstr("ResourceSlice: "),
+                     HasSubstr("\"lots\" is not a quantity"))));
   const std::string claim = R"(
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -243,11 +244,13 @@ nodes:
   gpus: [{model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920, count: 2}]
 )";
   const std::string pods = testing::Docs(
-      {testing::PodYaml("share", "nvidia.com/gpu: 1, nvidia.com/gpumem: "
-                                 "10240, nvidia.com/gpucores: 30"),
+      {testing::PodYaml("share",
+                        "nvidia.com/gpu: 1, nvidia.com/gpumem: "
+                        "10240, nvidia.com/gpucores: 30"),
        testing::PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 1024"),
-       testing::PodYaml("whole", "nvidia.com/gpu: 1, nvidia.com/gpucores: "
-                                 "100")});
+       testing::PodYaml("whole",
+                        "nvidia.com/gpu: 1, nvidia.com/gpucores: "
+                        "100")});
   simulate::SimulateOptions options;
   options.dra = true;
   auto report = SimulateJson(cluster, pods, "", options);
@@ -262,13 +265,15 @@ nodes:
   // No GPU has all its memory and cores left after the pair: whole waits.
   Json whole = UnschedulableOf(*report, "whole");
   ASSERT_FALSE(whole.is_null());
-  EXPECT_EQ(whole["reason_counts"], Json::parse(R"({"DevicesUnavailable": 1})"));
+  EXPECT_EQ(whole["reason_counts"],
+            Json::parse(R"({"DevicesUnavailable": 1})"));
   EXPECT_EQ(PlacementOf(*report, "share")["containers"][0]["devices"],
             Json::array());
 
   const std::string percent =
-      testing::PodYaml("half", "nvidia.com/gpu: 1, "
-                               "nvidia.com/gpumem-percentage: 50");
+      testing::PodYaml("half",
+                       "nvidia.com/gpu: 1, "
+                       "nvidia.com/gpumem-percentage: 50");
   EXPECT_THAT(SimulateJson(cluster, percent, "", options).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--dra: pod default/half container main "

@@ -22,10 +22,9 @@ absl::Status AddDraObject(const Json& object, const std::string& kind,
                           absl::string_view where, size_t document,
                           YamlDocumentErrors& errors, LoadedCluster& cluster) {
   auto located = [&](const absl::Status& status) {
-    return errors.At(document,
-                     absl::Status(status.code(),
-                                  absl::StrCat(where, kind, ": ",
-                                               status.message())));
+    return errors.At(
+        document, absl::Status(status.code(), absl::StrCat(where, kind, ": ",
+                                                           status.message())));
   };
   if (kind == "DeviceClass") {
     absl::StatusOr<dra::DeviceClass> decoded = dra::DecodeDeviceClass(object);

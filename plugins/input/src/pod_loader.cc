@@ -102,9 +102,9 @@ class PodCollector {
 
   absl::Status Located(size_t document, absl::string_view where,
                        absl::string_view kind, const absl::Status& status) {
-    return errors_.At(document,
-                      absl::Status(status.code(), absl::StrCat(where, kind, ": ",
-                                                               status.message())));
+    return errors_.At(
+        document, absl::Status(status.code(), absl::StrCat(where, kind, ": ",
+                                                           status.message())));
   }
 
   YamlDocumentErrors errors_;

@@ -30,7 +30,8 @@ absl::Status PublishDraNodes(const std::vector<std::string>& dra_nodes,
   if (dra_nodes.empty()) return absl::OkStatus();
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
-  DS_ASSIGN_OR_RETURN(BackendSet backends, BackendSet::Create(registry, config));
+  DS_ASSIGN_OR_RETURN(BackendSet backends,
+                      BackendSet::Create(registry, config));
   const std::set<std::string> wanted(dra_nodes.begin(), dra_nodes.end());
   for (NodeInventory& node : workload.nodes) {
     if (!wanted.contains(node.name)) continue;
@@ -61,7 +62,8 @@ absl::Status PublishDraNodes(const std::vector<std::string>& dra_nodes,
 
 std::vector<dra::DeviceClass> DefaultDeviceClasses() {
   const std::string driver = agent::kDefaultDraDriver;
-  const std::string is_driver = absl::StrCat("device.driver == \"", driver, "\"");
+  const std::string is_driver =
+      absl::StrCat("device.driver == \"", driver, "\"");
   auto mode_is = [&](const std::string& mode) {
     return absl::StrCat(is_driver, " && device.attributes[\"", driver,
                         "\"].mode == \"", mode, "\"");
@@ -82,8 +84,8 @@ void CreateTemplateClaims(
   for (PodRequest& pod : workload.pods) {
     for (PodClaim& claim : pod.claims) {
       if (claim.template_name.empty() || !claim.claim_name.empty()) continue;
-      auto it =
-          by_key.find(absl::StrCat(pod.namespace_name, "/", claim.template_name));
+      auto it = by_key.find(
+          absl::StrCat(pod.namespace_name, "/", claim.template_name));
       if (it == by_key.end()) {
         workload.notes.push_back(absl::StrFormat(
             "pod %s: ResourceClaimTemplate %s/%s is not in the pods file; "

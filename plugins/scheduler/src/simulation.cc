@@ -77,9 +77,9 @@ absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
   for (const dra::ResourceSlice& slice : workload.slices) {
     absl::Status added = scheduler.UpsertResourceSlice(slice);
     if (!added.ok()) {
-      return absl::Status(added.code(),
-                          absl::StrFormat("ResourceSlice %s: %s", slice.name,
-                                          added.message()));
+      return absl::Status(
+          added.code(),
+          absl::StrFormat("ResourceSlice %s: %s", slice.name, added.message()));
     }
   }
   for (const dra::ResourceClaim& claim : workload.claims) {
@@ -101,10 +101,11 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
   auto share_ids = std::make_shared<std::atomic<uint64_t>>(0);
-  DS_ASSIGN_OR_RETURN(
-      std::unique_ptr<Scheduler> scheduler,
-      Scheduler::Create(config, registry, BuiltinPolicies(), nullptr,
-                        [share_ids] { return SimulatedShareId(++*share_ids); }));
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                      Scheduler::Create(config, registry, BuiltinPolicies(),
+                                        nullptr, [share_ids] {
+                                          return SimulatedShareId(++*share_ids);
+                                        }));
   for (const NodeInventory& node : workload.nodes) {
     auto displaced = scheduler->UpsertNode(node);
     if (!displaced.ok()) {

@@ -31,8 +31,8 @@ std::string PerDevice(const std::vector<DeviceGrant>& devices, Getter get,
 std::string Consumed(const dra::DeviceResult& result) {
   std::vector<std::string> parts;
   for (const auto& [name, amount] : result.consumed) {
-    parts.push_back(
-        absl::StrCat(name, "=", dra::FormatQuantity(amount.value, amount.format)));
+    parts.push_back(absl::StrCat(
+        name, "=", dra::FormatQuantity(amount.value, amount.format)));
   }
   return parts.empty() ? "whole device" : absl::StrJoin(parts, " ");
 }
@@ -40,18 +40,18 @@ std::string Consumed(const dra::DeviceResult& result) {
 // One row per device allocated to a placed pod's DRA claims.
 std::string Claims(const SimulationReport& report) {
   TextTable table;
-  table.AddRow({"POD", "CLAIM", "REQUEST", "NODE", "DEVICE", "CONSUMED",
-                "SHARE"});
+  table.AddRow(
+      {"POD", "CLAIM", "REQUEST", "NODE", "DEVICE", "CONSUMED", "SHARE"});
   bool any = false;
   for (const PodPlacement& pod : report.result.placements) {
     for (const ClaimDecision& claim : pod.claims) {
       for (const dra::DeviceResult& result : claim.allocation.results) {
         any = true;
-        table.AddRow({pod.pod, claim.pod_claim, result.request, pod.node,
-                      absl::StrCat(result.driver, "/", result.pool, "/",
-                                   result.device),
-                      Consumed(result),
-                      result.share_id.empty() ? "-" : result.share_id});
+        table.AddRow(
+            {pod.pod, claim.pod_claim, result.request, pod.node,
+             absl::StrCat(result.driver, "/", result.pool, "/", result.device),
+             Consumed(result),
+             result.share_id.empty() ? "-" : result.share_id});
       }
     }
   }

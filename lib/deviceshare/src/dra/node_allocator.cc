@@ -24,8 +24,7 @@ CapacityVerdict ConsumedFits(const Device& device, const PoolUsage& usage,
     }
   }
   std::string why;
-  if (usage.Holders(device.name) == 0 &&
-      !usage.counters().Fits(device, &why)) {
+  if (usage.Holders(device.name) == 0 && !usage.counters().Fits(device, &why)) {
     verdict.reason = std::move(why);
     return verdict;
   }
@@ -163,8 +162,7 @@ absl::StatusOr<ClaimsVerdict> NodeAllocator::Try(
   return verdict;
 }
 
-absl::Status NodeAllocator::Commit(
-    std::vector<AllocationResult>& allocations) {
+absl::Status NodeAllocator::Commit(std::vector<AllocationResult>& allocations) {
   struct Taken {
     size_t pool;
     const Device* device;

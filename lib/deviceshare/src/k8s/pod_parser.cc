@@ -253,9 +253,8 @@ absl::StatusOr<std::vector<PodClaim>> ReadPodClaims(const json& pod,
     PodClaim claim;
     claim.name = std::move(ref.name);
     claim.template_name = std::move(ref.template_name);
-    claim.claim_name = claim.template_name.empty()
-                           ? std::move(ref.claim_name)
-                           : generated[claim.name];
+    claim.claim_name = claim.template_name.empty() ? std::move(ref.claim_name)
+                                                   : generated[claim.name];
     claims.push_back(std::move(claim));
   }
   return claims;

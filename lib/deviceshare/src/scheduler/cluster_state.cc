@@ -65,8 +65,7 @@ ClusterState::ClusterState(const BackendSet* backends,
                            std::function<std::string()> new_share_id)
     : backends_(backends) {
   dra::DraClusterOptions options;
-  options.new_share_id =
-      new_share_id ? std::move(new_share_id) : RandomUuids();
+  options.new_share_id = new_share_id ? std::move(new_share_id) : RandomUuids();
   dra_ = *dra::DraCluster::Create(std::move(options));
 }
 

@@ -272,8 +272,8 @@ void DecisionPath::FilterClaims(const PodCycle& cycle, const NodeState& node,
                         absl::StrCat("ClaimNotReady ", cycle.claims_unready));
     return;
   }
-  dra::ClaimsOnNode claims = cycle.dra->Filter(
-      request.uid, cycle.claim_keys, node.name(), cycle.device_order);
+  dra::ClaimsOnNode claims = cycle.dra->Filter(request.uid, cycle.claim_keys,
+                                               node.name(), cycle.device_order);
   if (claims.outcome != dra::ClaimsOnNode::Outcome::kFits) {
     const ReasonCode code = ClaimsCode(claims.outcome);
     verdict.fit = Unfit(code, absl::StrFormat("%s node %s: %s", code.name(),
@@ -282,8 +282,7 @@ void DecisionPath::FilterClaims(const PodCycle& cycle, const NodeState& node,
   }
   const int score =
       cycle.placement.node_policy->UtilisationScore(claims.utilisation_after);
-  verdict.score =
-      request.HasGpuRequest() ? (verdict.score + score) / 2 : score;
+  verdict.score = request.HasGpuRequest() ? (verdict.score + score) / 2 : score;
   verdict.claims = std::move(claims.allocations);
 }
 

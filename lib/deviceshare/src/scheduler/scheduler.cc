@@ -147,7 +147,8 @@ std::vector<Scheduler::RankedNode> Scheduler::RankClaimCandidates(
   std::vector<const dra::ResourceClaim*> pending;
   for (const std::string& key : cycle.claim_keys) {
     const dra::ClaimEntry* entry = dra.FindClaim(key);
-    if (entry != nullptr && !entry->allocation) pending.push_back(&entry->claim);
+    if (entry != nullptr && !entry->allocation)
+      pending.push_back(&entry->claim);
   }
   std::vector<RankedNode> ranked;
   dra::BoundMemo memo;
@@ -194,9 +195,9 @@ std::optional<NodeVerdict> Scheduler::SearchClaims(const PodCycle& cycle) {
       std::optional<NodeVerdict> fresh;
       if (entry.version != version) {
         fresh = path_.Filter(cycle, node, /*explain=*/false);
-        entry = VerdictMemory::ShapeEntry{version, fresh->fit.code,
-                                          fresh->score,
-                                          fresh->stranded_percent, fresh->mode};
+        entry =
+            VerdictMemory::ShapeEntry{version, fresh->fit.code, fresh->score,
+                                      fresh->stranded_percent, fresh->mode};
       }
       if (entry.code != ReasonCode::kFits) continue;
       NodeVerdict key;
@@ -399,8 +400,7 @@ absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
       verdict = path_.Filter(cycle, *node, /*explain=*/true);
     }
     if (verdict.fit.fits() &&
-        state_.AddPod(request, verdict.fit.allocation, &verdict.claims)
-            .ok()) {
+        state_.AddPod(request, verdict.fit.allocation, &verdict.claims).ok()) {
       memory_->ForgetPod(request.uid);
       outcome.claims = ClaimsOf(request, verdict);
       outcome.placed = std::move(verdict);

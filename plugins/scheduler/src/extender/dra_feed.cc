@@ -1,6 +1,8 @@
 #include "deviceshare/extender/dra_feed.h"
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -53,6 +55,21 @@ absl::flat_hash_set<std::string> Listed(
   return names;
 }
 
+// After a relist: forgets every name of `known` the list lacks, removing
+// it from the scheduler with `remove`.
+void ForgetUnlisted(std::set<std::string>& known,
+                    const absl::flat_hash_set<std::string>& listed,
+                    const std::function<void(const std::string&)>& remove) {
+  for (auto it = known.begin(); it != known.end();) {
+    if (listed.contains(*it)) {
+      ++it;
+      continue;
+    }
+    remove(*it);
+    it = known.erase(it);
+  }
+}
+
 }  // namespace
 
 DraFeed::DraFeed(Scheduler* scheduler) : scheduler_(scheduler) {}
@@ -82,14 +99,9 @@ void DraFeed::OnClassEvent(absl::string_view type,
 void DraFeed::OnClassesReplaced(const std::vector<nlohmann::json>& classes) {
   const absl::flat_hash_set<std::string> listed = Listed(classes, NameOf);
   absl::MutexLock lock(&mu_);
-  for (auto it = classes_.begin(); it != classes_.end();) {
-    if (listed.contains(*it)) {
-      ++it;
-      continue;
-    }
-    scheduler_->RemoveDeviceClass(*it);
-    it = classes_.erase(it);
-  }
+  ForgetUnlisted(classes_, listed, [this](const std::string& name) {
+    scheduler_->RemoveDeviceClass(name);
+  });
   for (const nlohmann::json& object : classes) ApplyClassLocked(object);
 }
 
@@ -131,14 +143,9 @@ void DraFeed::OnSliceEvent(absl::string_view type,
 void DraFeed::OnSlicesReplaced(const std::vector<nlohmann::json>& slices) {
   const absl::flat_hash_set<std::string> listed = Listed(slices, NameOf);
   absl::MutexLock lock(&mu_);
-  for (auto it = slices_.begin(); it != slices_.end();) {
-    if (listed.contains(*it)) {
-      ++it;
-      continue;
-    }
-    scheduler_->RemoveResourceSlice(*it);
-    it = slices_.erase(it);
-  }
+  ForgetUnlisted(slices_, listed, [this](const std::string& name) {
+    scheduler_->RemoveResourceSlice(name);
+  });
   for (const nlohmann::json& object : slices) ApplySliceLocked(object);
 }
 

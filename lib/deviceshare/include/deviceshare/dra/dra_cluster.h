@@ -172,9 +172,7 @@ class DraCluster {
   int UtilisationPercent(const std::string& node) const;
   // Over every node's whole GPUs.
   GpuTotals Totals() const;
-  const std::map<std::string, DeviceClass>& classes() const {
-    return classes_;
-  }
+  const std::map<std::string, DeviceClass>& classes() const { return classes_; }
   size_t claim_count() const { return claims_.size(); }
 
  private:

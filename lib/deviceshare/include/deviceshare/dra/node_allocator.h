@@ -110,8 +110,7 @@ class NodeAllocator {
   // copy of the usage: the node is not touched. Shares get no id yet.
   // Thread-safe.
   absl::StatusOr<ClaimsVerdict> Try(
-      const std::vector<const ResourceClaim*>& claims,
-      DeviceOrder order) const;
+      const std::vector<const ResourceClaim*>& claims, DeviceOrder order) const;
 
   // Charges allocations that Try() found, checking that each device still
   // has the room, and gives each share without an id a new one: all or

@@ -56,8 +56,8 @@ class DecisionPath {
   // (the message names the annotation and the value), or a sharing mode no
   // registered backend serves. A pod with claims is checked against
   // `state`'s DRA objects (without a state every node says ClaimNotReady).
-  absl::StatusOr<PodCycle> PreFilter(
-      const PodRequest& request, const ClusterState* state = nullptr) const;
+  absl::StatusOr<PodCycle> PreFilter(const PodRequest& request,
+                                     const ClusterState* state = nullptr) const;
 
   // Without `explain`, an unfit verdict may carry its code alone (no
   // message): much cheaper when most nodes are rejected.
