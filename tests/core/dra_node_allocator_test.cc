@@ -3,6 +3,7 @@
 // ours differs.
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -237,6 +238,51 @@ TEST_F(NodeAllocatorTest,
   EXPECT_FALSE(verdict->fits);
   EXPECT_EQ(verdict->steps, 0);
   EXPECT_THAT(verdict->reason, HasSubstr("need 32 distinct devices, 31"));
+}
+
+// 16 shares on distinct GPUs where 15 of 128 identical GPUs have room: no
+// necessary condition sees it (the devices are shared), and combinations of
+// devices would be C(15, k) x 113 dead ends -- past any step budget. The
+// full GPUs are alike, and so are the empty ones: the search tries one of
+// each kind per depth and answers "does not fit" in a few hundred steps.
+TEST_F(NodeAllocatorTest, AlikeDevicesAreTriedOncePerDepth) {
+  std::vector<Device> devices;
+  for (int i = 0; i < 128; ++i) devices.push_back(SharedGpu(i));
+  const ResourceSlice slice = SliceOf(devices);
+  std::unique_ptr<NodeAllocator> allocator = Make(slice);
+  for (int i = 15; i < 128; ++i) {
+    Hold(*allocator, absl::StrCat("gpu-", i), 80 * kGiB);
+  }
+  ExactRequest sixteen = Share(10 * kGiB, 10);
+  sixteen.count = 16;
+  const ResourceClaim claim =
+      ClaimOf({{"gpus", sixteen}},
+              {DeviceConstraint{{}, "", "gpu.deviceshare.io/uuid"}});
+  auto verdict = allocator->Allocate({&claim}, /*commit=*/false);
+  ASSERT_THAT(verdict.status(), IsOk());
+  EXPECT_FALSE(verdict->fits);
+  EXPECT_THAT(verdict->reason, ::testing::Not(HasSubstr("steps")));
+  EXPECT_LT(verdict->steps, 1000);
+  // With 16 GPUs of room it fits, on 16 distinct ones.
+  allocator->Release(AllocationResult{
+      {DeviceResult{"x",
+                    kDriver,
+                    "node-a",
+                    "gpu-15",
+                    "held",
+                    {{"memory", {80 * kGiB, QuantityFormat::kBinary}},
+                     {"cores", {10, QuantityFormat::kDecimal}}},
+                    false}},
+      {},
+      ""});
+  verdict = allocator->Allocate({&claim}, /*commit=*/false);
+  ASSERT_THAT(verdict.status(), IsOk());
+  ASSERT_TRUE(verdict->fits) << verdict->reason;
+  std::set<std::string> distinct;
+  for (const DeviceResult& result : verdict->allocations[0].results) {
+    distinct.insert(result.device);
+  }
+  EXPECT_EQ(distinct.size(), 16u);
 }
 
 TEST_F(NodeAllocatorTest, ImpossibleMatchAttributeFailsWithoutSearch) {

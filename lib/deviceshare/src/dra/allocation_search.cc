@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::dra {
@@ -368,12 +370,22 @@ bool AllocationSearch::PlaceClaim(size_t c, size_t r) {
 bool AllocationSearch::Fill(size_t c, size_t r, const Alternative& a, int64_t k,
                             int64_t count, size_t min_pos) {
   if (k == count) return PlaceClaim(c, r + 1);
+  // Devices alike a failed one fail too: with identical GPUs this turns
+  // an unsatisfiable search from combinations of devices into combinations
+  // of kinds of devices.
+  const bool symmetric =
+      a.request->mode == ExactRequest::kExactCount && !a.request->admin_access;
+  std::vector<size_t> failed;
   for (size_t pos = min_pos; pos < a.candidates.size(); ++pos) {
+    if (symmetric && !failed.empty() && AlikeFailed(a, pos, failed)) continue;
     if (++steps_ > options_.max_steps) {
       out_of_steps_ = true;
       return false;
     }
-    if (!TryDevice(c, r, a, pos)) continue;
+    if (!TryDevice(c, r, a, pos)) {
+      failed.push_back(pos);
+      continue;
+    }
     const bool shared =
         a.candidates[pos].device->device->allow_multiple_allocations &&
         a.request->mode == ExactRequest::kExactCount;
@@ -381,12 +393,109 @@ bool AllocationSearch::Fill(size_t c, size_t r, const Alternative& a, int64_t k,
     Unplace();
     if (out_of_steps_) return false;
     if (a.request->mode == ExactRequest::kAll) return false;
+    failed.push_back(pos);
   }
   if (a.candidates.empty()) {
     last_reason_ =
         absl::StrCat("request ", a.result_name, ": no device matches");
   }
   return false;
+}
+
+bool AllocationSearch::AlikeFailed(const Alternative& a, size_t pos,
+                                   const std::vector<size_t>& failed) {
+  const Candidate& candidate = a.candidates[pos];
+  const int cls = ClassOf(candidate.device);
+  if (cls < 0) return false;
+  const PoolUsage& usage = usage_[candidate.pool];
+  const std::string& name = candidate.device->device->name;
+  for (size_t f : failed) {
+    const Candidate& other = a.candidates[f];
+    if (ClassOf(other.device) != cls) continue;
+    const std::string& other_name = other.device->device->name;
+    if (usage.Holders(name) == usage.Holders(other_name) &&
+        usage.InUse(name) == usage.InUse(other_name)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int AllocationSearch::ClassOf(const PoolDevice* device) {
+  if (!classes_built_) BuildClasses();
+  auto it = class_of_.find(device);
+  return it == class_of_.end() ? -1 : it->second;
+}
+
+void AllocationSearch::BuildClasses() {
+  classes_built_ = true;
+  // Which alternatives take each device, in plan order.
+  absl::flat_hash_map<const PoolDevice*, std::string> key;
+  std::vector<const PoolDevice*> devices;
+  std::vector<std::pair<size_t, const PoolDevice*>> pool_of;
+  size_t serial = 0;
+  for (const ClaimPlan& plan : plans_) {
+    for (const RequestPlan& rp : plan.requests) {
+      for (const Alternative& a : rp.alternatives) {
+        for (const Candidate& c : a.candidates) {
+          auto [it, added] = key.try_emplace(c.device);
+          if (added) {
+            devices.push_back(c.device);
+            absl::StrAppend(&it->second, "p", c.pool, ";");
+          }
+          absl::StrAppend(&it->second, "a", serial, ",");
+        }
+        ++serial;
+      }
+    }
+  }
+  // Constrained attributes: a match attribute by value; a distinct one by
+  // value unless every device's value differs (then only its presence).
+  std::vector<std::pair<std::string, bool>> attributes;  // name, by value
+  for (const ClaimPlan& plan : plans_) {
+    for (const DeviceConstraint& constraint : plan.claim->spec.constraints) {
+      if (!constraint.match_attribute.empty()) {
+        attributes.emplace_back(constraint.match_attribute, true);
+        continue;
+      }
+      std::set<std::string> seen;
+      bool unique = true;
+      for (const PoolDevice* device : devices) {
+        std::optional<DeviceAttribute> value =
+            FindAttribute(*device->device, device->slice->driver,
+                          constraint.distinct_attribute);
+        if (value && !seen.insert(AttributeKey(*value)).second) unique = false;
+      }
+      attributes.emplace_back(constraint.distinct_attribute, !unique);
+    }
+  }
+  std::map<std::string, int> ids;
+  for (const PoolDevice* device : devices) {
+    const Device& d = *device->device;
+    // Devices on counters differ by the counter sets they take.
+    if (!d.consumes_counters.empty()) continue;
+    std::string& k = key[device];
+    absl::StrAppend(&k, d.allow_multiple_allocations ? "m;" : "d;");
+    for (const auto& [name, capacity] : d.capacity) {
+      absl::StrAppend(&k, name, "=", capacity.value);
+      if (capacity.policy) {
+        const RequestPolicy& p = *capacity.policy;
+        absl::StrAppend(&k, "/", p.default_value, ",", p.min, ",", p.max, ",",
+                        p.step, ",", absl::StrJoin(p.valid_values, ","));
+      }
+      k += ';';
+    }
+    for (const auto& [name, by_value] : attributes) {
+      std::optional<DeviceAttribute> value =
+          FindAttribute(d, device->slice->driver, name);
+      absl::StrAppend(&k, "@", name, "=",
+                      !value     ? "-"
+                      : by_value ? AttributeKey(*value)
+                                 : "+");
+    }
+    auto [it, added] = ids.try_emplace(k, static_cast<int>(ids.size()));
+    class_of_[device] = it->second;
+  }
 }
 
 bool AllocationSearch::TryDevice(size_t c, size_t r, const Alternative& a,

@@ -102,6 +102,16 @@ class AllocationSearch {
             size_t min_pos);
   bool TryDevice(size_t c, size_t r, const Alternative& a, size_t pos);
   bool HeldByClaim(size_t c, const PoolDevice* device) const;
+  // Symmetry: whether candidate `pos` of `a` is alike one of `failed`
+  // (positions that failed at the same depth), so it fails too. Devices
+  // are alike when nothing the rest of the search reads tells them apart:
+  // pool, capacities, whether shared, which alternatives take them, the
+  // values of constrained attributes (a distinct attribute whose values
+  // are all different counts only as present), and their usage now.
+  bool AlikeFailed(const Alternative& a, size_t pos,
+                   const std::vector<size_t>& failed);
+  int ClassOf(const PoolDevice* device);
+  void BuildClasses();
   void Unplace();
   ClaimsVerdict Report() const;
   // Claim c's configs: each class's (naming the requests it served) and
@@ -122,6 +132,10 @@ class AllocationSearch {
   std::vector<ClaimPlan> plans_;
   std::vector<Placed> placed_;       // claim by claim, in order
   std::vector<int64_t> results_of_;  // per claim, devices placed
+  // Built on the first backtrack (a search that succeeds at once needs
+  // none): the symmetry class of every candidate device.
+  absl::flat_hash_map<const PoolDevice*, int> class_of_;
+  bool classes_built_ = false;
   int64_t steps_ = 0;
   bool out_of_steps_ = false;
   std::string last_reason_;

@@ -15,8 +15,11 @@
 //   - bounded: combinations, never permutations, of the devices of one
 //     request; necessary conditions checked before any search (enough
 //     distinct devices for the dedicated requests, a value every
-//     matchAttribute request can share); and a step budget that ends an
-//     unfinished search with a verdict, never a 10 s timeout;
+//     matchAttribute request can share); symmetry: a device alike one that
+//     already failed at the same depth (same capacities, usage, the
+//     alternatives that take it and the constrained attributes) is not
+//     tried again; and a step budget that ends an unfinished search with a
+//     verdict, never a 10 s timeout;
 //   - incremental: usage is a PoolUsage per pool, charged and freed per
 //     allocation, never rebuilt from every claim.
 //
