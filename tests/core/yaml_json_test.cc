@@ -153,6 +153,20 @@ TEST(YamlJsonTest, AliasBombIsRefused) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than")));
 }
 
+// Few nodes, many bytes: 10^5 copies of one 1 KiB string.
+TEST(YamlJsonTest, AliasBombOfTextIsRefused) {
+  std::string text = "a0: &a0 \"" + std::string(1024, 'x') + "\"\n";
+  for (int i = 1; i <= 5; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
+    text += "]\n";
+  }
+  EXPECT_THAT(
+      ParseJsonOrYaml(text),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("MiB of text")));
+}
+
 TEST(YamlJsonTest, DuplicateKeyIsAnError) {
   EXPECT_THAT(ParseJsonOrYaml("a: 1\nb: 2\na: 3\n"),
               StatusIs(absl::StatusCode::kInvalidArgument,
@@ -225,4 +239,22 @@ TEST(YamlDocumentsTest, ErrorInALaterDocumentNamesItsLine) {
 }
 
 }  // namespace
+
+// yaml-cpp 0.7's LoadAll would allocate until memory runs out on these
+// (found by the C API's fuzzer).
+TEST(YamlDocumentsTest, StrayCommaAtTheTopIsAnErrorNotAnEndlessLoop) {
+  for (const char* text :
+       {",", ", n\r", "a: 1\n---\n,", "# c\n,", "&a ,", "!!str ,"}) {
+    EXPECT_THAT(
+        ParseYamlDocuments(text),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stray ','")))
+        << text;
+  }
+  // Many empty documents are still documents.
+  absl::StatusOr<std::vector<json>> docs =
+      ParseYamlDocuments("---\n---\n---\n---\nkind: Pod\n");
+  ASSERT_OK(docs);
+  EXPECT_EQ(docs->size(), 1);
+}
+
 }  // namespace deviceshare

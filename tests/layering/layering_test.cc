@@ -106,6 +106,19 @@ const std::vector<IncludeRule> kRules = {
                "extender, the agent, bench and the shared test doubles "
                "must not depend on it"},
 
+    // 6. The C API stands apart: it is for hosts in other languages.
+    {.name = "capi-apart",
+     .from = {"plugin/capi"}, .to = {"plugin/*"},
+     .to_except = {"plugin/capi", "plugin/input"},
+     .reason = "libdeviceshare_c.so carries the core, the backends and the "
+               "input readers, nothing else: no HTTP, gRPC, NVML or "
+               "Kubernetes client in a library other schedulers load"},
+    {.name = "capi-apart",
+     .from = {"plugin/*"}, .from_except = {"plugin/capi"},
+     .to = {"plugin/capi"},
+     .reason = "the C API wraps the library for hosts that cannot link C++; "
+               "a C++ plugin uses the library itself"},
+
     // The table covers every deviceshare/ header.
     {.name = "known-headers",
      .from = {"*"}, .to = {std::string_view(kUnmappedHeader)},
@@ -177,8 +190,12 @@ TEST(LayeringTest, FixtureBreaksEachRule) {
           "backends-only-core",
           "lib/mig/src/bad.cc:11 deviceshare/extender/extender.h "
           "libraries-below-plugins",
+          "plugins/capi/src/bad.cc:9 deviceshare/extender/extender.h "
+          "capi-apart",
           "plugins/cli/src/unknown.cc:6 deviceshare/nowhere/x.h "
           "known-headers",
+          "plugins/kube/src/uses_capi.cc:7 deviceshare/c/deviceshare.h "
+          "capi-apart",
           "plugins/node-agent/src/bad.cc:10 deviceshare/simulate/simulate.h "
           "simulate-private"))
       << described;
@@ -244,6 +261,7 @@ TEST(LayeringTest, FilesMapToComponentsByPath) {
   EXPECT_EQ(ComponentOfFile("plugins/scheduler/main.cc"),
             "plugin/scheduler-main");
   EXPECT_EQ(ComponentOfFile("plugins/node-agent/main.cc"), "plugin/agent");
+  EXPECT_EQ(ComponentOfFile("plugins/capi/src/c_status.cc"), "plugin/capi");
   EXPECT_EQ(ComponentOfFile("tests/simulate/step_api_test.cc"),
             "test/simulate");
   EXPECT_EQ(ComponentOfFile("docs/x.cc"), "");
@@ -262,6 +280,8 @@ TEST(LayeringTest, HeadersMapToComponentsByPrefix) {
             "");  // the agent's own include path: not a project prefix
   EXPECT_EQ(ComponentOfHeader("tests/x/a.cc", "deviceplugin/v1beta1/api.h"),
             "plugin/proto");
+  EXPECT_EQ(ComponentOfHeader("tests/capi/a.c", "deviceshare/c/deviceshare.h"),
+            "plugin/capi");
   EXPECT_EQ(ComponentOfHeader("tests/x/a.cc", "deviceshare/nowhere/x.h"),
             kUnmappedHeader);
 }

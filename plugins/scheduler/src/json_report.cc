@@ -3,42 +3,12 @@
 #include <string>
 
 #include "deviceshare/dra/allocation_json.h"
-#include "deviceshare/mig/mig_backend.h"
-#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/scheduler/decision_json.h"
 
 namespace deviceshare::simulate {
 namespace {
 
 using OrderedJson = nlohmann::ordered_json;
-
-OrderedJson ContainerJson(const ContainerPlacement& container) {
-  OrderedJson devices = OrderedJson::array();
-  for (const DeviceGrant& grant : container.devices) {
-    OrderedJson device;
-    device["uuid"] = grant.uuid;
-    device["mode"] = std::string(SharingModeName(grant.mode));
-    device["memory_mib"] = grant.memory_mib;
-    device["cores"] = grant.cores;
-    if (grant.mode == mig::kMode) {
-      device["mig_profile"] = grant.mig.profile;
-      device["mig_start"] = grant.mig.start;
-      device["mig_slices"] = grant.mig.size;
-      device["mig_action"] = MigActionName(grant.mig_action);
-      if (!grant.mig.group.empty()) {
-        device["mig_group"] = grant.mig.group;
-        device["mig_position"] = grant.mig.position;
-      }
-    }
-    devices.push_back(std::move(device));
-  }
-  OrderedJson env = OrderedJson::object();
-  for (const auto& [name, value] : container.env) env[name] = value;
-  OrderedJson out;
-  out["name"] = container.name;
-  out["devices"] = std::move(devices);
-  out["env"] = std::move(env);
-  return out;
-}
 
 // {name, claim, results}: each result as a ResourceClaim's
 // status.allocation.devices.results entry.
@@ -64,7 +34,8 @@ OrderedJson ClaimJson(const ClaimDecision& claim) {
 OrderedJson PlacementJson(const PodPlacement& placement) {
   OrderedJson containers = OrderedJson::array();
   for (const ContainerPlacement& container : placement.containers) {
-    containers.push_back(ContainerJson(container));
+    containers.push_back(ContainerDecisionJson(
+        container.name, container.devices, container.env));
   }
   OrderedJson out;
   out["pod"] = placement.pod;

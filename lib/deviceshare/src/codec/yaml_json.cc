@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/status_macros.h"
+#include "yaml-cpp/eventhandler.h"
 #include "yaml-cpp/yaml.h"
 
 namespace deviceshare {
@@ -24,8 +26,12 @@ using nlohmann::json;
 // yaml-cpp resolves `&a [*a]` into a node that contains itself, and aliases
 // let a few lines expand into millions of nodes ("billion laughs"). Both
 // limits are far above anything a Kubernetes object or config map needs.
+// Nodes alone do not bound memory: a few hundred bytes of nested aliases to
+// one long string expand into hundreds of MiB, so the text of scalars and
+// keys is bounded too (the API server caps an object at 1.5 MiB).
 constexpr int kMaxDepth = 256;
 constexpr int64_t kMaxNodes = int64_t{1} << 20;
+constexpr int64_t kMaxTextBytes = int64_t{64} << 20;
 
 // The tags yaml-cpp reports: "?" for a plain scalar, "!" for a quoted or
 // block scalar (which YAML never resolves to anything but a string).
@@ -215,6 +221,7 @@ class Converter {
       case YAML::NodeType::Null:
         return json(nullptr);
       case YAML::NodeType::Scalar:
+        DS_RETURN_IF_ERROR(CountText(node, node.Scalar().size()));
         return ConvertScalar(node);
       case YAML::NodeType::Sequence: {
         json array = json::array();
@@ -236,6 +243,7 @@ class Converter {
                            "a mapping key must be a scalar to become JSON");
           }
           std::string name = key.Scalar();
+          DS_RETURN_IF_ERROR(CountText(key, name.size()));
           if (object.contains(name)) {
             return ErrorAt(key.Mark(),
                            absl::StrFormat("duplicate key \"%s\"", name));
@@ -250,7 +258,17 @@ class Converter {
   }
 
  private:
+  absl::Status CountText(const YAML::Node& node, size_t bytes) {
+    text_bytes_ += static_cast<int64_t>(bytes);
+    if (text_bytes_ <= kMaxTextBytes) return absl::OkStatus();
+    return ErrorAt(node.Mark(),
+                   absl::StrFormat("document expands to more than %d MiB of "
+                                   "text (an alias bomb?)",
+                                   kMaxTextBytes >> 20));
+  }
+
   int64_t nodes_ = 0;
+  int64_t text_bytes_ = 0;
 };
 
 // The API server sends JSON; nlohmann parses it faster than yaml-cpp and
@@ -265,6 +283,50 @@ std::optional<json> TryParseJson(absl::string_view text) {
                            /*allow_exceptions=*/false);
   if (value.is_discarded()) return std::nullopt;
   return value;
+}
+
+// Counts a stream's documents and nothing else.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  int64_t documents() const { return documents_; }
+
+  void OnDocumentStart(const YAML::Mark&) override { ++documents_; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  int64_t documents_ = 0;
+};
+
+// yaml-cpp 0.7's LoadAll never returns on a stream whose top level holds a
+// token no node starts with, e.g. a stray ',' (jbeder/yaml-cpp#1040, fixed
+// upstream in 2024 by #1318/#1319): each next document consumes nothing
+// and comes back empty, and LoadAll keeps them all until memory runs out.
+// A stream of n bytes holds at most n/3 + 1 documents (each after the
+// first starts with "---"), so an event-only pass that counts them past
+// that has found the loop. (YAML::Load reads one document: not affected.)
+absl::Status CheckDocumentsEnd(const std::string& text) {
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  DocumentCounter counter;
+  const int64_t most = static_cast<int64_t>(text.size()) / 3 + 1;
+  while (parser.HandleNextDocument(counter)) {
+    if (counter.documents() > most) {
+      return absl::InvalidArgumentError(
+          "YAML: a token no document can start with at the top level (a "
+          "stray ',')");
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -284,7 +346,9 @@ absl::StatusOr<nlohmann::json> ParseJsonOrYaml(absl::string_view text) {
 absl::StatusOr<std::vector<nlohmann::json>> ParseYamlDocuments(
     absl::string_view text) {
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    const std::string stream(text);
+    DS_RETURN_IF_ERROR(CheckDocumentsEnd(stream));
+    std::vector<YAML::Node> documents = YAML::LoadAll(stream);
     std::vector<json> result;
     result.reserve(documents.size());
     for (const YAML::Node& document : documents) {

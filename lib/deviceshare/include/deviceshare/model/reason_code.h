@@ -79,11 +79,14 @@ class ReasonCode {
   int order() const { return info_->order; }
   bool unresolvable() const { return info_->unresolvable; }
 
-  // The same code: the same ReasonInfo. Each is an inline constant, one
-  // object per program, so comparing codes reads no memory (the filter
-  // compares codes for every GPU it looks at).
+  // The same code: the same ReasonInfo, or one with the same order. Each
+  // is an inline constant, usually one object per program, so comparing
+  // codes mostly reads no memory (the filter compares codes for every GPU
+  // it looks at). But a shared library built with hidden visibility (the
+  // C API's libdeviceshare_c.so beside a shared libdeviceshare_core.so)
+  // keeps copies of its own, so the order, unique per code, decides.
   friend bool operator==(ReasonCode a, ReasonCode b) {
-    return a.info_ == b.info_;
+    return a.info_ == b.info_ || a.info_->order == b.info_->order;
   }
   friend bool operator!=(ReasonCode a, ReasonCode b) { return !(a == b); }
   // By order (unique per code).

@@ -1,0 +1,3 @@
+module github.com/deviceshare/deviceshare/bindings/go
+
+go 1.19

@@ -1,0 +1,178 @@
+/* File: deviceshare/c/deviceshare.h
+ *
+ * The C API of deviceshare (C11): the library's Scheduler for hosts that
+ * cannot link C++ -- Go schedulers through cgo (bindings/go), Rust, Python
+ * ctypes. Objects travel as the text Kubernetes writes them (JSON or YAML);
+ * answers come back as JSON. Every text argument is NUL-terminated UTF-8:
+ * a malformed byte is DEVICESHARE_INVALID_ARGUMENT naming the argument and
+ * the byte's offset.
+ *
+ * Handles are opaque. Every call that can fail returns a deviceshare_code
+ * (the values of absl::StatusCode); on failure, when `error` is not NULL,
+ * *error receives a message naming the object and the field, which the
+ * caller frees with deviceshare_free(). Outputs are set only on success.
+ * A handle the library did not make (or already destroyed) is
+ * DEVICESHARE_INVALID_ARGUMENT, never a crash. No exception crosses this
+ * API. "Does not fit" is not an error: it is a decision without a node.
+ *
+ * Thread safety: as deviceshare::Scheduler -- every call on one scheduler
+ * may come from many threads at once; destroy a scheduler only when no
+ * call on it is running.
+ *
+ * ABI: DEVICESHARE_ABI_VERSION changes whenever a declaration here does;
+ * compare it with deviceshare_abi_version() at run time. Only the
+ * functions below are exported from the shared library.
+ */
+#ifndef DEVICESHARE_C_DEVICESHARE_H_
+#define DEVICESHARE_C_DEVICESHARE_H_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVICESHARE_ABI_VERSION 1
+
+#if defined(__GNUC__)
+#define DEVICESHARE_EXPORT __attribute__((visibility("default")))
+#else
+#define DEVICESHARE_EXPORT
+#endif
+
+typedef struct deviceshare_scheduler deviceshare_scheduler;
+
+/* absl::StatusCode's values. */
+typedef enum deviceshare_code {
+  DEVICESHARE_OK = 0,
+  DEVICESHARE_CANCELLED = 1,
+  DEVICESHARE_UNKNOWN = 2,
+  DEVICESHARE_INVALID_ARGUMENT = 3,
+  DEVICESHARE_DEADLINE_EXCEEDED = 4,
+  DEVICESHARE_NOT_FOUND = 5,
+  DEVICESHARE_ALREADY_EXISTS = 6,
+  DEVICESHARE_PERMISSION_DENIED = 7,
+  DEVICESHARE_RESOURCE_EXHAUSTED = 8,
+  DEVICESHARE_FAILED_PRECONDITION = 9,
+  DEVICESHARE_ABORTED = 10,
+  DEVICESHARE_OUT_OF_RANGE = 11,
+  DEVICESHARE_UNIMPLEMENTED = 12,
+  DEVICESHARE_INTERNAL = 13,
+  DEVICESHARE_UNAVAILABLE = 14,
+  DEVICESHARE_DATA_LOSS = 15,
+  DEVICESHARE_UNAUTHENTICATED = 16
+} deviceshare_code;
+
+/* ---- Library --------------------------------------------------------- */
+
+/* DEVICESHARE_ABI_VERSION of the library loaded. */
+DEVICESHARE_EXPORT int deviceshare_abi_version(void);
+/* The release, e.g. "0.1.0" (project() in CMake); a static string. */
+DEVICESHARE_EXPORT const char* deviceshare_version(void);
+/* Frees a string this API returned; NULL is fine. */
+DEVICESHARE_EXPORT void deviceshare_free(char* text);
+
+/* The documents of a YAML or JSON text (several YAML documents, a List's
+ * items, or one object) as a JSON array of objects: for hosts without a
+ * YAML parser. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_parse_documents(
+    const char* text, char** objects_json, char** error);
+
+/* ---- Scheduler --------------------------------------------------------- */
+
+/* A scheduler from a deviceshare config (YAML or JSON, the `scheduler:` and
+ * `nvidia:` sections or a ConfigMap holding them, as `simulate --config`
+ * reads); NULL or "" for the defaults. Every built-in backend and policy is
+ * registered. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_scheduler_create(
+    const char* config, deviceshare_scheduler** out, char** error);
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_scheduler_destroy(deviceshare_scheduler* scheduler);
+
+/* Nodes: a Kubernetes Node object with a registration annotation of either
+ * dialect (hami.io/node-nvidia-register, volcano.sh/node-vgpu-register), a
+ * List of them, or the inventory form (`nodes:` with model, memory_mib,
+ * count, ... per GPU, as simulate's --cluster reads it). DeviceClass and
+ * node-local ResourceSlice objects beside Node objects are upserted too; a
+ * short-form node with `dra: true` is upserted without GPUs (feed its
+ * ResourceSlices with deviceshare_upsert_object). Answers
+ * {"nodes": [names], "displaced": ["namespace/pod", ...], "notes": [...]}
+ * (displaced: pods that no longer fit a node whose inventory changed;
+ * notes: Nodes skipped for want of a registration, `dra: true` nodes).
+ * DEVICESHARE_NOT_FOUND when the text holds only Nodes without a
+ * registration. A node the scheduler rejects stops the upsert there (the
+ * message names it); the nodes before it stay upserted. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_upsert_nodes(deviceshare_scheduler* scheduler, const char* nodes,
+                         char** result_json, char** error);
+DEVICESHARE_EXPORT deviceshare_code deviceshare_remove_node(
+    deviceshare_scheduler* scheduler, const char* name, char** error);
+
+/* DRA objects (resource.k8s.io/v1): a DeviceClass, a node-local
+ * ResourceSlice (spec.nodeName set) or a ResourceClaim (JSON or YAML); any
+ * other kind is DEVICESHARE_INVALID_ARGUMENT. Removal by kind
+ * ("DeviceClass", "ResourceSlice", "ResourceClaim") and name
+ * ("namespace/name" for a claim). */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_upsert_object(
+    deviceshare_scheduler* scheduler, const char* object, char** error);
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_remove_object(deviceshare_scheduler* scheduler, const char* kind,
+                          const char* name, char** error);
+
+/* ---- Pods (a Kubernetes Pod object, JSON or YAML, either dialect) ----- */
+
+/* The filter step on `nodes_json` (a JSON array of node names; NULL or
+ * "[]": every node): [{"node", "fits", "code", "reason", "score"}, ...] in
+ * the given order. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_filter(deviceshare_scheduler* scheduler, const char* pod,
+                   const char* nodes_json, char** verdicts_json, char** error);
+/* The node policy's score (0..100) of a node the pod fits;
+ * DEVICESHARE_FAILED_PRECONDITION (with the reason) when it does not. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_score(deviceshare_scheduler* scheduler, const char* pod,
+                  const char* node, int* score, char** error);
+
+/* The whole decision: the best node of the candidates (options_json:
+ * {"candidates": [names], "max_explained_nodes": n, "count_reasons": b};
+ * NULL for every node), reserved. Answers the decision:
+ *   {"placed": true, "pod", "node", "score", "mode", "mode_choice",
+ *    "containers": [{"name", "devices": [{"uuid", "mode", "memory_mib",
+ *        "cores", and for a MIG instance "mig_profile", "mig_start",
+ *        "mig_slices", "mig_action" (+ "mig_group", "mig_position")}],
+ *        "env": {...}}],    what the node agent injects
+ *    "annotations": {...},   the record to write on the pod, its dialect
+ *    "claims": [{"name", "claim", "new", "allocation": {status.allocation}}]}
+ * or {"placed": false, "pod", "reasons": {node: reason},
+ *    "reason_counts": {code: nodes}}.
+ * "containers" is byte for byte what `deviceshare-scheduler simulate
+ * --output json` prints under a placement (every container, init
+ * containers first; one without GPUs has empty devices and env).
+ * DEVICESHARE_ALREADY_EXISTS for a pod already placed. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_schedule(
+    deviceshare_scheduler* scheduler, const char* pod, const char* options_json,
+    char** decision_json, char** error);
+/* The decision on one node (a host that chose it): as above. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_allocate(deviceshare_scheduler* scheduler, const char* pod,
+                     const char* node, char** decision_json, char** error);
+/* Records a pod bound elsewhere, from the allocation record its annotations
+ * carry (either dialect). DEVICESHARE_FAILED_PRECONDITION when it carries
+ * none. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_bind(deviceshare_scheduler* scheduler, const char* pod,
+                 const char* node, char** error);
+/* Forgets a pod (metadata.uid, or "namespace/name" for a pod without one)
+ * and frees its shares: the unreserve step, or a pod gone. Idempotent. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_release(
+    deviceshare_scheduler* scheduler, const char* pod_uid, char** error);
+
+/* The cluster's GPU usage: {"nodes", "pods", "gpus", "gpus_idle",
+ * "memory_capacity_mib", "memory_used_mib", "core_capacity",
+ * "cores_used"}, annotated and DRA GPUs together. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_usage(
+    deviceshare_scheduler* scheduler, char** usage_json, char** error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEVICESHARE_C_DEVICESHARE_H_ */

@@ -1,0 +1,118 @@
+#include "answer_json.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "deviceshare/dra/allocation_json.h"
+#include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/scheduler/decision_json.h"
+#include "deviceshare/status_macros.h"
+#include "json_text.h"
+#include "nlohmann/json.hpp"
+
+namespace deviceshare::capi {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+OrderedJson ClaimsJson(const std::vector<ClaimDecision>& claims) {
+  OrderedJson out = OrderedJson::array();
+  for (const ClaimDecision& claim : claims) {
+    OrderedJson entry;
+    entry["name"] = claim.pod_claim;
+    entry["claim"] = claim.claim_key;
+    entry["new"] = claim.newly_allocated;
+    entry["allocation"] = dra::AllocationResultToJson(claim.allocation);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+OrderedJson UnplacedJson(const PodRequest& request, const Decision& decision) {
+  OrderedJson reasons = OrderedJson::object();
+  for (const auto& [node, reason] : decision.reasons) reasons[node] = reason;
+  OrderedJson counts = OrderedJson::object();
+  for (const auto& [code, nodes] : decision.reason_counts) {
+    counts[code] = nodes;
+  }
+  OrderedJson out;
+  out["placed"] = false;
+  out["pod"] = request.Key();
+  out["reasons"] = std::move(reasons);
+  out["reason_counts"] = std::move(counts);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DecisionJson(const Scheduler& scheduler,
+                                         const PodRequest& request,
+                                         const Decision& decision) {
+  if (!decision.allocation) return DumpJson(UnplacedJson(request, decision));
+  const PodAllocation& allocation = *decision.allocation;
+  // The pod's uid names its containers' cache files (the env), as the
+  // node agent will derive them.
+  DS_ASSIGN_OR_RETURN(OrderedJson containers,
+                      PlacedContainersJson(scheduler, allocation, request.uid));
+  OrderedJson annotations = OrderedJson::object();
+  for (const auto& [key, value] : decision.annotations) {
+    annotations[key] = value;
+  }
+  OrderedJson out;
+  out["placed"] = true;
+  out["pod"] = request.Key();
+  out["node"] = allocation.node_name;
+  out["score"] = decision.score;
+  out["mode"] = std::string(SharingModeName(decision.mode));
+  out["mode_choice"] = decision.mode_choice;
+  out["containers"] = std::move(containers);
+  out["annotations"] = std::move(annotations);
+  out["claims"] = ClaimsJson(decision.claims);
+  return DumpJson(out);
+}
+
+std::string VerdictsJson(const std::vector<NodeVerdict>& verdicts) {
+  OrderedJson out = OrderedJson::array();
+  for (const NodeVerdict& verdict : verdicts) {
+    const bool fits = verdict.fit.fits();
+    OrderedJson entry;
+    entry["node"] = verdict.node;
+    entry["fits"] = fits;
+    entry["code"] = std::string(ReasonCodeName(verdict.fit.code));
+    entry["reason"] = fits ? std::string() : verdict.fit.Reason();
+    entry["score"] = fits ? verdict.score : 0;
+    out.push_back(std::move(entry));
+  }
+  return DumpJson(out);
+}
+
+std::string UsageJson(const Scheduler& scheduler) {
+  OrderedJson out;
+  scheduler.Inspect([&out](const ClusterState& state) {
+    int64_t gpus = 0, idle = 0, memory = 0, memory_used = 0, cores = 0,
+            cores_used = 0;
+    for (const auto& [name, node] : state.nodes()) {
+      for (size_t i = 0; i < node->gpu_count(); ++i) {
+        const DeviceLedger& ledger = node->ledger(i);
+        ++gpus;
+        if (ledger.idle()) ++idle;
+        memory += ledger.memory_capacity_mib();
+        memory_used += ledger.used_memory_mib();
+        cores += ledger.core_capacity();
+        cores_used += ledger.used_cores();
+      }
+    }
+    const dra::GpuTotals dra = state.dra().Totals();
+    out["nodes"] = state.nodes().size();
+    out["pods"] = state.pod_count();
+    out["gpus"] = gpus + dra.devices;
+    out["gpus_idle"] = idle + dra.idle;
+    out["memory_capacity_mib"] = memory + (dra.memory_capacity >> 20);
+    out["memory_used_mib"] = memory_used + (dra.memory_used >> 20);
+    out["core_capacity"] = cores + dra.core_capacity;
+    out["cores_used"] = cores_used + dra.cores_used;
+  });
+  return DumpJson(out);
+}
+
+}  // namespace deviceshare::capi
