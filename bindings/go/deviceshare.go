@@ -42,10 +42,10 @@ func Version() string { return C.GoString(C.deviceshare_version()) }
 func ParseDocuments(text string) ([]json.RawMessage, error) {
 	cText := C.CString(text)
 	defer C.free(unsafe.Pointer(cText))
-	var answer *C.char
-	if err := call(func(message **C.char) C.deviceshare_code {
-		return C.deviceshare_parse_documents(cText, &answer, message)
-	}); err != nil {
+	answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+		return C.deviceshare_parse_documents(cText, answer, message)
+	})
+	if err != nil {
 		return nil, err
 	}
 	var objects []json.RawMessage
@@ -107,10 +107,10 @@ func (s *Scheduler) UpsertNodes(nodes string) (UpsertResult, error) {
 	err := s.withHandle(func(h *C.deviceshare_scheduler) error {
 		cNodes := C.CString(nodes)
 		defer C.free(unsafe.Pointer(cNodes))
-		var answer *C.char
-		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_upsert_nodes(h, cNodes, &answer, message)
-		}); err != nil {
+		answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+			return C.deviceshare_upsert_nodes(h, cNodes, answer, message)
+		})
+		if err != nil {
 			return err
 		}
 		return decodeAnswer(answer, &result)
@@ -179,10 +179,10 @@ func (s *Scheduler) Filter(pod string, nodes []string) ([]Verdict, error) {
 		defer C.free(unsafe.Pointer(cPod))
 		cNames := C.CString(string(names))
 		defer C.free(unsafe.Pointer(cNames))
-		var answer *C.char
-		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_filter(h, cPod, cNames, &answer, message)
-		}); err != nil {
+		answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+			return C.deviceshare_filter(h, cPod, cNames, answer, message)
+		})
+		if err != nil {
 			return err
 		}
 		return decodeAnswer(answer, &verdicts)
@@ -223,13 +223,12 @@ func (s *Scheduler) Schedule(pod string, options *ScheduleOptions) (*Decision, e
 		}
 		cPod := C.CString(pod)
 		defer C.free(unsafe.Pointer(cPod))
-		var answer *C.char
-		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_schedule(h, cPod, cOptions, &answer, message)
-		}); err != nil {
+		answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+			return C.deviceshare_schedule(h, cPod, cOptions, answer, message)
+		})
+		if err != nil {
 			return err
 		}
-		var err error
 		decision, err = decodeDecision(answer)
 		return err
 	})
@@ -244,13 +243,12 @@ func (s *Scheduler) Allocate(pod, node string) (*Decision, error) {
 		defer C.free(unsafe.Pointer(cPod))
 		cNode := C.CString(node)
 		defer C.free(unsafe.Pointer(cNode))
-		var answer *C.char
-		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_allocate(h, cPod, cNode, &answer, message)
-		}); err != nil {
+		answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+			return C.deviceshare_allocate(h, cPod, cNode, answer, message)
+		})
+		if err != nil {
 			return err
 		}
-		var err error
 		decision, err = decodeDecision(answer)
 		return err
 	})
@@ -288,10 +286,10 @@ func (s *Scheduler) Release(podUID string) error {
 func (s *Scheduler) Usage() (Usage, error) {
 	var usage Usage
 	err := s.withHandle(func(h *C.deviceshare_scheduler) error {
-		var answer *C.char
-		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_usage(h, &answer, message)
-		}); err != nil {
+		answer, err := callForAnswer(func(answer, message **C.char) C.deviceshare_code {
+			return C.deviceshare_usage(h, answer, message)
+		})
+		if err != nil {
 			return err
 		}
 		return decodeAnswer(answer, &usage)
@@ -324,17 +322,23 @@ func call(f func(message **C.char) C.deviceshare_code) error {
 	return &Error{Code: Code(code), Message: text}
 }
 
-// takeAnswer copies and frees an answer of the C API.
-func takeAnswer(answer *C.char) []byte {
+// callForAnswer runs one C call that answers a string, and copies and
+// frees the answer.
+func callForAnswer(f func(answer, message **C.char) C.deviceshare_code) ([]byte, error) {
+	var answer *C.char
+	if err := call(func(message **C.char) C.deviceshare_code {
+		return f(&answer, message)
+	}); err != nil {
+		return nil, err
+	}
 	if answer == nil {
-		return nil
+		return nil, nil
 	}
 	defer C.deviceshare_free(answer)
-	return C.GoBytes(unsafe.Pointer(answer), C.int(C.strlen(answer)))
+	return C.GoBytes(unsafe.Pointer(answer), C.int(C.strlen(answer))), nil
 }
 
-func decodeAnswer(answer *C.char, into interface{}) error {
-	text := takeAnswer(answer)
+func decodeAnswer(text []byte, into interface{}) error {
 	if err := json.Unmarshal(text, into); err != nil {
 		return &Error{Code: Internal, Message: fmt.Sprintf(
 			"the C API's answer does not decode: %v", err)}
@@ -342,8 +346,7 @@ func decodeAnswer(answer *C.char, into interface{}) error {
 	return nil
 }
 
-func decodeDecision(answer *C.char) (*Decision, error) {
-	text := takeAnswer(answer)
+func decodeDecision(text []byte) (*Decision, error) {
 	decision := &Decision{Raw: json.RawMessage(text)}
 	if err := json.Unmarshal(text, decision); err != nil {
 		return nil, &Error{Code: Internal, Message: fmt.Sprintf(

@@ -344,6 +344,44 @@ TEST(HamiCodecTest, AllocationEmptyEntriesAreEmptyContainers) {
   EXPECT_THAT(*none, IsEmpty());
 }
 
+// What HAMi's DecodeContainerDevices / DecodePodDevices accept
+// (pkg/device/devices.go): each row one grant of 1000 MiB and 10 cores in
+// container 0.
+TEST(HamiCodecTest, ReadsRecordsAsHamiReadsThem) {
+  struct Case {
+    const char* upstream;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"a fifth field and more are ignored", "GPU-0,NVIDIA,1000,10,x,y:;"},
+      {"the type column is not checked", "GPU-0,NVIDIA-A100,1000,10:;"},
+      {"the last device without ':'", "GPU-0,NVIDIA,1000,10;"},
+      {"the last container without ';'", "GPU-0,NVIDIA,1000,10:"},
+      {"neither", "GPU-0,NVIDIA,1000,10"},
+      {"a piece without ',' stands for nothing", "GPU-0,NVIDIA,1000,10:x:;"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.upstream, ": ", c.text));
+    absl::StatusOr<std::vector<std::vector<DeviceGrant>>> read =
+        DecodeHamiAllocation(c.text);
+    ASSERT_OK(read);
+    ASSERT_EQ(read->size(), 1);
+    ASSERT_EQ((*read)[0].size(), 1);
+    EXPECT_EQ((*read)[0][0].uuid, "GPU-0");
+    EXPECT_EQ((*read)[0][0].memory_mib, 1000);
+    EXPECT_EQ((*read)[0][0].cores, 10);
+  }
+  // Empty entries keep their place: HAMi's writers give every container
+  // one (a pod's init container without GPUs first).
+  absl::StatusOr<std::vector<std::vector<DeviceGrant>>> read =
+      DecodeHamiAllocation(";GPU-0,NVIDIA,1000,10:;;");
+  ASSERT_OK(read);
+  ASSERT_EQ(read->size(), 3);
+  EXPECT_TRUE((*read)[0].empty());
+  EXPECT_EQ((*read)[1].size(), 1);
+  EXPECT_TRUE((*read)[2].empty());
+}
+
 TEST(HamiCodecTest, MalformedAllocationIsInvalidArgumentNamingAll) {
   struct Case {
     const char* text;
@@ -352,14 +390,14 @@ TEST(HamiCodecTest, MalformedAllocationIsInvalidArgumentNamingAll) {
     const char* value;
   };
   const Case cases[] = {
-      {"GPU-aaa,NVIDIA,3000,50:", "", "does not end with ';'", "GPU-aaa"},
-      {"GPU-aaa,NVIDIA,3000,50:;GPU-bbb,NVIDIA,4000,60;", "container 1",
-       "does not end with ':'", "GPU-bbb,NVIDIA,4000,60"},
       {";GPU-bbb,NVIDIA,4k,60:;", "container 1 device 0", "memMiB", "\"4k\""},
+      // HAMi would book -3000 MiB, freeing room that is not there
+      // (docs/compatibility.md).
       {"GPU-aaa,NVIDIA,-3000,50:;", "container 0 device 0", "memMiB",
        "\"-3000\""},
-      {"GPU-aaa,NVIDIA,3000,50,x:;", "container 0 device 0", "has 5 fields",
-       "GPU-aaa,NVIDIA,3000,50,x"},
+      // scheduler_test.go Test_onAddPod_BadDeviceAnnotation.
+      {"GPU-aaa,NVIDIA,3000:;", "container 0 device 0",
+       "has 3 fields, want at least 4", "GPU-aaa,NVIDIA,3000"},
       {"GPU-aaa,NVIDIA,3000,2147483648:;", "container 0 device 0", "cores",
        "\"2147483648\""},
       {",NVIDIA,3000,50:;", "container 0 device 0", "uuid", "\"\""},

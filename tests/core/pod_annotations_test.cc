@@ -194,15 +194,38 @@ TEST(PodAnnotationsTest, ModeComesFromTheRequestOrTheMigId) {
   EXPECT_EQ((*read)->node_name, "n");
 }
 
+// HAMi's DecodePodDevices maps entries by position and counts none
+// (scheduler_test.go's records with fewer entries than containers): a
+// container past the last entry has no device.
+TEST(PodAnnotationsTest, HamiEntriesMapByPositionWithoutACount) {
+  const PodRequest hami = Request(Dialect::kHami);
+  absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
+      hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;GPU-b,NVIDIA,2,2:"}},
+      "n");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  const PodAllocation& allocation = **read;
+  ASSERT_EQ(allocation.containers.size(), 4);
+  ASSERT_EQ(allocation.containers[0].devices.size(), 1);
+  ASSERT_EQ(allocation.containers[1].devices.size(), 1);
+  EXPECT_EQ(allocation.containers[1].devices[0].memory_mib, 2);
+  EXPECT_TRUE(allocation.containers[2].devices.empty());
+  EXPECT_TRUE(allocation.containers[3].devices.empty());
+  // Empty entries past the last container are nothing.
+  EXPECT_OK(AllocationFromAnnotations(
+      hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;;;;;;"}}, "n"));
+}
+
 TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
+  // A device past the last container would be charged to no container.
   const PodRequest hami = Request(Dialect::kHami);
   EXPECT_THAT(
       AllocationFromAnnotations(
-          hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;;"}}, "n"),
+          hami, {{keys::kHamiAllocated, ";;;;GPU-a,NVIDIA,1,1:;"}}, "n"),
       StatusIs(
           absl::StatusCode::kInvalidArgument,
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
-                HasSubstr("has 2 container entries"), HasSubstr("wants 4"))));
+                HasSubstr("has 5 container entries"), HasSubstr("wants 4"))));
   const PodRequest volcano = Request(Dialect::kVolcano);
   EXPECT_THAT(
       AllocationFromAnnotations(

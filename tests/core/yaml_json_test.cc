@@ -140,30 +140,29 @@ TEST(YamlJsonTest, RecursiveAliasIsAnErrorNotACrash) {
                        HasSubstr("nesting deeper")));
 }
 
-TEST(YamlJsonTest, AliasBombIsRefused) {
-  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
-  for (int i = 1; i <= 8; ++i) {
-    std::string prev = "*a" + std::to_string(i - 1);
+// A YAML text whose key a<levels> expands to 10^levels copies of `leaf`:
+// each level is a list of ten aliases to the one below.
+std::string NestedAliases(const std::string& leaf, int levels) {
+  std::string text = "a0: &a0 " + leaf + "\n";
+  for (int i = 1; i <= levels; ++i) {
+    std::string below = "*a" + std::to_string(i - 1);
     text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
-    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
+    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + below;
     text += "]\n";
   }
+  return text;
+}
+
+TEST(YamlJsonTest, AliasBombIsRefused) {
   EXPECT_THAT(
-      ParseJsonOrYaml(text),
+      ParseJsonOrYaml(NestedAliases("[x, x, x, x, x, x, x, x, x, x]", 8)),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than")));
 }
 
 // Few nodes, many bytes: 10^5 copies of one 1 KiB string.
 TEST(YamlJsonTest, AliasBombOfTextIsRefused) {
-  std::string text = "a0: &a0 \"" + std::string(1024, 'x') + "\"\n";
-  for (int i = 1; i <= 5; ++i) {
-    std::string prev = "*a" + std::to_string(i - 1);
-    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
-    for (int j = 0; j < 10; ++j) text += (j ? ", " : "") + prev;
-    text += "]\n";
-  }
   EXPECT_THAT(
-      ParseJsonOrYaml(text),
+      ParseJsonOrYaml(NestedAliases("\"" + std::string(1024, 'x') + "\"", 5)),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("MiB of text")));
 }
 

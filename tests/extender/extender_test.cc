@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
@@ -299,6 +300,31 @@ TEST_F(ExtenderTest, ARestartRebuildsTheLedgersFromPodRecords) {
   clock_.Advance(absl::Seconds(31));
   EXPECT_EQ(fresh.ExpireReservations(), 1);
   EXPECT_EQ(TotalUsed(*restarted, "a"), TotalUsed(*scheduler_, "a") - 7001);
+}
+
+// A record in a form HAMi's own reader accepts but its writers no longer
+// write (type column "NVIDIA-A100", a fifth field, no final ':' or ';'):
+// a restarted serve charges it as HAMi would, so the GPU is not offered
+// twice (docs/compatibility.md; HAMi pkg/device/devices.go).
+TEST_F(ExtenderTest, LooseHamiRecordsAreChargedAsHamiChargesThem) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod =
+      AddPod(HamiPodObject({.name = "old", .memory_mib = 7000, .cores = 10}));
+  ASSERT_EQ(extender_.Filter(FilterArgs(pod, {"a"})).error, "");
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
+  nlohmann::json bound = *writer_.Pod("default/old");
+  std::string record =
+      bound["metadata"]["annotations"][keys::kHamiAllocated].get<std::string>();
+  ASSERT_TRUE(absl::EndsWith(record, ",NVIDIA,7000,10:;")) << record;
+  record.resize(record.size() - std::string(",NVIDIA,7000,10:;").size());
+  bound["metadata"]["annotations"][keys::kHamiAllocated] =
+      absl::StrCat(record, ",NVIDIA-A100,7000,10,0");
+
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
+  Extender fresh(restarted.get(), &writer_, &clock_, WithoutInFlightRule());
+  fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 1})});
+  fresh.OnPodsReplaced({bound});
+  EXPECT_EQ(TotalUsed(*restarted, "a"), 7000);
 }
 
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {

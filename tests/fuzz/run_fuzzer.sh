@@ -65,8 +65,14 @@ run() {  # run <fuzzer> <seed dir> [extra flags...]
   mkdir -p "$corpus"
   # The seed folder's files only: another fuzzer's seeds may sit below it.
   find "$seeds" -maxdepth 1 -type f -exec cp -t "$corpus" {} +
+  local share=$(((seconds + ${#fuzzers[@]} - 1) / ${#fuzzers[@]}))
+  # libFuzzer can hang in its out-of-memory report (a sanitizer stopping
+  # the world over a 2 GB heap): a fuzzer still running well past its time
+  # is killed, which fails the test, instead of holding CI for the ctest
+  # timeout. (Such a hang saves no input: rerun the fuzzer by hand.)
+  timeout --kill-after=10 $((share + 120)) \
   "$build/$name" "$corpus" "$@" \
-    -max_total_time="$(((seconds + ${#fuzzers[@]} - 1) / ${#fuzzers[@]}))" \
+    -max_total_time="$share" \
     -max_len=16384 -timeout=30 \
     -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-"

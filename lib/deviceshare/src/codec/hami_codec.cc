@@ -392,15 +392,18 @@ std::string EncodeHamiAllocation(const PodAllocation& allocation) {
 
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeHamiAllocation(
     absl::string_view text) {
-  DS_ASSIGN_OR_RETURN(std::vector<absl::string_view> entries,
-                      wire::SplitTerminated(text, ';', keys::kHamiAllocated));
+  std::vector<absl::string_view> entries = absl::StrSplit(text, ';');
+  // HAMi's writers end every entry with ';': what follows the last one is
+  // an entry only if something stands there.
+  if (absl::StripAsciiWhitespace(entries.back()).empty()) entries.pop_back();
   std::vector<std::vector<DeviceGrant>> containers;
   containers.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     DS_ASSIGN_OR_RETURN(
         std::vector<DeviceGrant> grants,
-        wire::ParseGrants(
-            entries[i], absl::StrCat(keys::kHamiAllocated, " container ", i)));
+        wire::ParseGrants(entries[i],
+                          absl::StrCat(keys::kHamiAllocated, " container ", i),
+                          wire::GrantSyntax::kHami));
     containers.push_back(std::move(grants));
   }
   return containers;

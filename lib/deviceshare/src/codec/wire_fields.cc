@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -103,16 +104,19 @@ std::string MigSuffix(const MigSlot& slot) {
 }
 
 absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
-                                       absl::string_view where) {
+                                       absl::string_view where,
+                                       GrantSyntax syntax) {
   std::vector<absl::string_view> fields = absl::StrSplit(item, ',');
-  if (fields.size() != kGrantFields) {
-    return FieldError(
-        where, "UUID,NVIDIA,memMiB,cores", item,
-        absl::StrFormat("has %d fields, want %d", fields.size(), kGrantFields));
+  const bool hami = syntax == GrantSyntax::kHami;
+  if (fields.size() < kGrantFields ||
+      (!hami && fields.size() != kGrantFields)) {
+    return FieldError(where, "UUID,NVIDIA,memMiB,cores", item,
+                      absl::StrFormat("has %d fields, want %s%d", fields.size(),
+                                      hami ? "at least " : "", kGrantFields));
   }
   DeviceGrant grant;
   DS_RETURN_IF_ERROR(ParseGrantUuid(fields[0], where, grant));
-  if (fields[1] != kVendor) {
+  if (!hami && fields[1] != kVendor) {
     return FieldError(where, "vendor", fields[1],
                       absl::StrCat("is not ", kVendor));
   }
@@ -185,15 +189,22 @@ void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
 }
 
 absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
-                                                     absl::string_view where) {
-  DS_ASSIGN_OR_RETURN(std::vector<absl::string_view> items,
-                      SplitTerminated(entry, ':', where));
+                                                     absl::string_view where,
+                                                     GrantSyntax syntax) {
+  std::vector<absl::string_view> items;
+  if (syntax == GrantSyntax::kHami) {
+    for (absl::string_view piece : absl::StrSplit(entry, ':')) {
+      if (absl::StrContains(piece, ',')) items.push_back(piece);
+    }
+  } else {
+    DS_ASSIGN_OR_RETURN(items, SplitTerminated(entry, ':', where));
+  }
   std::vector<DeviceGrant> grants;
   grants.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     DS_ASSIGN_OR_RETURN(
         DeviceGrant grant,
-        ParseGrant(items[i], absl::StrCat(where, " device ", i)));
+        ParseGrant(items[i], absl::StrCat(where, " device ", i), syntax));
     grants.push_back(std::move(grant));
   }
   return grants;

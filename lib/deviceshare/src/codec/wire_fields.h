@@ -66,13 +66,25 @@ enum class MigIdForm {
 void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
                   std::string* out);
 
+// How a container's grants are read. kExact: `UUID,NVIDIA,memMiB,cores:`
+// per device, what Volcano reads and every writer writes. kHami: as HAMi's
+// DecodeContainerDevices reads them (upstream-hami.md; docs/
+// compatibility.md): every ':'-separated piece holding a ',' is a device of
+// at least four fields, whatever its vendor column says and whether or not
+// a ':' ends it; a piece without a ',' stands for nothing. Memory and cores
+// are non-negative decimal integers either way (HAMi would book a negative
+// figure as usage below zero).
+enum class GrantSyntax { kExact, kHami };
+
 // Parses one container's grants, `UUID,NVIDIA,memMiB,cores:` repeated
-// (possibly none). Grants get gpu_index -1 and mode hami-core, except that a
-// MIG instance id `GPU-x[a-n]` yields uuid `GPU-x`, mode mig and a MigSlot:
-// the bracket is split at its last '-'; when `a` is a MIG profile name it is
-// {profile a, start n} (size 0: not carried), else {group a, position n}.
-absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
-                                                     absl::string_view where);
+// (possibly none), in `syntax`. Grants get gpu_index -1 and mode hami-core,
+// except that a MIG instance id `GPU-x[a-n]` yields uuid `GPU-x`, mode mig and
+// a MigSlot: the bracket is split at its last '-'; when `a` is a MIG profile
+// name it is {profile a, start n} (size 0: not carried), else {group a,
+// position n}.
+absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
+    absl::string_view entry, absl::string_view where,
+    GrantSyntax syntax = GrantSyntax::kExact);
 
 }  // namespace deviceshare::wire
 

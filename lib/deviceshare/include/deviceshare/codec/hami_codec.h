@@ -56,7 +56,10 @@ absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegister(absl::string_view text);
 
 // Encodes every container of the allocation, in order.
 std::string EncodeHamiAllocation(const PodAllocation& allocation);
-// One vector of grants per container entry, in order.
+// One vector of grants per container entry, in order, read as HAMi reads
+// them (DecodePodDevices): the entries are what ';' separates, the one
+// after the last ';' included when it holds a device, and each entry's
+// devices as wire::GrantSyntax::kHami has it.
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeHamiAllocation(
     absl::string_view text);
 
