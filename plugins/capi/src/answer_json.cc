@@ -1,10 +1,10 @@
 #include "answer_json.h"
 
-#include <cstdint>
 #include <utility>
 
 #include "deviceshare/dra/allocation_json.h"
 #include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/scheduler/cluster_usage.h"
 #include "deviceshare/scheduler/decision_json.h"
 #include "deviceshare/status_macros.h"
 #include "json_text.h"
@@ -87,31 +87,16 @@ std::string VerdictsJson(const std::vector<NodeVerdict>& verdicts) {
 }
 
 std::string UsageJson(const Scheduler& scheduler) {
+  const ClusterUsage usage = ReadClusterUsage(scheduler);
   OrderedJson out;
-  scheduler.Inspect([&out](const ClusterState& state) {
-    int64_t gpus = 0, idle = 0, memory = 0, memory_used = 0, cores = 0,
-            cores_used = 0;
-    for (const auto& [name, node] : state.nodes()) {
-      for (size_t i = 0; i < node->gpu_count(); ++i) {
-        const DeviceLedger& ledger = node->ledger(i);
-        ++gpus;
-        if (ledger.idle()) ++idle;
-        memory += ledger.memory_capacity_mib();
-        memory_used += ledger.used_memory_mib();
-        cores += ledger.core_capacity();
-        cores_used += ledger.used_cores();
-      }
-    }
-    const dra::GpuTotals dra = state.dra().Totals();
-    out["nodes"] = state.nodes().size();
-    out["pods"] = state.pod_count();
-    out["gpus"] = gpus + dra.devices;
-    out["gpus_idle"] = idle + dra.idle;
-    out["memory_capacity_mib"] = memory + (dra.memory_capacity >> 20);
-    out["memory_used_mib"] = memory_used + (dra.memory_used >> 20);
-    out["core_capacity"] = cores + dra.core_capacity;
-    out["cores_used"] = cores_used + dra.cores_used;
-  });
+  out["nodes"] = usage.nodes;
+  out["pods"] = usage.pods;
+  out["gpus"] = usage.gpus;
+  out["gpus_idle"] = usage.gpus_idle;
+  out["memory_capacity_mib"] = usage.memory_capacity_mib;
+  out["memory_used_mib"] = usage.memory_used_mib;
+  out["core_capacity"] = usage.core_capacity;
+  out["cores_used"] = usage.cores_used;
   return DumpJson(out);
 }
 

@@ -61,6 +61,12 @@ absl::Status CheckOptionalText(const char* text, const char* name) {
                       static_cast<unsigned char>(text[at])));
 }
 
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(prefix, ": ", status.message()));
+}
+
 absl::Status SetOutput(char** out, absl::string_view text) {
   char* copy = CopyToC(text);
   if (copy == nullptr) {

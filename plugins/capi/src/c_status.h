@@ -37,6 +37,10 @@ absl::Status RequireText(const char* text, const char* name);
 // The same for a text that may be NULL (then: not given).
 absl::Status CheckOptionalText(const char* text, const char* name);
 
+// `status` with "<prefix>: " before its message (OK stays OK): the
+// argument or object an error came from.
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& status);
+
 // Sets *out to a malloc'd copy of `text`; ResourceExhausted when the copy
 // cannot be made (then *out is left alone).
 absl::Status SetOutput(char** out, absl::string_view text);

@@ -3,22 +3,17 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "c_status.h"
 #include "deviceshare/dra/claim_spec.h"
 #include "deviceshare/dra/device_class.h"
 #include "deviceshare/dra/slice_decode.h"
+#include "deviceshare/input/kube_objects.h"
 #include "nlohmann/json.hpp"
 #include "text_input.h"
 
 namespace deviceshare::capi {
 namespace {
-
-absl::Status Named(absl::string_view kind, const absl::Status& status) {
-  if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat(kind, ": ", status.message()));
-}
 
 absl::Status UpsertSlice(Scheduler& scheduler, const nlohmann::json& object) {
   absl::StatusOr<dra::DecodedSlice> decoded = dra::DecodeResourceSlice(object);
@@ -50,14 +45,14 @@ absl::Status UpsertClass(Scheduler& scheduler, const nlohmann::json& object) {
 absl::Status UpsertObject(Scheduler& scheduler, absl::string_view text) {
   absl::StatusOr<nlohmann::json> object = ParseObject(text, "object");
   if (!object.ok()) return object.status();
-  const std::string kind = KindOf(*object);
+  const std::string kind = input::KindOf(*object);
   if (kind == "DeviceClass")
-    return Named(kind, UpsertClass(scheduler, *object));
+    return Prefixed(kind, UpsertClass(scheduler, *object));
   if (kind == "ResourceSlice") {
-    return Named(kind, UpsertSlice(scheduler, *object));
+    return Prefixed(kind, UpsertSlice(scheduler, *object));
   }
   if (kind == "ResourceClaim") {
-    return Named(kind, UpsertClaim(scheduler, *object));
+    return Prefixed(kind, UpsertClaim(scheduler, *object));
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "object: kind %s, want DeviceClass, ResourceSlice or ResourceClaim "

@@ -4,9 +4,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "c_status.h"
 #include "deviceshare/input/cluster_loader.h"
 #include "deviceshare/status_macros.h"
 #include "json_text.h"
@@ -48,11 +50,8 @@ absl::Status Upsert(Scheduler& scheduler, input::LoadedCluster& cluster,
     const std::string name = node.name;
     absl::StatusOr<std::vector<std::string>> moved =
         scheduler.UpsertNode(std::move(node));
-    if (!moved.ok()) {
-      return absl::Status(
-          moved.status().code(),
-          absl::StrFormat("node %s: %s", name, moved.status().message()));
-    }
+    if (!moved.ok())
+      return Prefixed(absl::StrCat("node ", name), moved.status());
     nodes.push_back(name);
     for (std::string& pod : *moved) displaced.push_back(std::move(pod));
   }
@@ -61,11 +60,9 @@ absl::Status Upsert(Scheduler& scheduler, input::LoadedCluster& cluster,
   }
   for (dra::ResourceSlice& slice : cluster.slices) {
     const std::string name = slice.name;
-    absl::Status added = scheduler.UpsertResourceSlice(std::move(slice));
-    if (!added.ok()) {
-      return absl::Status(added.code(), absl::StrFormat("ResourceSlice %s: %s",
-                                                        name, added.message()));
-    }
+    DS_RETURN_IF_ERROR(
+        Prefixed(absl::StrCat("ResourceSlice ", name),
+                 scheduler.UpsertResourceSlice(std::move(slice))));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 #include "scheduler_factory.h"
 
-#include "absl/strings/str_cat.h"
+#include "c_status.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/policy/policy_registry.h"
@@ -14,10 +14,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> NewScheduler(
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(backends));
   absl::StatusOr<Config> parsed =
       ParseConfigYaml(config, backends.ConfigExtensions());
-  if (!parsed.ok()) {
-    return absl::Status(parsed.status().code(),
-                        absl::StrCat("config: ", parsed.status().message()));
-  }
+  if (!parsed.ok()) return Prefixed("config", parsed.status());
   return Scheduler::Create(*parsed, backends, BuiltinPolicies());
 }
 

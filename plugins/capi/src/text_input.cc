@@ -4,11 +4,12 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "c_status.h"
 #include "deviceshare/codec/yaml_json.h"
+#include "deviceshare/input/kube_objects.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "deviceshare/status_macros.h"
 #include "json_text.h"
@@ -17,11 +18,6 @@ namespace deviceshare::capi {
 namespace {
 
 using Json = nlohmann::json;
-
-absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat(prefix, ": ", status.message()));
-}
 
 // An optional argument: NULL, "" or only blanks means "not given".
 bool Absent(const char* text) {
@@ -90,17 +86,11 @@ absl::StatusOr<Json> ParseObject(absl::string_view text,
   return parsed;
 }
 
-std::string KindOf(const Json& object) {
-  auto it = object.find("kind");
-  if (it == object.end() || !it->is_string()) return "";
-  return it->get<std::string>();
-}
-
 absl::StatusOr<ParsedPod> ParsePod(absl::string_view text,
                                    const DeviceConfig& config) {
   ParsedPod pod;
   DS_ASSIGN_OR_RETURN(pod.object, ParseObject(text, "pod"));
-  const std::string kind = KindOf(pod.object);
+  const std::string kind = input::KindOf(pod.object);
   if (!kind.empty() && kind != "Pod") {
     return absl::InvalidArgumentError(
         absl::StrFormat("pod: kind %s, want Pod", kind));
@@ -120,23 +110,23 @@ absl::StatusOr<Json> DocumentObjectsJson(absl::string_view text) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: a %s, want an object", where, document.type_name()));
     }
-    const std::string kind = KindOf(document);
-    if (!absl::EndsWith(kind, "List")) {
+    // Any <X>List: a host may hand over whatever `kubectl get` printed.
+    const std::string kind = input::KindOf(document);
+    absl::string_view item_kind = kind;
+    if (!absl::ConsumeSuffix(&item_kind, "List")) {
       objects.push_back(std::move(document));
       continue;
     }
-    auto items = document.find("items");
-    if (items == document.end() || !items->is_array()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: kind %s: items is missing or not a list", where, kind));
-    }
-    for (size_t i = 0; i < items->size(); ++i) {
-      if (!(*items)[i].is_object()) {
+    absl::StatusOr<std::vector<input::DocumentObject>> items =
+        input::DocumentObjects(document, item_kind);
+    if (!items.ok()) return Prefixed(where, items.status());
+    for (const input::DocumentObject& item : *items) {
+      if (!item.object->is_object()) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("%s: items[%d]: a %s, want an object", where, i,
-                            (*items)[i].type_name()));
+            absl::StrFormat("%s: %sa %s, want an object", where, item.where,
+                            item.object->type_name()));
       }
-      objects.push_back(std::move((*items)[i]));
+      objects.push_back(*item.object);
     }
   }
   return objects;

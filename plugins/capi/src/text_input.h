@@ -23,9 +23,6 @@ namespace deviceshare::capi {
 absl::StatusOr<nlohmann::json> ParseObject(absl::string_view text,
                                            absl::string_view argument);
 
-// The object's `kind`; "" when it has none.
-std::string KindOf(const nlohmann::json& object);
-
 // A Pod object and the request it makes under `config`. A `kind` other
 // than Pod is an error.
 struct ParsedPod {

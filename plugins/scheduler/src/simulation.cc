@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_format.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/scheduler/cluster_usage.h"
+#include "deviceshare/scheduler/decision_json.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/simulate/dra_workload.h"
 #include "deviceshare/status_macros.h"
@@ -29,45 +31,11 @@ absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
     out.name = container.name;
     out.is_init = container.is_init;
     out.devices = container.devices;
-    if (!container.devices.empty()) {
-      EditOptions options;
-      options.pod_uid = request.uid;
-      options.container_name = container.name;
-      DS_ASSIGN_OR_RETURN(ContainerEdits edits,
-                          scheduler.Edits(allocation, c, options));
-      out.env = std::move(edits.env);
-    }
+    DS_ASSIGN_OR_RETURN(
+        out.env, PlacedContainerEnv(scheduler, allocation, c, request.uid));
     placement.containers.push_back(std::move(out));
   }
   return placement;
-}
-
-ClusterUsage ReadUsage(const Scheduler& scheduler) {
-  ClusterUsage usage;
-  scheduler.Inspect([&usage](const ClusterState& state) {
-    for (const auto& [name, node] : state.nodes()) {
-      ++usage.nodes;
-      for (size_t i = 0; i < node->gpu_count(); ++i) {
-        const DeviceLedger& ledger = node->ledger(i);
-        ++usage.gpus;
-        if (ledger.idle()) ++usage.gpus_idle;
-        if (!ledger.gpu().healthy) ++usage.gpus_unhealthy;
-        usage.memory_capacity_mib += ledger.memory_capacity_mib();
-        usage.memory_used_mib += ledger.used_memory_mib();
-        usage.core_capacity += ledger.core_capacity();
-        usage.cores_used += ledger.used_cores();
-      }
-    }
-    // GPUs published as DRA devices (MIG partitions not counted).
-    const dra::GpuTotals dra = state.dra().Totals();
-    usage.gpus += dra.devices;
-    usage.gpus_idle += dra.idle;
-    usage.memory_capacity_mib += dra.memory_capacity >> 20;
-    usage.memory_used_mib += dra.memory_used >> 20;
-    usage.core_capacity += dra.core_capacity;
-    usage.cores_used += dra.cores_used;
-  });
-  return usage;
 }
 
 absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
@@ -146,7 +114,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     }
     if (options.progress) options.progress(p + 1, total);
   }
-  result.usage = ReadUsage(*scheduler);
+  result.usage = ReadClusterUsage(*scheduler);
   return result;
 }
 

@@ -46,21 +46,31 @@ OrderedJson ContainerDecisionJson(
   return out;
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+PlacedContainerEnv(const Scheduler& scheduler, const PodAllocation& allocation,
+                   size_t c, const std::string& pod_uid) {
+  const ContainerAllocation& container = allocation.containers[c];
+  if (container.devices.empty()) {
+    return std::vector<std::pair<std::string, std::string>>();
+  }
+  EditOptions options;
+  options.pod_uid = pod_uid;
+  options.container_name = container.name;
+  DS_ASSIGN_OR_RETURN(ContainerEdits edits,
+                      scheduler.Edits(allocation, c, options));
+  return std::move(edits.env);
+}
+
 absl::StatusOr<OrderedJson> PlacedContainersJson(
     const Scheduler& scheduler, const PodAllocation& allocation,
     const std::string& pod_uid) {
   OrderedJson containers = OrderedJson::array();
   for (size_t c = 0; c < allocation.containers.size(); ++c) {
     const ContainerAllocation& container = allocation.containers[c];
-    ContainerEdits edits;
-    if (!container.devices.empty()) {
-      EditOptions options;
-      options.pod_uid = pod_uid;
-      options.container_name = container.name;
-      DS_ASSIGN_OR_RETURN(edits, scheduler.Edits(allocation, c, options));
-    }
+    DS_ASSIGN_OR_RETURN(auto env,
+                        PlacedContainerEnv(scheduler, allocation, c, pod_uid));
     containers.push_back(
-        ContainerDecisionJson(container.name, container.devices, edits.env));
+        ContainerDecisionJson(container.name, container.devices, env));
   }
   return containers;
 }

@@ -21,6 +21,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -37,10 +38,17 @@ nlohmann::ordered_json ContainerDecisionJson(
     absl::string_view name, absl::Span<const DeviceGrant> devices,
     absl::Span<const std::pair<std::string, std::string>> env);
 
+// The env the node agent injects into container `c` of a placed pod:
+// what Scheduler::Edits returns for EditOptions{pod_uid, the container's
+// name}; empty for a container without GPUs. Errors are Edits' (a mode not
+// enabled).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+PlacedContainerEnv(const Scheduler& scheduler, const PodAllocation& allocation,
+                   size_t c, const std::string& pod_uid);
+
 // Every container of a placed pod (init containers too, in allocation
-// order), each with GPUs given the env Scheduler::Edits returns for
-// EditOptions{pod_uid, container name}: what simulate lists under a
-// placement's "containers". Errors are Edits' (a mode not enabled).
+// order), each with its PlacedContainerEnv: what simulate lists under a
+// placement's "containers".
 absl::StatusOr<nlohmann::ordered_json> PlacedContainersJson(
     const Scheduler& scheduler, const PodAllocation& allocation,
     const std::string& pod_uid);

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/scheduler/cluster_usage.h"
 #include "deviceshare/scheduler/decision.h"
 #include "deviceshare/simulate/reason_digest.h"
 #include "deviceshare/simulate/workload.h"
@@ -54,18 +55,6 @@ struct PodUnschedulable {
   ReasonDigest reasons;
 };
 
-// GPU totals of the cluster after the run.
-struct ClusterUsage {
-  int64_t nodes = 0;
-  int64_t gpus = 0;
-  int64_t gpus_idle = 0;  // no tenant at all
-  int64_t gpus_unhealthy = 0;
-  int64_t memory_capacity_mib = 0;
-  int64_t memory_used_mib = 0;
-  int64_t core_capacity = 0;  // percent, summed over GPUs
-  int64_t cores_used = 0;
-};
-
 struct RunOptions {
   // Examples kept per unschedulable pod (see ReasonDigest).
   size_t max_reason_examples = 10;
@@ -81,7 +70,7 @@ struct RunResult {
   std::vector<PodUnschedulable> unschedulable;  // in decision order
   std::vector<bool> placed;                     // per workload pod
   std::vector<int64_t> decision_ns;             // per workload pod
-  ClusterUsage usage;
+  ClusterUsage usage;  // the cluster's GPU totals after the run
 };
 
 absl::StatusOr<RunResult> RunSimulation(const Config& config,
