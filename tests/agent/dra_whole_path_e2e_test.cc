@@ -126,13 +126,10 @@ class DraWholePathE2eTest : public ::testing::Test {
                                  "--address", "127.0.0.1:0", "--log-level",
                                  "debug"});
     ASSERT_THAT(scheduler_->Start(), IsOk()) << scheduler_->Log();
-    client_ =
-        std::make_unique<httplib::Client>("127.0.0.1", scheduler_->port());
-    client_->set_read_timeout(20, 0);
-    ASSERT_TRUE(WaitFor([&] {
-      auto answer = client_->Get("/readyz");
-      return answer && answer->status == 200;
-    })) << scheduler_->Log();
+    absl::StatusOr<std::unique_ptr<httplib::Client>> client =
+        ReadyClient(*scheduler_);
+    ASSERT_THAT(client, IsOk());
+    client_ = *std::move(client);
   }
 
   void TearDown() override {

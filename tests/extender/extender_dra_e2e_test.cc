@@ -31,6 +31,7 @@ using ::deviceshare::testing::GpuClassObject;
 using ::deviceshare::testing::GpuSliceObject;
 using ::deviceshare::testing::kDraDriver;
 using ::deviceshare::testing::kDraGiB;
+using ::deviceshare::testing::ReadyClient;
 using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::ShareClaimObject;
 using ::deviceshare::testing::WaitFor;
@@ -119,13 +120,10 @@ class ExtenderDraE2eTest : public ::testing::Test {
         std::vector<std::string>{"--kubeconfig", kubeconfig_, "--address",
                                  "127.0.0.1:0", "--log-level", "debug"});
     ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
-    client_ =
-        std::make_unique<httplib::Client>("127.0.0.1", scheduler_->port());
-    client_->set_read_timeout(20, 0);
-    ASSERT_TRUE(WaitFor([&] {
-      auto result = client_->Get("/readyz");
-      return result && result->status == 200;
-    })) << scheduler_->Log();
+    absl::StatusOr<std::unique_ptr<httplib::Client>> client =
+        ReadyClient(*scheduler_);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
   }
 
   // A pod named `name` using claim `claim`, put in the API.

@@ -30,6 +30,7 @@ using ::deviceshare::testing::FakeApiServer;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::PodSpec;
+using ::deviceshare::testing::ReadyClient;
 using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::VolcanoNodeObject;
 using ::deviceshare::testing::VolcanoPodObject;
@@ -61,13 +62,10 @@ class ExtenderE2eTest : public ::testing::Test {
     scheduler_ = std::make_unique<SchedulerProcess>(DEVICESHARE_SCHEDULER_BIN,
                                                     std::move(flags));
     ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
-    client_ =
-        std::make_unique<httplib::Client>("127.0.0.1", scheduler_->port());
-    client_->set_read_timeout(20, 0);
-    ASSERT_TRUE(WaitFor([&] {
-      auto result = client_->Get("/readyz");
-      return result && result->status == 200;
-    })) << scheduler_->Log();
+    absl::StatusOr<std::unique_ptr<httplib::Client>> client =
+        ReadyClient(*scheduler_);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
   }
 
   nlohmann::json Post(const std::string& verb, const nlohmann::json& body,

@@ -77,10 +77,14 @@ configure_example() {  # NAME
   quiet "$cmake" --build "$tmp/$1"
 }
 
+# Runs the program $1, keeping its output in $tmp/$2.out.
+run_example() {  # PROGRAM NAME
+  "$1" >"$tmp/$2.out" 2>&1 || { cat "$tmp/$2.out" >&2; fail "$2 failed"; }
+}
+
 echo "== examples/embedding with find_package(deviceshare)"
 configure_example embedding
-"$tmp/embedding/embedding" >"$tmp/embedding.out" 2>&1 ||
-  { cat "$tmp/embedding.out" >&2; fail "embedding failed"; }
+run_example "$tmp/embedding/embedding" embedding
 cat "$tmp/embedding.out"
 expect "$tmp/embedding.out" '^team-a/hami-small -> (a100-[12]|h100-1|a30-1) '
 expect "$tmp/embedding.out" '^team-b/volcano-two-gpus -> h100-1 '
@@ -89,8 +93,7 @@ expect "$tmp/embedding.out" '^team-c/too-big: fits nowhere$'
 if ((with_c)); then
   echo "== examples/c with find_package(deviceshare COMPONENTS c)"
   configure_example c
-  "$tmp/c/c_example" >"$tmp/c.out" 2>&1 ||
-    { cat "$tmp/c.out" >&2; fail "c_example failed"; }
+  run_example "$tmp/c/c_example" c
   cat "$tmp/c.out"
   expect "$tmp/c.out" '"nodes": ?\["a100-1", ?"a30-1"\]'
   expect "$tmp/c.out" '"placed": ?true'
@@ -105,8 +108,7 @@ if ((with_c)); then
     $("$pkg_config" --cflags --libs deviceshare) \
     -Wl,-rpath,"$("$pkg_config" --variable=libdir deviceshare)" \
     -o "$tmp/c_pkgconfig"
-  "$tmp/c_pkgconfig" >"$tmp/c_pkgconfig.out" 2>&1 ||
-    { cat "$tmp/c_pkgconfig.out" >&2; fail "c_pkgconfig failed"; }
+  run_example "$tmp/c_pkgconfig" c_pkgconfig
   # Not compared with the CMake build's output: the annotations carry the
   # bind time.
   expect "$tmp/c_pkgconfig.out" '"placed": ?true'

@@ -118,4 +118,19 @@ SchedulerProcess::SchedulerProcess(std::string binary,
           }(),
           "serving address=[^ ]*:([0-9]+)") {}
 
+absl::StatusOr<std::unique_ptr<httplib::Client>> ReadyClient(
+    const ServerProcess& process) {
+  auto client = std::make_unique<httplib::Client>("127.0.0.1", process.port());
+  client->set_read_timeout(20, 0);
+  const bool ready = WaitFor([&] {
+    auto answer = client->Get("/readyz");
+    return answer && answer->status == 200;
+  });
+  if (!ready) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("/readyz never answered 200; log:\n", process.Log()));
+  }
+  return client;
+}
+
 }  // namespace deviceshare::testing

@@ -11,13 +11,16 @@
 #ifndef DEVICESHARE_TESTS_TESTING_SERVER_PROCESS_H_
 #define DEVICESHARE_TESTS_TESTING_SERVER_PROCESS_H_
 
+#include <httplib.h>
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -58,6 +61,13 @@ class SchedulerProcess : public ServerProcess {
  public:
   SchedulerProcess(std::string binary, std::vector<std::string> args);
 };
+
+// An HTTP client to a started `process` on 127.0.0.1 (20 s read timeout),
+// once its /readyz answers 200 -- for serve, the first list of every
+// watched collection is in, so objects put in the API before are known to
+// it. DeadlineExceeded, with the process's log, when that takes over 10 s.
+absl::StatusOr<std::unique_ptr<httplib::Client>> ReadyClient(
+    const ServerProcess& process);
 
 }  // namespace deviceshare::testing
 
