@@ -8,13 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/input_text.h"
 
 namespace deviceshare::agent {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   absl::StrCat("journal-", name, "-", getpid());
+  // Inside the test process's own folder, removed when it exits.
+  const auto dir = std::filesystem::path(testing::ProcessTempFolder()) /
+                   absl::StrCat("journal-", name);
   std::filesystem::remove_all(dir);
   return (dir / "served.journal").string();
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/input_text.h"
 #include "testing/status_matchers.h"
 
 namespace deviceshare::kube {
@@ -28,7 +29,8 @@ constexpr char kKeyPem[] =
 class KubeConfigTest : public ::testing::Test {
  protected:
   KubeConfigTest() {
-    std::string pattern = ::testing::TempDir() + "kubeconfig-XXXXXX";
+    std::string pattern =
+        deviceshare::testing::ProcessTempFolder() + "/kubeconfig-XXXXXX";
     dir_ = mkdtemp(pattern.data());
   }
 

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/fake_api_server.h"
+#include "testing/input_text.h"
 #include "testing/status_matchers.h"
 #include "testing/wait_for.h"
 
@@ -62,8 +63,8 @@ class FakeApiServerTest : public ::testing::Test {
 
 TEST_F(FakeApiServerTest, WrittenKubeconfigLoadsIntoAWorkingClient) {
   server_.UpsertNode({{"metadata", {{"name", "n1"}}}});
-  absl::StatusOr<kube::KubeConfig> config =
-      kube::LoadKubeconfig(server_.WriteKubeconfig(::testing::TempDir()));
+  absl::StatusOr<kube::KubeConfig> config = kube::LoadKubeconfig(
+      server_.WriteKubeconfig(testing::ProcessTempFolder()));
   ASSERT_OK(config);
   EXPECT_EQ(config->server, server_.url());
   absl::StatusOr<std::unique_ptr<ApiClient>> client =

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "testing/fake_api_server.h"
 #include "testing/fakes.h"
+#include "testing/input_text.h"
 #include "testing/status_matchers.h"
 #include "testing/wait_for.h"
 
@@ -242,8 +243,8 @@ TEST(ReflectorRetryTest, FailedListsBackOffAndRetryUntilTheyWork) {
   options.token = "good";
   FakeApiServer server(options);
   server.UpsertPod(Pod("a"));
-  const std::string token_file =
-      absl::StrCat(::testing::TempDir(), "/reflector-token-", server.port());
+  const std::string token_file = absl::StrCat(
+      testing::ProcessTempFolder(), "/reflector-token-", server.port());
   std::ofstream(token_file) << "bad";
   KubeConfig config = server.kube_config();
   config.token_file = token_file;
