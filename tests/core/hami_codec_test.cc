@@ -218,6 +218,17 @@ TEST(HamiCodecTest, LegacyShortFormIndexIsThePosition) {
   EXPECT_FALSE((*gpus)[1].healthy);
 }
 
+// devices.go DecodeNodeDevices splits on ':' and skips empty pieces, so the
+// last ':' may be missing.
+TEST(HamiCodecTest, LegacyReadsAsHamiReadsIt) {
+  auto gpus = DecodeHamiNodeRegisterLegacy(
+      "GPU-a,10,1024,100,T,0,true::GPU-b,10,2048,100,T,1,false");
+  ASSERT_OK(gpus);
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[1].uuid, "GPU-b");
+  EXPECT_EQ((*gpus)[1].memory_mib, 2048);
+}
+
 TEST(HamiCodecTest, LegacyLongFormRoundTripsByteForByte) {
   const std::string text =
       "GPU-220d,10,6144,100,NVIDIA-NVIDIA GeForce RTX 2060,0,true,0,hami-core:"
@@ -266,7 +277,11 @@ TEST(HamiCodecTest, MalformedLegacyIsInvalidArgumentNamingAll) {
       {"GPU-a,10,1024,100,T,0,true,x,mig:", "entry 0", "index", "\"x\""},
       {"GPU-a,10,1024,100,T,0,true,0,Exclusive:", "entry 0", "mode",
        "\"Exclusive\""},
-      {"GPU-a,10,1024,100,T,0,true", "", "does not end with ':'", "true"},
+      // devices.go DecodeNodeDevices: "node annotation missing device
+      // separator".
+      {"GPU-a,10,1024,100,T,0,true", "", "has no ':'", "true"},
+      {"GPU-a,10,1024,100,T,0,true:garbage:", "entry 1", "has 1 fields",
+       "garbage"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

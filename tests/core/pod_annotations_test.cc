@@ -229,11 +229,28 @@ TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
   const PodRequest volcano = Request(Dialect::kVolcano);
   EXPECT_THAT(
       AllocationFromAnnotations(
-          volcano, {{keys::kVolcanoAllocation, "GPU-a,NVIDIA,1,1:"}}, "n"),
+          volcano,
+          {{keys::kVolcanoAllocation,
+            "GPU-a,NVIDIA,1,1:;GPU-a,NVIDIA,1,1:;GPU-a,NVIDIA,1,1:"}},
+          "n"),
       StatusIs(
           absl::StatusCode::kInvalidArgument,
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoAllocation),
-                HasSubstr("has 1 container entries"), HasSubstr("wants 2"))));
+                HasSubstr("has 3 container entries"), HasSubstr("wants 2"))));
+}
+
+TEST(PodAnnotationsTest, VolcanoEntriesMapByPositionAndSkipWhatVolcanoSkips) {
+  // utils.go DecodePodDevices: positional, no count; a device that does not
+  // read is skipped, the rest of the record still charged.
+  absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
+      Request(Dialect::kVolcano),
+      {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1:GPU-b,NVIDIA,300,20;"}}, "n");
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  const PodAllocation& allocation = **read;
+  EXPECT_THAT(allocation.containers[1].devices,
+              ElementsAre(Grant("GPU-b", 300, 20)));
+  EXPECT_TRUE(allocation.containers[3].devices.empty());
 }
 
 TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
@@ -246,12 +263,14 @@ TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
                AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
                      HasSubstr("container 1 device 0"), HasSubstr("memMiB"),
                      HasSubstr("\"x\""))));
-  EXPECT_THAT(AllocationFromAnnotations(
-                  Request(Dialect::kVolcano),
-                  {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1:"}}, "n"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("ml/trainer"),
-                             HasSubstr(keys::kVolcanoToAllocate))));
+  EXPECT_THAT(
+      AllocationFromAnnotations(
+          Request(Dialect::kVolcano),
+          {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1,1:;;GPU-b,NVIDIA,1,1:"}},
+          "n"),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoToAllocate))));
 }
 
 }  // namespace

@@ -327,6 +327,30 @@ TEST_F(ExtenderTest, LooseHamiRecordsAreChargedAsHamiChargesThem) {
   EXPECT_EQ(TotalUsed(*restarted, "a"), 7000);
 }
 
+// Volcano's decodeContainerDevices skips a device it cannot read and keeps
+// the rest; a record without the last ':' is still charged
+// (device_info_test.go TestAddResource, utils_test.go "valid entry kept").
+TEST_F(ExtenderTest, LooseVolcanoRecordsAreChargedAsVolcanoChargesThem) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(
+      VolcanoPodObject({.name = "old", .memory_mib = 2000, .cores = 20}));
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
+  nlohmann::json bound = *writer_.Pod("default/old");
+  nlohmann::json& annotations = bound["metadata"]["annotations"];
+  std::string record = annotations[keys::kVolcanoAllocation].get<std::string>();
+  ASSERT_TRUE(absl::EndsWith(record, ":")) << record;
+  record.pop_back();
+  annotations[keys::kVolcanoAllocation] =
+      absl::StrCat("GPU-a-0,NVIDIA,-5,30:", record, ";");
+  annotations.erase(keys::kVolcanoToAllocate);
+
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
+  Extender fresh(restarted.get(), &writer_, &clock_, WithoutInFlightRule());
+  fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 1})});
+  fresh.OnPodsReplaced({bound});
+  EXPECT_EQ(TotalUsed(*restarted, "a"), 2000);
+}
+
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));

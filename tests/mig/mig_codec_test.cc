@@ -131,7 +131,7 @@ TEST(VolcanoMigIdTest, EncoderPrefersGroupThenPlacementThenPlainUuid) {
             "GPU-f[1g.10gb-2],NVIDIA,6,0:");
 }
 
-TEST(VolcanoMigIdTest, MalformedIdsAreInvalidArgumentNamingAll) {
+TEST(VolcanoMigIdTest, MalformedIdsAreSkippedAndReportedNamingAll) {
   struct Case {
     const char* id;
     const char* field;
@@ -158,7 +158,11 @@ TEST(VolcanoMigIdTest, MalformedIdsAreInvalidArgumentNamingAll) {
     const std::string text = absl::StrCat(
         "GPU-z,NVIDIA,1,0:;GPU-y,NVIDIA,1,0:", c.id, ",NVIDIA,10240,0:");
     SCOPED_TRACE(text);
-    EXPECT_THAT(DecodeVolcanoAllocation(text),
+    // Volcano skips a device it cannot read; the error is reported.
+    std::vector<absl::Status> skipped;
+    ASSERT_OK(DecodeVolcanoAllocation(text, &skipped));
+    ASSERT_EQ(skipped.size(), 1);
+    EXPECT_THAT(skipped[0],
                 StatusIs(kInvalid,
                          AllOf(HasSubstr(keys::kVolcanoAllocation),
                                HasSubstr("container 1 device 1"),

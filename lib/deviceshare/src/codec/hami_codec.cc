@@ -358,7 +358,7 @@ absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegisterLegacy(
     absl::string_view text) {
   DS_ASSIGN_OR_RETURN(
       std::vector<absl::string_view> entries,
-      wire::SplitTerminated(text, ':', keys::kHamiNodeRegister));
+      wire::SplitRegisterEntries(text, ':', keys::kHamiNodeRegister));
   std::vector<Gpu> gpus;
   gpus.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {

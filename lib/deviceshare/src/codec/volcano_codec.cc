@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -41,10 +42,12 @@ absl::StatusOr<std::vector<Gpu>> DecodeVolcanoNodeRegister(
     absl::string_view text) {
   DS_ASSIGN_OR_RETURN(
       std::vector<absl::string_view> entries,
-      wire::SplitTerminated(text, ':', keys::kVolcanoNodeRegister));
+      wire::SplitRegisterEntries(text, ':', keys::kVolcanoNodeRegister));
   std::vector<Gpu> gpus;
   gpus.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
+    // Volcano's decodeNodeDevices reads only the pieces that hold a ','.
+    if (!absl::StrContains(entries[i], ',')) continue;
     DS_ASSIGN_OR_RETURN(
         Gpu gpu, wire::DecodeRegisterEntry(
                      entries[i], kRegisterLayout, static_cast<int32_t>(i),
@@ -66,19 +69,20 @@ std::string EncodeVolcanoAllocation(const PodAllocation& allocation) {
 }
 
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeVolcanoAllocation(
-    absl::string_view text) {
+    absl::string_view text, std::vector<absl::Status>* skipped) {
   std::vector<std::vector<DeviceGrant>> containers;
-  text = absl::StripAsciiWhitespace(text);
-  if (text.empty()) return containers;
-  // Empty entries are accepted: the node plugin empties each container's
-  // part of devices-to-allocate once it has served it.
+  if (absl::StripAsciiWhitespace(text).empty()) return containers;
+  // Empty entries keep their place: the node plugin empties each
+  // container's part of devices-to-allocate once it has served it.
   std::vector<absl::string_view> entries = absl::StrSplit(text, ';');
   containers.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     DS_ASSIGN_OR_RETURN(
         std::vector<DeviceGrant> grants,
-        wire::ParseGrants(entries[i], absl::StrCat(keys::kVolcanoAllocation,
-                                                   " container ", i)));
+        wire::ParseGrants(
+            entries[i],
+            absl::StrCat(keys::kVolcanoAllocation, " container ", i),
+            wire::GrantSyntax::kVolcano, skipped));
     containers.push_back(std::move(grants));
   }
   return containers;

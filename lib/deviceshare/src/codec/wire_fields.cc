@@ -1,5 +1,6 @@
 #include "wire_fields.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -107,24 +108,22 @@ absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
                                        absl::string_view where,
                                        GrantSyntax syntax) {
   std::vector<absl::string_view> fields = absl::StrSplit(item, ',');
-  const bool hami = syntax == GrantSyntax::kHami;
-  if (fields.size() < kGrantFields ||
-      (!hami && fields.size() != kGrantFields)) {
+  if (fields.size() < kGrantFields) {
     return FieldError(where, "UUID,NVIDIA,memMiB,cores", item,
-                      absl::StrFormat("has %d fields, want %s%d", fields.size(),
-                                      hami ? "at least " : "", kGrantFields));
+                      absl::StrFormat("has %d fields, want at least %d",
+                                      fields.size(), kGrantFields));
   }
   DeviceGrant grant;
   DS_RETURN_IF_ERROR(ParseGrantUuid(fields[0], where, grant));
-  if (!hami && fields[1] != kVendor) {
-    return FieldError(where, "vendor", fields[1],
-                      absl::StrCat("is not ", kVendor));
-  }
   DS_ASSIGN_OR_RETURN(grant.memory_mib,
                       ParseCount(fields[2], kInt64Max, where, "memMiB"));
+  // Volcano books any 32-bit cores figure; above 100 the GPU is full
+  // either way, so the figure is read as 100.
+  const int64_t max_cores =
+      syntax == GrantSyntax::kVolcano ? kUint32Max : kMaxGrantCores;
   DS_ASSIGN_OR_RETURN(int64_t cores,
-                      ParseCount(fields[3], kMaxGrantCores, where, "cores"));
-  grant.cores = static_cast<int32_t>(cores);
+                      ParseCount(fields[3], max_cores, where, "cores"));
+  grant.cores = static_cast<int32_t>(std::min(cores, kMaxGrantCores));
   return grant;
 }
 
@@ -163,16 +162,17 @@ absl::StatusOr<bool> ParseBool(absl::string_view value, absl::string_view where,
 
 absl::string_view BoolText(bool value) { return value ? "true" : "false"; }
 
-absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
-    absl::string_view text, char terminator, absl::string_view where) {
+absl::StatusOr<std::vector<absl::string_view>> SplitRegisterEntries(
+    absl::string_view text, char separator, absl::string_view where) {
   text = absl::StripAsciiWhitespace(text);
   if (text.empty()) return std::vector<absl::string_view>();
-  if (text.back() != terminator) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: \"%s\" does not end with '%c'", where, Shorten(text), terminator));
+  if (!absl::StrContains(text, separator)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: \"%s\" has no '%c' (each entry ends with one)",
+                        where, Shorten(text), separator));
   }
-  text.remove_suffix(1);
-  std::vector<absl::string_view> items = absl::StrSplit(text, terminator);
+  std::vector<absl::string_view> items =
+      absl::StrSplit(text, separator, absl::SkipEmpty());
   return items;
 }
 
@@ -188,24 +188,25 @@ void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
   }
 }
 
-absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(absl::string_view entry,
-                                                     absl::string_view where,
-                                                     GrantSyntax syntax) {
+absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
+    absl::string_view entry, absl::string_view where, GrantSyntax syntax,
+    std::vector<absl::Status>* skipped) {
   std::vector<absl::string_view> items;
-  if (syntax == GrantSyntax::kHami) {
-    for (absl::string_view piece : absl::StrSplit(entry, ':')) {
-      if (absl::StrContains(piece, ',')) items.push_back(piece);
-    }
-  } else {
-    DS_ASSIGN_OR_RETURN(items, SplitTerminated(entry, ':', where));
+  for (absl::string_view piece : absl::StrSplit(entry, ':')) {
+    if (absl::StrContains(piece, ',')) items.push_back(piece);
   }
   std::vector<DeviceGrant> grants;
   grants.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
-    DS_ASSIGN_OR_RETURN(
-        DeviceGrant grant,
-        ParseGrant(items[i], absl::StrCat(where, " device ", i), syntax));
-    grants.push_back(std::move(grant));
+    absl::StatusOr<DeviceGrant> grant =
+        ParseGrant(items[i], absl::StrCat(where, " device ", i), syntax);
+    if (grant.ok()) {
+      grants.push_back(*std::move(grant));
+    } else if (syntax == GrantSyntax::kVolcano) {
+      if (skipped != nullptr) skipped->push_back(grant.status());
+    } else {
+      return grant.status();
+    }
   }
   return grants;
 }

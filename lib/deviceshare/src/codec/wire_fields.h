@@ -25,6 +25,7 @@ namespace deviceshare::wire {
 
 inline constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 inline constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 // A grant's cores are a percentage of one GPU's SMs; both upstreams cap the
 // written value at 100.
 inline constexpr int64_t kMaxGrantCores = 100;
@@ -47,11 +48,12 @@ absl::StatusOr<bool> ParseBool(absl::string_view value, absl::string_view where,
                                absl::string_view field);
 absl::string_view BoolText(bool value);
 
-// Splits `text` (surrounding whitespace ignored) into items that each end
-// with `terminator`: "a:b:" -> {"a", "b"}, ";;" -> {"", ""}, "" -> {}. Text
-// whose last item lacks the terminator is an error naming `where`.
-absl::StatusOr<std::vector<absl::string_view>> SplitTerminated(
-    absl::string_view text, char terminator, absl::string_view where);
+// Splits a node registration string `text` (surrounding whitespace
+// ignored) into its entries as both upstreams' decoders do: "a:b:" and
+// "a:b" -> {"a", "b"}, empty entries are skipped, "" -> {}. Text that holds
+// no `separator` at all is an error naming `where` (upstream refuses it).
+absl::StatusOr<std::vector<absl::string_view>> SplitRegisterEntries(
+    absl::string_view text, char separator, absl::string_view where);
 
 // How AppendGrants writes the uuid of a MIG grant.
 enum class MigIdForm {
@@ -66,25 +68,29 @@ enum class MigIdForm {
 void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
                   std::string* out);
 
-// How a container's grants are read. kExact: `UUID,NVIDIA,memMiB,cores:`
-// per device, what Volcano reads and every writer writes. kHami: as HAMi's
-// DecodeContainerDevices reads them (upstream-hami.md; docs/
-// compatibility.md): every ':'-separated piece holding a ',' is a device of
-// at least four fields, whatever its vendor column says and whether or not
-// a ':' ends it; a piece without a ',' stands for nothing. Memory and cores
-// are non-negative decimal integers either way (HAMi would book a negative
-// figure as usage below zero).
-enum class GrantSyntax { kExact, kHami };
+// How a container's grants are read: `UUID,NVIDIA,memMiB,cores:` per
+// device, as both upstreams' decoders read it (upstream-hami.md,
+// upstream-volcano.md; docs/compatibility.md): every ':'-separated piece
+// holding a ',' is a device of at least four fields, whatever its vendor
+// column says and whether or not a ':' ends it; a piece without a ',' stands
+// for nothing. kHami: a device that does not read fails the container
+// (memory and cores are non-negative decimal integers: HAMi would book a
+// negative figure as usage below zero). kVolcano: as Volcano's
+// decodeContainerDevices, a device that does not read (fewer than four
+// fields, a memory or cores figure that is not a non-negative 32-bit
+// integer, a malformed MIG id) is skipped and the others kept, and cores
+// above 100 read as 100.
+enum class GrantSyntax { kHami, kVolcano };
 
-// Parses one container's grants, `UUID,NVIDIA,memMiB,cores:` repeated
-// (possibly none), in `syntax`. Grants get gpu_index -1 and mode hami-core,
-// except that a MIG instance id `GPU-x[a-n]` yields uuid `GPU-x`, mode mig and
-// a MigSlot: the bracket is split at its last '-'; when `a` is a MIG profile
-// name it is {profile a, start n} (size 0: not carried), else {group a,
-// position n}.
+// Parses one container's grants (possibly none) in `syntax`. Grants get
+// gpu_index -1 and mode hami-core, except that a MIG instance id `GPU-x[a-n]`
+// yields uuid `GPU-x`, mode mig and a MigSlot: the bracket is split at its last
+// '-'; when `a` is a MIG profile name it is {profile a, start n} (size 0: not
+// carried), else {group a, position n}. With kVolcano, the error of each
+// skipped device is appended to `skipped` when it is not null.
 absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
-    absl::string_view entry, absl::string_view where,
-    GrantSyntax syntax = GrantSyntax::kExact);
+    absl::string_view entry, absl::string_view where, GrantSyntax syntax,
+    std::vector<absl::Status>* skipped = nullptr);
 
 }  // namespace deviceshare::wire
 

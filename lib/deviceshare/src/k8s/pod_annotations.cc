@@ -98,16 +98,14 @@ absl::StatusOr<PodAllocation> MapEntries(const PodRequest& request,
                                          Entries entries,
                                          const std::string& node_name) {
   std::vector<int> targets = EntryContainers(request, dialect);
-  if (dialect == Dialect::kHami) {
-    // HAMi maps entries to containers by position and counts neither: a
-    // container past the last entry has no device, and an entry past the
-    // last container holds none (HAMi would charge its devices to no
-    // container; deviceshare refuses such a record rather than guess).
-    while (entries.size() > targets.size() && entries.back().empty()) {
-      entries.pop_back();
-    }
-    entries.resize(std::max(entries.size(), targets.size()));
+  // Both upstreams map entries to containers by position and count neither:
+  // a container past the last entry has no device, and an entry past the
+  // last container holds none (upstream would charge its devices to no
+  // container; deviceshare refuses such a record rather than guess).
+  while (entries.size() > targets.size() && entries.back().empty()) {
+    entries.pop_back();
   }
+  entries.resize(std::max(entries.size(), targets.size()));
   if (targets.size() != entries.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "pod %s: %s has %d container entries, the %s dialect wants %d for the "

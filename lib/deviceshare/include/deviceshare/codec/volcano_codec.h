@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/model/gpu.h"
@@ -51,8 +52,14 @@ std::string EncodeVolcanoAllocation(const PodAllocation& allocation);
 // carried and stays 0 / "": the mig backend resolves them from its catalog
 // when it commits the grant. mig_action and the runtime ids are not
 // carried either.
+//
+// Read as Volcano's DecodePodDevices reads it: entries split on ';' (an
+// empty one keeps its place), devices on ':' (the last ':' may be missing),
+// at least four fields each, the vendor column unchecked, cores above 100
+// read as 100; a device that does not read is skipped and the others kept,
+// and its error appended to `skipped` when that is not null.
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeVolcanoAllocation(
-    absl::string_view text);
+    absl::string_view text, std::vector<absl::Status>* skipped = nullptr);
 
 }  // namespace deviceshare
 
