@@ -82,7 +82,8 @@ absl::Status AddNodes(Scheduler& scheduler, const std::string& path) {
   auto docs = ParseYamlDocuments(text);
   if (!docs.ok()) return WithFile(path, docs.status());
   for (const nlohmann::json& doc : *docs) {
-    auto inventory = ParseNodeInventory(doc);
+    auto inventory =
+        ParseNodeInventory(doc, scheduler.config().device.memory_factor);
     if (!inventory.ok()) return WithFile(path, inventory.status());
     auto displaced = scheduler.UpsertNode(*std::move(inventory));
     if (!displaced.ok()) return WithFile(path, displaced.status());
@@ -160,7 +161,8 @@ absl::Status PrintRecord(const Scheduler& scheduler, const PlacedPod& placed) {
   std::cout << "\nAnnotations written for " << request.Key() << " ("
             << DialectName(request.dialect) << " dialect):\n";
   for (const auto& [key, value] :
-       AllocationAnnotations(allocation, request.dialect, RealClock().Now())) {
+       AllocationAnnotations(allocation, request.dialect, RealClock().Now(),
+                             scheduler.config().device.memory_factor)) {
     std::cout << "  " << key << ": " << value << "\n";
   }
   for (size_t c = 0; c < allocation.containers.size(); ++c) {

@@ -281,7 +281,8 @@ int Discover(int argc, char** argv) {
   }
   nlohmann::json patch;
   patch["metadata"]["annotations"][agent::RegistrationKey(dialect)] =
-      agent::RegistrationValue(*registered, dialect);
+      agent::RegistrationValue(*registered, dialect,
+                               config->device.memory_factor);
   std::cout << patch.dump() << "\n";
   return 0;
 }

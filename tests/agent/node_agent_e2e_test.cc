@@ -108,10 +108,10 @@ TEST_F(NodeAgentE2eTest, RegistersTheNodeAndServesEveryPodItsOwnShare) {
   // The registration reads back as the GPUs fake NVML reported.
   ASSERT_TRUE(WaitFor([&] {
     auto node = rig_->api().GetNode(kNode);
-    return ParseNodeInventory(*node).ok();
+    return ParseNodeInventory(*node, 1).ok();
   })) << rig_->Log();
   absl::StatusOr<NodeInventory> inventory =
-      ParseNodeInventory(*rig_->api().GetNode(kNode));
+      ParseNodeInventory(*rig_->api().GetNode(kNode), 1);
   ASSERT_TRUE(inventory.ok());
   ASSERT_EQ(inventory->gpus.size(), static_cast<size_t>(kGpus));
   for (int i = 0; i < kGpus; ++i) {
@@ -250,14 +250,14 @@ TEST_F(NodeAgentE2eTest, KubeletRestartAndGpuHealthReachBothSides) {
       absl::Seconds(10)))
       << rig_->Log();
   EXPECT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode), 1);
     return parsed.ok() && !parsed->gpus[2].healthy;
   }));
   inventory["gpus"][2].erase("lost");
   rig_->WriteInventory(inventory);
   EXPECT_TRUE(AllHealthy()) << rig_->Log();
   EXPECT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode), 1);
     return parsed.ok() && parsed->gpus[2].healthy;
   }));
 }
@@ -280,7 +280,7 @@ TEST_F(NodeAgentE2eTest, MigInstanceIsCreatedAdoptedAndRemoved) {
   StartAgent();
   ASSERT_TRUE(AllHealthy()) << rig_->Log();
   ASSERT_TRUE(WaitFor([&] {
-    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode));
+    auto parsed = ParseNodeInventory(*rig_->api().GetNode(kNode), 1);
     return parsed.ok() && parsed->gpus[1].mode == mig::kMode;
   })) << rig_->Log();
 

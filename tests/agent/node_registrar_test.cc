@@ -41,9 +41,9 @@ class RegistrarTest : public ::testing::TestWithParam<Dialect> {
   }
 
   // The GPUs as the scheduler reads them off the node.
-  std::vector<Gpu> ReadBack() {
+  std::vector<Gpu> ReadBack(int32_t volcano_memory_factor = 1) {
     absl::StatusOr<NodeInventory> inventory =
-        ParseNodeInventory(*server_.GetNode("gpu-node"));
+        ParseNodeInventory(*server_.GetNode("gpu-node"), volcano_memory_factor);
     EXPECT_TRUE(inventory.ok()) << inventory.status();
     return inventory.ok() ? inventory->gpus : std::vector<Gpu>();
   }
@@ -62,7 +62,7 @@ TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
   EXPECT_EQ((*gpus)[0].memory_mib, 81559 * 3 / 2);
   EXPECT_EQ((*gpus)[0].split_count, 7);
 
-  NodeRegistrar registrar(client_.get(), "gpu-node", GetParam());
+  NodeRegistrar registrar(client_.get(), "gpu-node", GetParam(), 1);
   absl::StatusOr<bool> patched = registrar.Register(*gpus);
   ASSERT_TRUE(patched.ok()) << patched.status();
   EXPECT_TRUE(*patched);
@@ -100,8 +100,28 @@ TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
   EXPECT_TRUE(ReadBack()[1].healthy);
 }
 
+// Volcano's plugin registers MiB / gpuMemoryFactor (upstream-volcano.md
+// §9); the scheduler reads it back in MiB. HAMi's registration is in MiB.
+TEST_P(RegistrarTest, VolcanoRegistersMemoryInFactorUnits) {
+  DeviceConfig config;
+  absl::StatusOr<std::vector<Gpu>> gpus =
+      RegisteredGpus(TwoGpus(), config, hamicore::kMode);
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  NodeRegistrar registrar(client_.get(), "gpu-node", GetParam(), 2);
+  ASSERT_TRUE(registrar.Register(*gpus).ok());
+  const std::string value = (*server_.GetNode(
+      "gpu-node"))["metadata"]["annotations"][RegistrationKey(GetParam())]
+                                .get<std::string>();
+  if (GetParam() == Dialect::kVolcano) {
+    EXPECT_THAT(value, ::testing::HasSubstr(",40779,"));  // 81559 / 2
+    EXPECT_EQ(ReadBack(2)[0].memory_mib, 81558);
+  } else {
+    EXPECT_EQ(ReadBack(2)[0].memory_mib, 81559);
+  }
+}
+
 TEST_P(RegistrarTest, MissingNodeIsNotFound) {
-  NodeRegistrar registrar(client_.get(), "no-such-node", GetParam());
+  NodeRegistrar registrar(client_.get(), "no-such-node", GetParam(), 1);
   absl::StatusOr<bool> patched = registrar.Register({});
   EXPECT_EQ(patched.status().code(), absl::StatusCode::kNotFound);
 }

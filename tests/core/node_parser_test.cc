@@ -35,7 +35,7 @@ TEST(NodeParserTest, HamiJsonRegistrationAndAllocatable) {
                         {"unrelated", "x"}});
   node["status"]["allocatable"] = {
       {"cpu", "15500m"}, {"memory", "64Gi"}, {"nvidia.com/gpu", "10"}};
-  auto inventory = ParseNodeInventory(node);
+  auto inventory = ParseNodeInventory(node, 1);
   ASSERT_OK(inventory);
   EXPECT_EQ(inventory->name, "gpu-node-1");
   EXPECT_EQ(inventory->cpu_milli, 15500);
@@ -46,7 +46,7 @@ TEST(NodeParserTest, HamiJsonRegistrationAndAllocatable) {
 
 TEST(NodeParserTest, HamiLegacyRegistration) {
   auto inventory = ParseNodeInventory(
-      NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}));
+      NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}), 1);
   ASSERT_OK(inventory);
   EXPECT_EQ(inventory->gpus,
             *DecodeHamiNodeRegisterLegacy(goldens::kHamiRegisterLegacy));
@@ -56,7 +56,7 @@ TEST(NodeParserTest, HamiLegacyRegistration) {
 
 TEST(NodeParserTest, VolcanoRegistration) {
   auto inventory = ParseNodeInventory(
-      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}}));
+      NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}}), 1);
   ASSERT_OK(inventory);
   EXPECT_EQ(inventory->gpus,
             *DecodeVolcanoNodeRegister(goldens::kVolcanoRegister));
@@ -65,7 +65,8 @@ TEST(NodeParserTest, VolcanoRegistration) {
 TEST(NodeParserTest, HamiRegistrationWinsOverVolcano) {
   auto inventory = ParseNodeInventory(
       NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister},
-                {keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}));
+                {keys::kHamiNodeRegister, goldens::kHamiRegisterLegacy}}),
+      1);
   ASSERT_OK(inventory);
   ASSERT_EQ(inventory->gpus.size(), 1u);
   EXPECT_EQ(inventory->gpus[0].uuid,
@@ -77,7 +78,7 @@ TEST(NodeParserTest, YamlNumbersAreQuantitiesToo) {
   json node =
       NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister}});
   node["status"]["allocatable"] = {{"cpu", 8}, {"memory", 1073741824}};
-  auto inventory = ParseNodeInventory(node);
+  auto inventory = ParseNodeInventory(node, 1);
   ASSERT_OK(inventory);
   EXPECT_EQ(inventory->cpu_milli, 8000);
   EXPECT_EQ(inventory->memory_mib, 1024);
@@ -87,7 +88,7 @@ TEST(NodeParserTest, NoRegistrationIsNotFoundNamingTheNode) {
   for (const json& annotations :
        {json(nullptr), json::object(), json{{"volcano.sh/other", "x"}}}) {
     SCOPED_TRACE(annotations.dump());
-    EXPECT_THAT(ParseNodeInventory(NodeWith(annotations)),
+    EXPECT_THAT(ParseNodeInventory(NodeWith(annotations), 1),
                 StatusIs(absl::StatusCode::kNotFound,
                          AllOf(HasSubstr("gpu-node-1"),
                                HasSubstr(keys::kHamiNodeRegister),
@@ -96,32 +97,39 @@ TEST(NodeParserTest, NoRegistrationIsNotFoundNamingTheNode) {
 }
 
 TEST(NodeParserTest, MalformedRegistrationNamesNodeKeyEntryAndField) {
-  EXPECT_THAT(ParseNodeInventory(NodeWith(
-                  {{keys::kVolcanoNodeRegister, "GPU-0,10,lots,T,true,mig:"}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("gpu-node-1"),
-                             HasSubstr(keys::kVolcanoNodeRegister),
-                             HasSubstr("entry 0"), HasSubstr("memMiB"),
-                             HasSubstr("\"lots\""))));
-  EXPECT_THAT(ParseNodeInventory(
-                  NodeWith({{keys::kHamiNodeRegister, R"([{"id":"GPU-0",)"}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("gpu-node-1"),
-                             HasSubstr(keys::kHamiNodeRegister))));
+  EXPECT_THAT(
+      ParseNodeInventory(
+          NodeWith({{keys::kVolcanoNodeRegister, "GPU-0,10,lots,T,true,mig:"}}),
+          1),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("gpu-node-1"), HasSubstr(keys::kVolcanoNodeRegister),
+                HasSubstr("entry 0"), HasSubstr("memMiB"),
+                HasSubstr("\"lots\""))));
+  EXPECT_THAT(
+      ParseNodeInventory(
+          NodeWith({{keys::kHamiNodeRegister, R"([{"id":"GPU-0",)"}}), 1),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("gpu-node-1"), HasSubstr(keys::kHamiNodeRegister))));
 }
 
 TEST(NodeParserTest, InventoryIsValidated) {
   // Decodes (count and devmem are omitempty) but cannot be scheduled on.
-  EXPECT_THAT(ParseNodeInventory(NodeWith(
-                  {{keys::kHamiNodeRegister,
-                    R"([{"id":"GPU-0","devmem":1024,"devcore":100}])"}})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("gpu-node-1"), HasSubstr("GPU-0"),
-                             HasSubstr("split_count"))));
   EXPECT_THAT(
-      ParseNodeInventory(NodeWith(
-          {{keys::kVolcanoNodeRegister,
-            "GPU-0,10,1024,T,true,hami-core:GPU-0,10,1024,T,true,mps:"}})),
+      ParseNodeInventory(
+          NodeWith({{keys::kHamiNodeRegister,
+                     R"([{"id":"GPU-0","devmem":1024,"devcore":100}])"}}),
+          1),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("gpu-node-1"), HasSubstr("GPU-0"),
+                     HasSubstr("split_count"))));
+  EXPECT_THAT(
+      ParseNodeInventory(
+          NodeWith(
+              {{keys::kVolcanoNodeRegister,
+                "GPU-0,10,1024,T,true,hami-core:GPU-0,10,1024,T,true,mps:"}}),
+          1),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("appears twice")));
 }
 
@@ -171,10 +179,10 @@ TEST(NodeParserTest, WrongShapesAreInvalidArgumentNeverExceptions) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.node.dump());
     EXPECT_THAT(
-        ParseNodeInventory(c.node),
+        ParseNodeInventory(c.node, 1),
         StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
   }
-  EXPECT_OK(ParseNodeInventory(good));
+  EXPECT_OK(ParseNodeInventory(good, 1));
 }
 
 }  // namespace

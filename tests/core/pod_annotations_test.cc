@@ -83,7 +83,7 @@ TEST(PodAnnotationsTest, HamiDialectWritesTheBindAnnotations) {
   const PodAllocation allocation =
       AllocationFor(Request(Dialect::kHami), /*init_gets_gpu=*/true);
   const std::string record = EncodeHamiAllocation(allocation);
-  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kHami, kNow),
+  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kHami, kNow, 1),
               UnorderedElementsAre(
                   Pair(keys::kHamiBindPhase, keys::kBindPhaseAllocating),
                   Pair(keys::kHamiBindTime, "1700000123"),
@@ -97,7 +97,7 @@ TEST(PodAnnotationsTest, VolcanoDialectWritesTheBindAnnotations) {
   const PodAllocation allocation =
       AllocationFor(Request(Dialect::kVolcano), /*init_gets_gpu=*/false);
   const std::string record = EncodeVolcanoAllocation(allocation);
-  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kVolcano, kNow),
+  EXPECT_THAT(AllocationAnnotations(allocation, Dialect::kVolcano, kNow, 1),
               UnorderedElementsAre(
                   Pair(keys::kVolcanoBindPhase, keys::kBindPhaseAllocating),
                   Pair(keys::kVolcanoBindTime, "1700000123"),
@@ -111,8 +111,8 @@ TEST(PodAnnotationsTest, HamiRoundTripKeepsInitAndGpuLessContainers) {
   const PodRequest request = Request(Dialect::kHami);
   const PodAllocation allocation = AllocationFor(request, true);
   auto read = AllocationFromAnnotations(
-      request, AllocationAnnotations(allocation, Dialect::kHami, kNow),
-      "gpu-node-1");
+      request, AllocationAnnotations(allocation, Dialect::kHami, kNow, 1),
+      "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ(**read, allocation);
@@ -122,8 +122,8 @@ TEST(PodAnnotationsTest, VolcanoRoundTripMapsEntriesToAppContainersWithGpus) {
   const PodRequest request = Request(Dialect::kVolcano);
   const PodAllocation allocation = AllocationFor(request, false);
   auto read = AllocationFromAnnotations(
-      request, AllocationAnnotations(allocation, Dialect::kVolcano, kNow),
-      "gpu-node-1");
+      request, AllocationAnnotations(allocation, Dialect::kVolcano, kNow, 1),
+      "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ(**read, allocation);
@@ -135,8 +135,8 @@ TEST(PodAnnotationsTest, VolcanoCannotCarryInitContainerGrants) {
   PodRequest request = Request(Dialect::kVolcano);
   const PodAllocation with_init = AllocationFor(request, true);
   auto read = AllocationFromAnnotations(
-      request, AllocationAnnotations(with_init, Dialect::kVolcano, kNow),
-      "gpu-node-1");
+      request, AllocationAnnotations(with_init, Dialect::kVolcano, kNow, 1),
+      "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   EXPECT_THAT((*read)->containers[0].devices, IsEmpty());
@@ -146,7 +146,7 @@ TEST(PodAnnotationsTest, VolcanoCannotCarryInitContainerGrants) {
 TEST(PodAnnotationsTest, NoRecordIsNullopt) {
   auto read = AllocationFromAnnotations(
       Request(Dialect::kHami),
-      {{keys::kHamiNode, "gpu-node-1"}, {"other", "x"}}, "gpu-node-1");
+      {{keys::kHamiNode, "gpu-node-1"}, {"other", "x"}}, "gpu-node-1", 1);
   ASSERT_OK(read);
   EXPECT_FALSE(read->has_value());
 }
@@ -155,10 +155,10 @@ TEST(PodAnnotationsTest, HamiRecordWinsOverVolcano) {
   const PodRequest request = Request(Dialect::kHami);
   const PodAllocation allocation = AllocationFor(request, true);
   Annotations annotations =
-      AllocationAnnotations(allocation, Dialect::kHami, kNow);
+      AllocationAnnotations(allocation, Dialect::kHami, kNow, 1);
   // A Volcano record that would not even fit this request.
   annotations[keys::kVolcanoAllocation] = "GPU-z,NVIDIA,1,1:";
-  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1");
+  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ(**read, allocation);
@@ -169,7 +169,7 @@ TEST(PodAnnotationsTest, ToAllocateIsTheFallbackRecord) {
   const PodAllocation allocation = AllocationFor(request, false);
   const Annotations annotations = {
       {keys::kVolcanoToAllocate, EncodeVolcanoAllocation(allocation)}};
-  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1");
+  auto read = AllocationFromAnnotations(request, annotations, "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   EXPECT_EQ(**read, allocation);
@@ -182,7 +182,7 @@ TEST(PodAnnotationsTest, ModeComesFromTheRequestOrTheMigId) {
       {keys::kHamiAllocated,
        ";GPU-a,NVIDIA,3000,50:GPU-b[group1-0],NVIDIA,3000,0:;;"
        "GPU-b,NVIDIA,2000,0:;"}};
-  auto read = AllocationFromAnnotations(request, annotations, "n");
+  auto read = AllocationFromAnnotations(request, annotations, "n", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   const auto& main = (*read)->containers[1].devices;
@@ -201,7 +201,7 @@ TEST(PodAnnotationsTest, HamiEntriesMapByPositionWithoutACount) {
   const PodRequest hami = Request(Dialect::kHami);
   absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
       hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;GPU-b,NVIDIA,2,2:"}},
-      "n");
+      "n", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   const PodAllocation& allocation = **read;
@@ -213,7 +213,7 @@ TEST(PodAnnotationsTest, HamiEntriesMapByPositionWithoutACount) {
   EXPECT_TRUE(allocation.containers[3].devices.empty());
   // Empty entries past the last container are nothing.
   EXPECT_OK(AllocationFromAnnotations(
-      hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;;;;;;"}}, "n"));
+      hami, {{keys::kHamiAllocated, "GPU-a,NVIDIA,1,1:;;;;;;"}}, "n", 1));
 }
 
 TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
@@ -221,7 +221,7 @@ TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
   const PodRequest hami = Request(Dialect::kHami);
   EXPECT_THAT(
       AllocationFromAnnotations(
-          hami, {{keys::kHamiAllocated, ";;;;GPU-a,NVIDIA,1,1:;"}}, "n"),
+          hami, {{keys::kHamiAllocated, ";;;;GPU-a,NVIDIA,1,1:;"}}, "n", 1),
       StatusIs(
           absl::StatusCode::kInvalidArgument,
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
@@ -232,7 +232,7 @@ TEST(PodAnnotationsTest, EntryCountMismatchNamesPodAndCounts) {
           volcano,
           {{keys::kVolcanoAllocation,
             "GPU-a,NVIDIA,1,1:;GPU-a,NVIDIA,1,1:;GPU-a,NVIDIA,1,1:"}},
-          "n"),
+          "n", 1),
       StatusIs(
           absl::StatusCode::kInvalidArgument,
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoAllocation),
@@ -244,7 +244,8 @@ TEST(PodAnnotationsTest, VolcanoEntriesMapByPositionAndSkipWhatVolcanoSkips) {
   // read is skipped, the rest of the record still charged.
   absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
       Request(Dialect::kVolcano),
-      {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1:GPU-b,NVIDIA,300,20;"}}, "n");
+      {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1:GPU-b,NVIDIA,300,20;"}}, "n",
+      1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   const PodAllocation& allocation = **read;
@@ -258,7 +259,7 @@ TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
       AllocationFromAnnotations(
           Request(Dialect::kHami),
           {{keys::kHamiAllocated, ";GPU-a,NVIDIA,x,1:;;GPU-b,NVIDIA,1,1:;"}},
-          "n"),
+          "n", 1),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiAllocated),
                      HasSubstr("container 1 device 0"), HasSubstr("memMiB"),
@@ -267,7 +268,7 @@ TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
       AllocationFromAnnotations(
           Request(Dialect::kVolcano),
           {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1,1:;;GPU-b,NVIDIA,1,1:"}},
-          "n"),
+          "n", 1),
       StatusIs(
           absl::StatusCode::kInvalidArgument,
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoToAllocate))));

@@ -91,7 +91,7 @@ TEST_P(RebuildFromAnnotationsTest, RebuiltLedgersEqualTheLiveOnes) {
       ++shared_gpu_pods;
     }
     pods.emplace_back(pod, AllocationAnnotations(*outcome->allocation,
-                                                 GetParam(), absl::Now()));
+                                                 GetParam(), absl::Now(), 1));
   }
   ASSERT_GT(shared_gpu_pods, 0) << "the workload must put containers of one "
                                    "pod on one GPU";
@@ -101,7 +101,7 @@ TEST_P(RebuildFromAnnotationsTest, RebuiltLedgersEqualTheLiveOnes) {
     std::string node = annotations.count("hami.io/vgpu-node")
                            ? annotations.at("hami.io/vgpu-node")
                            : annotations.at("volcano.sh/vgpu-node");
-    auto allocation = AllocationFromAnnotations(pod, annotations, node);
+    auto allocation = AllocationFromAnnotations(pod, annotations, node, 1);
     ASSERT_OK(allocation);
     ASSERT_TRUE(allocation->has_value());
     ASSERT_OK(restarted->Bind(pod, **allocation));

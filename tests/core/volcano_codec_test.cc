@@ -226,6 +226,27 @@ TEST(VolcanoCodecTest, AllocationReadsAsVolcanoReadsIt) {
   EXPECT_THAT(*over, ElementsAre(ElementsAre(Grant("GPU-a", 3000, 100))));
 }
 
+// gpuMemoryFactor: Volcano's strings count units of that many MiB.
+TEST(VolcanoCodecTest, MemoryFactorScalesBothStrings) {
+  auto gpus = DecodeVolcanoNodeRegister("GPU-0,4,8192,T,true,hami-core:", 2);
+  ASSERT_OK(gpus);
+  EXPECT_EQ((*gpus)[0].memory_mib, 16384);
+  EXPECT_EQ(EncodeVolcanoNodeRegister(*gpus, 2),
+            "GPU-0,4,8192,T,true,hami-core:");
+  auto entries = DecodeVolcanoAllocation("GPU-0,NVIDIA,3000,25:", 2);
+  ASSERT_OK(entries);
+  EXPECT_THAT(*entries, ElementsAre(ElementsAre(Grant("GPU-0", 6000, 25))));
+  // A share that is not a whole number of units is written rounded up.
+  PodAllocation allocation;
+  allocation.containers.push_back(
+      Container(0, false, {Grant("GPU-0", 6001, 25)}));
+  EXPECT_EQ(EncodeVolcanoAllocation(allocation, 2), "GPU-0,NVIDIA,3001,25:");
+  EXPECT_THAT(
+      DecodeVolcanoNodeRegister("GPU-0,4,9223372036854775807,T,true,mig:", 2),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("memMiB"), HasSubstr("gpuMemoryFactor 2"))));
+}
+
 TEST(VolcanoCodecTest, SkippedDevicesAreReportedNamingFieldAndValue) {
   const BadInput cases[] = {
       {"GPU-a,NVIDIA,3000", "container 0 device 0", "UUID,NVIDIA",
@@ -242,7 +263,7 @@ TEST(VolcanoCodecTest, SkippedDevicesAreReportedNamingFieldAndValue) {
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.text);
     std::vector<absl::Status> skipped;
-    ASSERT_OK(DecodeVolcanoAllocation(c.text, &skipped));
+    ASSERT_OK(DecodeVolcanoAllocation(c.text, 1, &skipped));
     ASSERT_EQ(skipped.size(), 1);
     EXPECT_THAT(
         skipped[0],

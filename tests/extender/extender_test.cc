@@ -18,6 +18,7 @@
 #include "testing/fake_pod_writer.h"
 #include "testing/fakes.h"
 #include "testing/kube_objects.h"
+#include "testing/status_matchers.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -349,6 +350,41 @@ TEST_F(ExtenderTest, LooseVolcanoRecordsAreChargedAsVolcanoChargesThem) {
   fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 1})});
   fresh.OnPodsReplaced({bound});
   EXPECT_EQ(TotalUsed(*restarted, "a"), 2000);
+}
+
+std::unique_ptr<Scheduler> SchedulerWithMemoryFactor(int32_t factor) {
+  Config config = ::deviceshare::testing::MakeConfig();
+  config.device.memory_factor = factor;
+  BackendRegistry registry;
+  EXPECT_OK(RegisterBuiltinBackends(registry));
+  auto scheduler = Scheduler::Create(config, registry);
+  EXPECT_OK(scheduler);
+  return *std::move(scheduler);
+}
+
+// Volcano counts memory in gpuMemoryFactor units in its registration and
+// its record alike (upstream-volcano.md §9): with factor 2 a pod asking
+// 3000 is given 6000 MiB and its record says 3000, which a restarted serve
+// charges as 6000 MiB.
+TEST_F(ExtenderTest, VolcanoRecordsAreInMemoryFactorUnits) {
+  std::unique_ptr<Scheduler> scheduler = SchedulerWithMemoryFactor(2);
+  Extender extender(scheduler.get(), &writer_, &clock_, WithoutInFlightRule());
+  const nlohmann::json node = ::deviceshare::testing::VolcanoNodeObject(
+      {.name = "v", .gpus = 1, .memory_mib = 8192, .split = 4});
+  extender.OnNodesReplaced({node});
+  nlohmann::json pod = AddPod(
+      VolcanoPodObject({.name = "old", .memory_mib = 3000, .cores = 25}));
+  ASSERT_EQ(extender.Bind(BindingFor(pod, "v")), "");
+  EXPECT_EQ(TotalUsed(*scheduler, "v"), 6000);
+  const nlohmann::json bound = *writer_.Pod("default/old");
+  EXPECT_EQ(bound["metadata"]["annotations"][keys::kVolcanoAllocation],
+            "GPU-v-0,NVIDIA,3000,25:");
+
+  std::unique_ptr<Scheduler> restarted = SchedulerWithMemoryFactor(2);
+  Extender fresh(restarted.get(), &writer_, &clock_, WithoutInFlightRule());
+  fresh.OnNodesReplaced({node});
+  fresh.OnPodsReplaced({bound});
+  EXPECT_EQ(TotalUsed(*restarted, "v"), 6000);
 }
 
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {

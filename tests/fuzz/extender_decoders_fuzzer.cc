@@ -87,14 +87,14 @@ void FuzzExtenderArgs(absl::string_view body) {
       deviceshare::ParsePodRequest(args->pod, deviceshare::DeviceConfig{});
   if (request.ok()) {
     auto allocation = deviceshare::AllocationFromAnnotations(
-        *request, ::deviceshare::PodAnnotationMap(args->pod), "n");
+        *request, ::deviceshare::PodAnnotationMap(args->pod), "n", 1);
     (void)allocation;
   }
   if (args->nodes.has_value()) {
     auto items = args->nodes->find("items");
     if (items != args->nodes->end() && items->is_array()) {
       for (const json& node : *items) {
-        auto inventory = deviceshare::ParseNodeInventory(node);
+        auto inventory = deviceshare::ParseNodeInventory(node, 1);
         (void)inventory;
       }
     }

@@ -160,7 +160,7 @@ TEST(VolcanoMigIdTest, MalformedIdsAreSkippedAndReportedNamingAll) {
     SCOPED_TRACE(text);
     // Volcano skips a device it cannot read; the error is reported.
     std::vector<absl::Status> skipped;
-    ASSERT_OK(DecodeVolcanoAllocation(text, &skipped));
+    ASSERT_OK(DecodeVolcanoAllocation(text, 1, &skipped));
     ASSERT_EQ(skipped.size(), 1);
     EXPECT_THAT(skipped[0],
                 StatusIs(kInvalid,
@@ -405,12 +405,12 @@ TEST(MigAnnotationsTest, HamiRoundTripsEveryMigField) {
   // The action is the node agent's business; it does not travel.
   allocation.containers[0].devices[0].mig_action = MigAction::kCreate;
   const Annotations annotations =
-      AllocationAnnotations(allocation, Dialect::kHami, kNow);
+      AllocationAnnotations(allocation, Dialect::kHami, kNow, 1);
   EXPECT_EQ(annotations.at(keys::kHamiAllocated), kMixedHamiRecord);
   EXPECT_EQ(annotations.at(keys::kHamiToAllocate), kMixedHamiRecord);
   EXPECT_EQ(annotations.at(keys::kHamiMigAllocations), kMixedHamiMig);
   auto read = AllocationFromAnnotations(MixedRequest(Dialect::kHami),
-                                        annotations, "gpu-node-1");
+                                        annotations, "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   allocation.containers[0].devices[0].mig_action = MigAction::kNone;
@@ -420,7 +420,7 @@ TEST(MigAnnotationsTest, HamiRoundTripsEveryMigField) {
 TEST(MigAnnotationsTest, VolcanoRoundTripsWhatItsIdsCarry) {
   const PodAllocation allocation = MixedAllocation();
   const Annotations annotations =
-      AllocationAnnotations(allocation, Dialect::kVolcano, kNow);
+      AllocationAnnotations(allocation, Dialect::kVolcano, kNow, 1);
   const std::string record =
       "GPU-b,NVIDIA,3000,50:;GPU-a[group2-0],NVIDIA,19968,28:"
       "GPU-c[3g.40gb-4],NVIDIA,40192,42:";
@@ -429,7 +429,7 @@ TEST(MigAnnotationsTest, VolcanoRoundTripsWhatItsIdsCarry) {
   EXPECT_FALSE(annotations.contains(keys::kHamiMigAllocations));
 
   auto read = AllocationFromAnnotations(MixedRequest(Dialect::kVolcano),
-                                        annotations, "gpu-node-1");
+                                        annotations, "gpu-node-1", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   // Volcano carries no init containers, no size, no profile beside a group
@@ -442,7 +442,7 @@ TEST(MigAnnotationsTest, VolcanoRoundTripsWhatItsIdsCarry) {
   created = PlacedGrant("GPU-c", 40192, 42, "3g.40gb", 4, 0);
   EXPECT_EQ(**read, want);
   // And it writes back the same record.
-  EXPECT_EQ(AllocationAnnotations(**read, Dialect::kVolcano, kNow)
+  EXPECT_EQ(AllocationAnnotations(**read, Dialect::kVolcano, kNow, 1)
                 .at(keys::kVolcanoAllocation),
             record);
 }
@@ -451,7 +451,7 @@ TEST(MigAnnotationsTest, HamiGrantsWithoutEntryTakeTheRequestMode) {
   PodRequest request = MixedRequest(Dialect::kHami);
   request.mode = mig::kMode;
   auto read = AllocationFromAnnotations(
-      request, {{keys::kHamiAllocated, kMixedHamiRecord}}, "n");
+      request, {{keys::kHamiAllocated, kMixedHamiRecord}}, "n", 1);
   ASSERT_OK(read);
   ASSERT_TRUE(read->has_value());
   for (const ContainerAllocation& c : (*read)->containers) {
@@ -469,7 +469,7 @@ TEST(MigAnnotationsTest, BadMigAnnotationNamesThePodKeyEntryAndField) {
       {keys::kHamiMigAllocations,
        R"([{"containerIndex":1,"deviceIndex":0,"gpuUUID":"GPU-b",)"
        R"("profile":"1g.10gb","placement":{"start":0,"size":0}}])"}};
-  EXPECT_THAT(AllocationFromAnnotations(request, annotations, "n"),
+  EXPECT_THAT(AllocationFromAnnotations(request, annotations, "n", 1),
               StatusIs(kInvalid, AllOf(HasSubstr("pod default/trainer"),
                                        HasSubstr(keys::kHamiMigAllocations),
                                        HasSubstr("entry 0"),
@@ -481,7 +481,7 @@ TEST(MigAnnotationsTest, BadMigAnnotationNamesThePodKeyEntryAndField) {
     if (record_key != nullptr) {
       alone[record_key] = "GPU-b,NVIDIA,3000,50:;GPU-a,NVIDIA,1,0:";
     }
-    EXPECT_THAT(AllocationFromAnnotations(request, alone, "n"),
+    EXPECT_THAT(AllocationFromAnnotations(request, alone, "n", 1),
                 StatusIs(kInvalid, AllOf(HasSubstr("pod default/trainer"),
                                          HasSubstr(keys::kHamiMigAllocations),
                                          HasSubstr(keys::kHamiAllocated))));
@@ -491,7 +491,7 @@ TEST(MigAnnotationsTest, BadMigAnnotationNamesThePodKeyEntryAndField) {
 TEST(MigAnnotationsTest, HamiWithoutMigGrantsWritesNoMigAnnotation) {
   PodAllocation allocation;
   allocation.containers = {Container(0, false, {Grant("GPU-a", 1, 1)})};
-  EXPECT_FALSE(AllocationAnnotations(allocation, Dialect::kHami, kNow)
+  EXPECT_FALSE(AllocationAnnotations(allocation, Dialect::kHami, kNow, 1)
                    .contains(keys::kHamiMigAllocations));
 }
 

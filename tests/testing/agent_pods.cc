@@ -29,7 +29,7 @@ nlohmann::json BoundPod(const PodSpec& spec, Dialect dialect,
   container.devices = grants;
   allocation.containers.push_back(container);
   for (const auto& [key, value] : AllocationAnnotations(
-           allocation, dialect, absl::FromUnixSeconds(decided_at))) {
+           allocation, dialect, absl::FromUnixSeconds(decided_at), 1)) {
     pod["metadata"]["annotations"][key] = value;
   }
   pod["spec"]["nodeName"] = node;

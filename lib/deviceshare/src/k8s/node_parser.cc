@@ -57,8 +57,9 @@ absl::StatusOr<int64_t> Allocatable(
 
 // HAMi's annotation wins when a node carries both: it is the richer format
 // (NUMA, core capacity, index).
-absl::StatusOr<std::vector<Gpu>> DecodeRegistration(const Json& annotations,
-                                                    absl::string_view node) {
+absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
+    const Json& annotations, absl::string_view node,
+    int32_t volcano_memory_factor) {
   constexpr absl::string_view kPath = "metadata.annotations";
   DS_ASSIGN_OR_RETURN(const Json* hami,
                       Member(annotations, keys::kHamiNodeRegister,
@@ -70,7 +71,8 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(const Json& annotations,
                       Member(annotations, keys::kVolcanoNodeRegister,
                              Json::value_t::string, kPath));
   if (volcano != nullptr) {
-    return DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>());
+    return DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>(),
+                                     volcano_memory_factor);
   }
   return absl::NotFoundError(
       absl::StrFormat("node %s has neither %s nor %s: no shareable GPU", node,
@@ -79,7 +81,8 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(const Json& annotations,
 
 }  // namespace
 
-absl::StatusOr<NodeInventory> ParseNodeInventory(const Json& node) {
+absl::StatusOr<NodeInventory> ParseNodeInventory(
+    const Json& node, int32_t volcano_memory_factor) {
   if (!node.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("node: JSON %s, want a Node object", node.type_name()));
@@ -102,8 +105,9 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(const Json& node) {
       const Json* annotations,
       Member(*metadata, "annotations", Json::value_t::object, "metadata"));
   static const Json kNoAnnotations = Json::object();
-  auto gpus = DecodeRegistration(
-      annotations != nullptr ? *annotations : kNoAnnotations, inventory.name);
+  auto gpus =
+      DecodeRegistration(annotations != nullptr ? *annotations : kNoAnnotations,
+                         inventory.name, volcano_memory_factor);
   if (!gpus.ok()) {
     if (absl::IsNotFound(gpus.status())) return gpus.status();
     return WithNode(inventory.name, gpus.status());

@@ -139,11 +139,13 @@ absl::StatusOr<PodAllocation> MapEntries(const PodRequest& request,
 }  // namespace
 
 std::map<std::string, std::string> AllocationAnnotations(
-    const PodAllocation& allocation, Dialect dialect, absl::Time now) {
+    const PodAllocation& allocation, Dialect dialect, absl::Time now,
+    int32_t volcano_memory_factor) {
   const DialectKeys& k = KeysOf(dialect);
-  const std::string record = dialect == Dialect::kVolcano
-                                 ? EncodeVolcanoAllocation(allocation)
-                                 : EncodeHamiAllocation(allocation);
+  const std::string record =
+      dialect == Dialect::kVolcano
+          ? EncodeVolcanoAllocation(allocation, volcano_memory_factor)
+          : EncodeHamiAllocation(allocation);
   const std::string seconds = absl::StrCat(absl::ToUnixSeconds(now));
   std::map<std::string, std::string> annotations = {
       {k.allocated, record},
@@ -191,16 +193,17 @@ std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod) {
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
-    const std::string& node_name) {
+    const std::string& node_name, int32_t volcano_memory_factor) {
   const auto mig = annotations.find(keys::kHamiMigAllocations);
   for (Dialect dialect : {Dialect::kHami, Dialect::kVolcano}) {
     const DialectKeys& k = KeysOf(dialect);
     const char* key = nullptr;
     const std::string* record = FindRecord(annotations, k, &key);
     if (record == nullptr) continue;
-    absl::StatusOr<Entries> entries = dialect == Dialect::kVolcano
-                                          ? DecodeVolcanoAllocation(*record)
-                                          : DecodeHamiAllocation(*record);
+    absl::StatusOr<Entries> entries =
+        dialect == Dialect::kVolcano
+            ? DecodeVolcanoAllocation(*record, volcano_memory_factor)
+            : DecodeHamiAllocation(*record);
     if (!entries.ok()) return PodError(request, k, key, entries.status());
     if (mig != annotations.end()) {
       if (dialect != Dialect::kHami) return MigWithoutRecord(request);

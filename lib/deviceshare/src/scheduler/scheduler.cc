@@ -276,8 +276,9 @@ Decision Scheduler::DecisionFor(const PodRequest& request, NodeVerdict placed,
   decision.mode = placed.mode;
   decision.mode_choice = std::move(placed.mode_choice);
   if (annotations) {
-    decision.annotations = AllocationAnnotations(
-        placed.fit.allocation, request.dialect, clock_->Now());
+    decision.annotations =
+        AllocationAnnotations(placed.fit.allocation, request.dialect,
+                              clock_->Now(), config_.device.memory_factor);
   }
   decision.allocation = std::move(placed.fit.allocation);
   return decision;
@@ -430,7 +431,8 @@ absl::StatusOr<bool> Scheduler::AddBoundPod(
     const std::map<std::string, std::string>& annotations,
     const std::string& node) {
   DS_ASSIGN_OR_RETURN(std::optional<PodAllocation> allocation,
-                      AllocationFromAnnotations(request, annotations, node));
+                      AllocationFromAnnotations(request, annotations, node,
+                                                config_.device.memory_factor));
   if (!allocation) return false;
   DS_RETURN_IF_ERROR(Bind(request, *allocation));
   return true;

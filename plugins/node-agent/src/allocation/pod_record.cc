@@ -47,7 +47,8 @@ absl::StatusOr<std::optional<PodRecord>> ParsePodRecord(
 
   DS_ASSIGN_OR_RETURN(PodRequest request, ParsePodRequest(pod, config));
   DS_ASSIGN_OR_RETURN(std::optional<PodAllocation> allocation,
-                      AllocationFromAnnotations(request, annotations, node));
+                      AllocationFromAnnotations(request, annotations, node,
+                                                config.memory_factor));
   if (!allocation.has_value()) return std::optional<PodRecord>();
 
   PodRecord record;

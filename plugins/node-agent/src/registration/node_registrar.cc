@@ -44,19 +44,25 @@ std::string RegisteredType(const std::string& nvml_name, Dialect dialect) {
   return nvml_name;
 }
 
-std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect) {
+std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect,
+                              int32_t volcano_memory_factor) {
   for (Gpu& gpu : gpus) gpu.model = RegisteredType(gpu.model, dialect);
-  return dialect == Dialect::kVolcano ? EncodeVolcanoNodeRegister(gpus)
-                                      : EncodeHamiNodeRegisterJson(gpus);
+  return dialect == Dialect::kVolcano
+             ? EncodeVolcanoNodeRegister(gpus, volcano_memory_factor)
+             : EncodeHamiNodeRegisterJson(gpus);
 }
 
 NodeRegistrar::NodeRegistrar(kube::ApiClient* client, std::string node_name,
-                             Dialect dialect)
-    : client_(client), node_name_(std::move(node_name)), dialect_(dialect) {}
+                             Dialect dialect, int32_t volcano_memory_factor)
+    : client_(client),
+      node_name_(std::move(node_name)),
+      dialect_(dialect),
+      volcano_memory_factor_(volcano_memory_factor) {}
 
 absl::StatusOr<bool> NodeRegistrar::Register(const std::vector<Gpu>& gpus) {
   const std::string key = RegistrationKey(dialect_);
-  const std::string value = RegistrationValue(gpus, dialect_);
+  const std::string value =
+      RegistrationValue(gpus, dialect_, volcano_memory_factor_);
   DS_ASSIGN_OR_RETURN(nlohmann::json node,
                       client_->Get(kube::NodePath(node_name_)));
   const nlohmann::json* annotations = nullptr;

@@ -380,7 +380,8 @@ absl::Status RunAgent(const AgentOptions& options,
                       kube::KubeConfigFromFlag(options.kubeconfig));
   DS_ASSIGN_OR_RETURN(std::unique_ptr<kube::ApiClient> client,
                       kube::ApiClient::Create(kube_config));
-  NodeRegistrar registrar(client.get(), options.node_name, options.dialect);
+  NodeRegistrar registrar(client.get(), options.node_name, options.dialect,
+                          config.device.memory_factor);
   while (!RegisterNode(registrar, options, gpus)) {
     if (!SleepUnlessStopped(absl::Seconds(5), stop)) return absl::OkStatus();
   }

@@ -28,9 +28,13 @@ std::map<std::string, std::optional<std::string>> ToPatch(
 // from the watch (the wire leaves out some fields, e.g. MIG slot sizes).
 ContainerShares RecordShares(const PodRequest& request,
                              const PodAllocation& allocation,
-                             const std::string& node, absl::Time now) {
+                             const std::string& node, absl::Time now,
+                             int32_t volcano_memory_factor) {
   absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
-      request, AllocationAnnotations(allocation, request.dialect, now), node);
+      request,
+      AllocationAnnotations(allocation, request.dialect, now,
+                            volcano_memory_factor),
+      node, volcano_memory_factor);
   if (read.ok() && read->has_value()) return GpuShares(**read);
   return GpuShares(allocation);
 }
@@ -230,7 +234,8 @@ std::optional<InFlightPod> Extender::ClaimInFlightLocked(
   std::optional<InFlightPod> blocker;
   // A zero timeout turns the rule off.
   if (options_.in_flight_timeout > absl::ZeroDuration()) {
-    shares = RecordShares(request, allocation, node, now);
+    shares = RecordShares(request, allocation, node, now,
+                          scheduler_->config().device.memory_factor);
     blocker = in_flight_.FindConfusable(node, uid, shares, now);
   }
   if (blocker) {
@@ -249,8 +254,9 @@ std::optional<std::string> Extender::WriteRecord(
     const PodName& pod, const PodRequest& request,
     const PodAllocation& allocation) {
   absl::Status patched = writer_->PatchAnnotations(
-      pod, ToPatch(AllocationAnnotations(allocation, request.dialect,
-                                         clock_->Now())));
+      pod, ToPatch(AllocationAnnotations(
+               allocation, request.dialect, clock_->Now(),
+               scheduler_->config().device.memory_factor)));
   if (patched.ok()) return std::nullopt;
   return UndoBind(pod, request, /*patched=*/false, {}, "Patch",
                   absl::StrFormat("pod %s: writing the allocation record: %s",

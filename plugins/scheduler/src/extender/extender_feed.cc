@@ -111,7 +111,8 @@ void Extender::TrackInFlightLocked(
 void Extender::ApplyNode(const nlohmann::json& node) {
   const std::string name = Text(node, {"metadata", "name"});
   if (name.empty()) return;
-  absl::StatusOr<NodeInventory> inventory = ParseNodeInventory(node);
+  absl::StatusOr<NodeInventory> inventory =
+      ParseNodeInventory(node, scheduler_->config().device.memory_factor);
   if (!inventory.ok()) {
     if (inventory.status().code() != absl::StatusCode::kNotFound) {
       LogNode(LogLevel::kWarn, name,
@@ -248,7 +249,8 @@ std::optional<Extender::RecordedPod> Extender::ReadRecordLocked(
     return std::nullopt;
   }
   absl::StatusOr<std::optional<PodAllocation>> allocation =
-      AllocationFromAnnotations(*request, annotations, node);
+      AllocationFromAnnotations(*request, annotations, node,
+                                scheduler_->config().device.memory_factor);
   if (!allocation.ok() || !allocation->has_value()) {
     LogPod(LogLevel::kWarn, request->Key(), node,
            absl::StrCat(

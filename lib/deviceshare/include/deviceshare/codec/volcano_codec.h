@@ -25,6 +25,7 @@
 #ifndef DEVICESHARE_CODEC_VOLCANO_CODEC_H_
 #define DEVICESHARE_CODEC_VOLCANO_CODEC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,13 +39,23 @@ namespace deviceshare {
 
 // Gpu::index is the entry's position; NUMA, core capacity (100) and links
 // are not carried by this format.
-std::string EncodeVolcanoNodeRegister(const std::vector<Gpu>& gpus);
+//
+// `memory_factor` is Volcano's gpuMemoryFactor: Volcano counts memory in
+// units of that many MiB in the registration and the record alike (its
+// device plugin registers MiB / factor, its node plugin gives a container
+// Usedmem x factor MiB). deviceshare counts MiB: decoders multiply by the
+// factor, encoders divide (a registration rounds down, as Volcano's plugin
+// does; a record rounds up, so that a share read back is never smaller than
+// the one granted).
+std::string EncodeVolcanoNodeRegister(const std::vector<Gpu>& gpus,
+                                      int32_t memory_factor = 1);
 absl::StatusOr<std::vector<Gpu>> DecodeVolcanoNodeRegister(
-    absl::string_view text);
+    absl::string_view text, int32_t memory_factor = 1);
 
 // Encodes the app containers that hold at least one device (Volcano counts
 // only those); init containers and GPU-less containers get no entry.
-std::string EncodeVolcanoAllocation(const PodAllocation& allocation);
+std::string EncodeVolcanoAllocation(const PodAllocation& allocation,
+                                    int32_t memory_factor = 1);
 // One vector of grants per entry, in order. Grants have gpu_index -1 and
 // mode hami-core (Volcano's string does not carry them), except MIG ids,
 // which give mode mig and a MigSlot with either group + position or profile
@@ -59,7 +70,8 @@ std::string EncodeVolcanoAllocation(const PodAllocation& allocation);
 // read as 100; a device that does not read is skipped and the others kept,
 // and its error appended to `skipped` when that is not null.
 absl::StatusOr<std::vector<std::vector<DeviceGrant>>> DecodeVolcanoAllocation(
-    absl::string_view text, std::vector<absl::Status>* skipped = nullptr);
+    absl::string_view text, int32_t memory_factor = 1,
+    std::vector<absl::Status>* skipped = nullptr);
 
 }  // namespace deviceshare
 

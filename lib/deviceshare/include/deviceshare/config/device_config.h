@@ -37,7 +37,9 @@ struct DeviceConfig {
   int32_t default_cores = 0;                   // defaultCores
   int32_t default_gpu_num = 1;                 // defaultGPUNum
   // memoryFactor (HAMi) / gpuMemoryFactor (Volcano): one unit of the memory
-  // resource is this many MiB.
+  // resource is this many MiB. Volcano counts the same unit in its node
+  // registration and allocation record too (codec/volcano_codec.h); HAMi's
+  // are in MiB.
   int32_t memory_factor = 1;
   int64_t preconfigured_device_memory_mib = 0;  // preConfiguredDeviceMemory
   bool overwrite_env = false;       // NVIDIA_VISIBLE_DEVICES=none elsewhere

@@ -7,6 +7,8 @@
 #ifndef DEVICESHARE_K8S_NODE_PARSER_H_
 #define DEVICESHARE_K8S_NODE_PARSER_H_
 
+#include <cstdint>
+
 #include "absl/status/statusor.h"
 #include "deviceshare/model/node_inventory.h"
 #include "nlohmann/json_fwd.hpp"
@@ -15,7 +17,11 @@ namespace deviceshare {
 
 // A node without a registration annotation is a NotFound error naming the
 // node (it has no shareable GPU); a malformed one is InvalidArgument.
-absl::StatusOr<NodeInventory> ParseNodeInventory(const nlohmann::json& node);
+// `volcano_memory_factor` (DeviceConfig::memory_factor) is the memory unit
+// of a Volcano registration (codec/volcano_codec.h); GPU memory comes out
+// in MiB either way.
+absl::StatusOr<NodeInventory> ParseNodeInventory(const nlohmann::json& node,
+                                                 int32_t volcano_memory_factor);
 
 }  // namespace deviceshare
 

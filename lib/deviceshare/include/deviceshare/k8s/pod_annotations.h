@@ -25,8 +25,11 @@ namespace deviceshare {
 // (`GPU-a[group2-3]` / `GPU-a[1g.10gb-6]`, codec/volcano_codec.h); HAMi keeps
 // plain uuids there and also writes `hami.io/vgpu-mig-allocations`
 // (codec/hami_codec.h) when the allocation has a MIG grant to record.
+// `volcano_memory_factor` (DeviceConfig::memory_factor) sets the memory unit
+// of Volcano's record (codec/volcano_codec.h); HAMi's record is in MiB.
 std::map<std::string, std::string> AllocationAnnotations(
-    const PodAllocation& allocation, Dialect dialect, absl::Time now);
+    const PodAllocation& allocation, Dialect dialect, absl::Time now,
+    int32_t volcano_memory_factor);
 
 // The annotations that undo AllocationAnnotations() after a bind that
 // failed: every key it may write maps to nullopt (a JSON merge patch's null
@@ -56,10 +59,12 @@ std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod);
 // GPU instead (an MPS GPU's grants are MPS). MigSlot sizes (and, for
 // Volcano configMap ids, profiles) are not on the wire: the mig backend
 // resolves them from its catalog. mig_action is never carried (kNone).
+// Memory is in MiB: a Volcano record's units are multiplied by
+// `volcano_memory_factor`.
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
-    const std::string& node_name);
+    const std::string& node_name, int32_t volcano_memory_factor);
 
 }  // namespace deviceshare
 

@@ -40,15 +40,17 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
 std::string RegisteredType(const std::string& nvml_name, Dialect dialect);
 
 // The annotation key and value for `gpus` (models as NVML names them) in
-// `dialect`.
+// `dialect`. Volcano's registration counts memory in units of
+// `volcano_memory_factor` MiB (gpuMemoryFactor, codec/volcano_codec.h).
 std::string RegistrationKey(Dialect dialect);
-std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect);
+std::string RegistrationValue(std::vector<Gpu> gpus, Dialect dialect,
+                              int32_t volcano_memory_factor);
 
 class NodeRegistrar {
  public:
   // `client` must outlive the registrar.
-  NodeRegistrar(kube::ApiClient* client, std::string node_name,
-                Dialect dialect);
+  NodeRegistrar(kube::ApiClient* client, std::string node_name, Dialect dialect,
+                int32_t volcano_memory_factor);
 
   // Patches the node's annotation to `gpus` unless it already says so.
   // Returns true when it patched. NotFound when the node does not exist.
@@ -58,6 +60,7 @@ class NodeRegistrar {
   kube::ApiClient* const client_;
   const std::string node_name_;
   const Dialect dialect_;
+  const int32_t volcano_memory_factor_;
 };
 
 }  // namespace deviceshare::agent
