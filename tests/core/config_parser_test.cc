@@ -246,8 +246,10 @@ TEST(ConfigParserTest, WrongTypesNameThePathAndValue) {
   EXPECT_THAT(NvidiaError("resourceCountName: 5"),
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia.resourceCountName"),
                                        HasSubstr("5 is not a string"))));
-  EXPECT_THAT(NvidiaError("resourceMemoryName: \"\""),
-              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.resourceMemoryName"),
+  // HAMi accepts an empty resourceMemoryName (device_test.go:285).
+  EXPECT_OK(NvidiaError("resourceMemoryName: \"\""));
+  EXPECT_THAT(NvidiaError("resourceCoreName: \"\""),
+              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.resourceCoreName"),
                                        HasSubstr("empty"))));
   EXPECT_THAT(NvidiaError("knownMigGeometries: {models: [A30]}"),
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia.knownMigGeometries"),

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/config/config_parser.h"
@@ -436,10 +437,12 @@ TEST(PodParserHamiTest, GpuAloneIsExclusive) {
   EXPECT_THAT(
       OnlyContainer("nvidia.com/gpu: 2, nvidia.com/gpumem-percentage: 100"),
       Asks(Ask{2, 0, 100, 100}));
-  // A 0 percentage is ignored, so memory is still the whole card.
+  // A 0 percentage is ignored, so memory is still the whole card; but a
+  // percentage was named and is not 100, so the webhook adds no cores
+  // (device_test.go:1889, TestZeroMemoryPercentageIsAccountedAsWholeCard).
   EXPECT_THAT(
       OnlyContainer("nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 0"),
-      Asks(Ask{1, 0, 0, 100}));
+      Asks(Ask{1, 0, 0, 0}));
   // Named cores are kept, even 0.
   EXPECT_THAT(OnlyContainer("nvidia.com/gpu: 1, nvidia.com/gpucores: 0"),
               Asks(Ask{1, 0, 0, 0}));
@@ -451,21 +454,51 @@ TEST(PodParserHamiTest, GpuAloneIsExclusive) {
               Asks(Ask{1, 4000, 0, 0}));
 }
 
+// HAMi's scheduler clamps what its webhook would have refused
+// (device_test.go:1791, :1827 "above 100"; :1925 "negative memory
+// percentage"; :1984 "core limit can't exceed 100").
+TEST(PodParserHamiTest, OutOfRangePercentagesAreClampedAsHamiSchedulerDoes) {
+  EXPECT_THAT(
+      OnlyContainer("nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 150"),
+      Asks(Ask{1, 0, 100, 0}));
+  EXPECT_THAT(OnlyContainer("nvidia.com/gpu: 1, "
+                            "nvidia.com/gpumem-percentage: 4294967346"),
+              Asks(Ask{1, 0, 100, 0}));
+  EXPECT_THAT(
+      OnlyContainer("nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: -1"),
+      Asks(Ask{1, 0, 0, 0}));
+  EXPECT_THAT(OnlyContainer("nvidia.com/gpu: 1, nvidia.com/gpumem: 512, "
+                            "nvidia.com/gpucores: 120"),
+              Asks(Ask{1, 512, 0, 100}));
+}
+
+// An empty resourceMemoryName: no container can name memory, so every
+// count-only request is exclusive (device_test.go:285).
+TEST(PodParserHamiTest, EmptyMemoryNameMakesCountRequestsExclusive) {
+  DeviceConfig config;
+  config.resource_memory_name = "";
+  EXPECT_THAT(OnlyContainer("nvidia.com/gpu: 1", config),
+              Asks(Ask{1, 0, 0, 100}));
+}
+
 TEST(PodParserHamiTest, DefaultsFromTheDeviceConfig) {
   DeviceConfig config;
   config.default_memory_mib = 2048;
   config.default_cores = 20;
   config.default_gpu_num = 3;
-  // With a defaultMemory the card is no longer exclusive.
+  // The webhook sees no memory field, so it adds all cores; the scheduler
+  // then books defaultMemory (TestGenerateResourceRequests_DefaultMemory).
   EXPECT_THAT(OnlyContainer("nvidia.com/gpu: 1", config),
-              Asks(Ask{1, 2048, 0, 20}));
+              Asks(Ask{1, 2048, 0, 100}));
   // gpumem / gpucores / percentage without gpu: defaultGPUNum GPUs.
   EXPECT_THAT(OnlyContainer("nvidia.com/gpumem: 1000", config),
               Asks(Ask{3, 1000, 0, 20}));
   EXPECT_THAT(OnlyContainer("nvidia.com/gpucores: 40", config),
               Asks(Ask{3, 2048, 0, 40}));
+  // The exclusive-core rule runs before the webhook adds the count: without
+  // one, defaultCores.
   EXPECT_THAT(OnlyContainer("nvidia.com/gpumem-percentage: 100", config),
-              Asks(Ask{3, 0, 100, 100}));
+              Asks(Ask{3, 0, 100, 20}));
   DeviceConfig plain;
   EXPECT_THAT(OnlyContainer("nvidia.com/gpumem: 1000", plain),
               Asks(Ask{1, 1000, 0, 0}));
@@ -535,14 +568,10 @@ TEST(PodParserErrorsTest, BadQuantitiesNameEverything) {
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia.com/gpu: true"),
                                        HasSubstr("not a quantity"))));
   EXPECT_THAT(
-      LimitsError("nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 150"),
-      StatusIs(kInvalid,
-               AllOf(HasSubstr("nvidia.com/gpumem-percentage: \"150\""),
-                     HasSubstr("above 100"))));
-  EXPECT_THAT(
-      LimitsError("nvidia.com/gpu: 1, nvidia.com/gpucores: 101"),
-      StatusIs(kInvalid, AllOf(HasSubstr("nvidia.com/gpucores: \"101\""),
-                               HasSubstr("above 100"))));
+      LimitsError("nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: lots"),
+      StatusIs(kInvalid, HasSubstr("nvidia.com/gpumem-percentage: \"lots\"")));
+  EXPECT_THAT(LimitsError("nvidia.com/gpu: 1, nvidia.com/gpucores: -5"),
+              StatusIs(kInvalid, HasSubstr("nvidia.com/gpucores: \"-5\"")));
   EXPECT_THAT(
       LimitsError("volcano.sh/vgpu-number: 1, volcano.sh/vgpu-cores: 200"),
       StatusIs(kInvalid, AllOf(HasSubstr("volcano.sh/vgpu-cores"),
@@ -773,9 +802,20 @@ TEST(PodParserAnnotationsTest, ModelAndUuidLists) {
 TEST(PodParserAnnotationsTest, NumaBind) {
   EXPECT_TRUE(WithAnnotations("nvidia.com/numa-bind: \"true\"").numa_bind);
   EXPECT_FALSE(WithAnnotations("nvidia.com/numa-bind: \"false\"").numa_bind);
-  EXPECT_THAT(AnnotationError("nvidia.com/numa-bind: \"yes\""),
-              StatusIs(kInvalid, AllOf(HasSubstr("nvidia.com/numa-bind"),
-                                       HasSubstr("\"yes\""))));
+  // HAMi's assertNuma: Go's ParseBool; what it cannot read is false
+  // (device_test.go:1590 TestAssertNuma "NumaBind invalid value").
+  for (const char* yes : {"1", "t", "T", "TRUE", "True"}) {
+    EXPECT_TRUE(
+        WithAnnotations(absl::StrCat("nvidia.com/numa-bind: \"", yes, "\""))
+            .numa_bind)
+        << yes;
+  }
+  for (const char* no : {"yes", "notabool", "0", "F", ""}) {
+    EXPECT_FALSE(
+        WithAnnotations(absl::StrCat("nvidia.com/numa-bind: \"", no, "\""))
+            .numa_bind)
+        << no;
+  }
   // Unquoted, YAML makes it a bool; Kubernetes rejects that too.
   EXPECT_THAT(AnnotationError("nvidia.com/numa-bind: true"),
               StatusIs(kInvalid, AllOf(HasSubstr("nvidia.com/numa-bind"),

@@ -15,8 +15,11 @@ namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::Docs;
+using ::deviceshare::testing::Gpus;
 using ::deviceshare::testing::PlacementOf;
 using ::deviceshare::testing::PodYaml;
+using ::deviceshare::testing::ShortCluster;
+using ::deviceshare::testing::ShortNode;
 using ::deviceshare::testing::SimulateJson;
 using ::deviceshare::testing::UnschedulableOf;
 using ::testing::HasSubstr;
@@ -52,6 +55,63 @@ TEST(SimulateUpstreamTest, VolcanoMemoryFactorCountsUnitsOnBothSides) {
   const Json c = UnschedulableOf(*report, "c");
   ASSERT_FALSE(c.is_null()) << report->dump(1);
   EXPECT_THAT(c.dump(), HasSubstr("Insufficient"));
+}
+
+Json DeviceOf(const Json& report, const std::string& pod) {
+  return PlacementOf(report, pod)["containers"][0]["devices"][0];
+}
+
+// Kind 2. HAMi's webhook adds all cores only to a container that names the
+// count, no gpucores, and memory that is exclusive (device.go:417
+// defaultExclusiveCoreIfNeeded): a 0 percentage gives the whole card but
+// no cores (device_test.go:1889), and defaultMemory does not stop the
+// cores (TestGenerateResourceRequests_DefaultMemory).
+TEST(SimulateUpstreamTest, HamiZeroAndDefaultCoresFollowTheWebhook) {
+  const std::string cluster = ShortCluster({ShortNode("n", Gpus("n", 2))});
+  auto report =
+      SimulateJson(cluster,
+                   Docs({PodYaml("pct0",
+                                 "nvidia.com/gpu: 1, "
+                                 "nvidia.com/gpumem-percentage: 0"),
+                         PodYaml("count-only", "nvidia.com/gpu: 1")}),
+                   "nvidia: {defaultMemory: 512}\n"
+                   "scheduler: {nodePolicy: binpack, gpuPolicy: spread}\n");
+  ASSERT_OK(report);
+  EXPECT_EQ(DeviceOf(*report, "pct0")["memory_mib"], 512);
+  EXPECT_EQ(DeviceOf(*report, "pct0")["cores"], 0);
+  EXPECT_EQ(DeviceOf(*report, "count-only")["memory_mib"], 512);
+  EXPECT_EQ(DeviceOf(*report, "count-only")["cores"], 100);
+}
+
+// Kind 3. What HAMi's scheduler clamps or ignores is scheduled, not an
+// input error for the whole run: gpucores 120 (device_test.go:1984), a
+// percentage of 150 (:1827) or -1 (:1925), numa-bind that is not a bool
+// (TestAssertNuma "NumaBind invalid value"), an empty resourceMemoryName
+// (:285).
+TEST(SimulateUpstreamTest, HamiLeniencyPlacesWhatHamiPlaces) {
+  const std::string cluster = ShortCluster({ShortNode("n", Gpus("n", 4))});
+  auto report = SimulateJson(
+      cluster,
+      Docs({PodYaml("cores120",
+                    "nvidia.com/gpu: 1, nvidia.com/gpumem: 512, "
+                    "nvidia.com/gpucores: 120"),
+            PodYaml("pct150",
+                    "nvidia.com/gpu: 1, "
+                    "nvidia.com/gpumem-percentage: 150"),
+            PodYaml("pct-1",
+                    "nvidia.com/gpu: 1, "
+                    "nvidia.com/gpumem-percentage: -1"),
+            PodYaml("numa", "nvidia.com/gpu: 1, nvidia.com/gpumem: 512",
+                    "nvidia.com/numa-bind: notabool")}),
+      "nvidia: {resourceMemoryName: \"\"}\n"
+      "scheduler: {nodePolicy: binpack, gpuPolicy: spread}\n");
+  ASSERT_OK(report);
+  EXPECT_EQ(DeviceOf(*report, "cores120")["cores"], 100);
+  EXPECT_EQ(DeviceOf(*report, "pct150")["memory_mib"], 81920);
+  EXPECT_EQ(DeviceOf(*report, "pct-1")["memory_mib"], 81920);
+  // With no memory resource name, gpumem is not a GPU resource at all.
+  EXPECT_EQ(DeviceOf(*report, "numa")["memory_mib"], 81920);
+  EXPECT_EQ(DeviceOf(*report, "numa")["cores"], 100);
 }
 
 }  // namespace

@@ -71,7 +71,10 @@ absl::Status ParseKey(const std::string& key, const json& value,
   if (key == "resourceCountName") {
     DS_ASSIGN_OR_RETURN(c.resource_count_name, name(value, path));
   } else if (key == "resourceMemoryName") {
-    DS_ASSIGN_OR_RETURN(c.resource_memory_name, name(value, path));
+    // HAMi accepts an empty one: no container then names its memory, and
+    // every GPU request is exclusive (device.go defaultExclusiveCoreIfNeeded).
+    DS_ASSIGN_OR_RETURN(c.resource_memory_name,
+                        ReadString(value, path, /*allow_empty=*/true));
   } else if (key == "resourceMemoryPercentageName") {
     DS_ASSIGN_OR_RETURN(c.resource_memory_percentage_name, name(value, path));
   } else if (key == "resourceCoreName") {

@@ -105,14 +105,12 @@ absl::Status ReadNumaBind(const AnnotationReader& reader, PodRequest& pod) {
   DS_ASSIGN_OR_RETURN(std::optional<std::string> value,
                       reader.Get(keys::kHamiNumaBind));
   if (!value) return absl::OkStatus();
-  if (*value == "true") {
-    pod.numa_bind = true;
-  } else if (*value == "false") {
-    pod.numa_bind = false;
-  } else {
-    return reader.Error(keys::kHamiNumaBind,
-                        absl::StrFormat("\"%s\" is not true or false", *value));
-  }
+  // HAMi's assertNuma (device.go:482): Go's strconv.ParseBool, and a value
+  // it cannot read is false.
+  static constexpr absl::string_view kGoTrue[] = {"1",    "t",    "T",
+                                                  "TRUE", "true", "True"};
+  pod.numa_bind = std::find(std::begin(kGoTrue), std::end(kGoTrue), *value) !=
+                  std::end(kGoTrue);
   return absl::OkStatus();
 }
 

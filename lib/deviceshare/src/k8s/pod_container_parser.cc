@@ -1,5 +1,6 @@
 #include "pod_container_parser.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/model/mig_slot.h"
 #include "deviceshare/model/units.h"
@@ -82,7 +84,14 @@ struct GpuNumbers {
   int64_t memory_mib = 0;
   int32_t percent = 0;
   int32_t cores = 0;
+  int64_t percent_as_written = 0;  // before HAMi's clamping
 };
+
+// How percentages are read. kStrict: 0..100, anything else an error.
+// kHamiScheduler: as HAMi's scheduler reads them (device_test.go
+// GenerateResourceRequests, TestDevices_Fit): a memory percentage below 0
+// is unset, one above 100 is 100, and cores above 100 are 100.
+enum class PercentRule { kStrict, kHamiScheduler };
 
 absl::StatusOr<int32_t> ReadCount(const json& value, absl::string_view key) {
   DS_ASSIGN_OR_RETURN(std::string text, QuantityText(value, key));
@@ -118,12 +127,36 @@ absl::StatusOr<int32_t> ReadPercent(const json& value, absl::string_view key) {
   return ParsePercent(text, key);
 }
 
+// A whole quantity that may be negative: -N is returned as -N.
+absl::StatusOr<int64_t> ReadSignedWhole(const json& value,
+                                        absl::string_view key) {
+  DS_ASSIGN_OR_RETURN(std::string text, QuantityText(value, key));
+  absl::string_view digits = text;
+  const bool negative = absl::ConsumePrefix(&digits, "-");
+  DS_ASSIGN_OR_RETURN(int64_t n, ParseWholeQuantity(digits, key));
+  return negative ? -n : n;
+}
+
 // Every value present is checked, even one the dialect's rules then ignore
 // (Volcano's cores without a count), so a typo never passes silently.
 absl::StatusOr<GpuNumbers> ParseNumbers(const GpuValues& v,
                                         const char* const names[4],
-                                        const DeviceConfig& config) {
+                                        const DeviceConfig& config,
+                                        PercentRule rule) {
   GpuNumbers n;
+  if (rule == PercentRule::kHamiScheduler) {
+    if (v.percent) {
+      DS_ASSIGN_OR_RETURN(n.percent_as_written,
+                          ReadSignedWhole(*v.percent, names[2]));
+      n.percent = static_cast<int32_t>(
+          std::clamp<int64_t>(n.percent_as_written, 0, 100));
+    }
+    if (v.cores) {
+      DS_ASSIGN_OR_RETURN(std::string text, QuantityText(*v.cores, names[3]));
+      DS_ASSIGN_OR_RETURN(int64_t cores, ParseWholeQuantity(text, names[3]));
+      n.cores = static_cast<int32_t>(std::min<int64_t>(cores, 100));
+    }
+  }
   if (v.count) {
     DS_ASSIGN_OR_RETURN(n.count, ReadCount(*v.count, names[0]));
   }
@@ -131,10 +164,11 @@ absl::StatusOr<GpuNumbers> ParseNumbers(const GpuValues& v,
     DS_ASSIGN_OR_RETURN(n.memory_mib,
                         ReadMemory(*v.memory, names[1], config.memory_factor));
   }
-  if (v.percent) {
+  if (rule == PercentRule::kStrict && v.percent) {
     DS_ASSIGN_OR_RETURN(n.percent, ReadPercent(*v.percent, names[2]));
+    n.percent_as_written = n.percent;
   }
-  if (v.cores) {
+  if (rule == PercentRule::kStrict && v.cores) {
     DS_ASSIGN_OR_RETURN(n.cores, ReadPercent(*v.cores, names[3]));
   }
   return n;
@@ -159,7 +193,8 @@ void FillMemory(const GpuNumbers& n, const DeviceConfig& config,
 // neither memory nor percentage means the whole card.
 absl::Status ParseVolcano(const GpuValues& v, const DeviceConfig& config,
                           ContainerRequest& request) {
-  DS_ASSIGN_OR_RETURN(GpuNumbers n, ParseNumbers(v, kVolcanoResources, config));
+  DS_ASSIGN_OR_RETURN(GpuNumbers n, ParseNumbers(v, kVolcanoResources, config,
+                                                 PercentRule::kStrict));
   if (!v.count && !v.memory) return absl::OkStatus();
   request.gpu_count = v.count ? n.count : config.default_gpu_num;
   if (request.gpu_count == 0) return absl::OkStatus();
@@ -168,25 +203,28 @@ absl::Status ParseVolcano(const GpuValues& v, const DeviceConfig& config,
   return absl::OkStatus();
 }
 
-// upstream-hami.md §3: the webhook adds `gpu = defaultGPUNum` when only
-// gpumem / gpucores / percentage is given, and defaultExclusiveCoreIfNeeded
-// makes a container whose memory is exclusive (percentage 100, or neither
-// gpumem nor percentage and no defaultMemory) take all cores when it did
-// not name gpucores. deviceshare runs no webhook, so the parser applies
-// both rules itself, or HAMi pods would land differently here.
+// upstream-hami.md §3: HAMi's webhook first gives a container that names
+// no gpucores all cores when it names the GPU count and its memory is
+// exclusive (a percentage of exactly 100, or no percentage and no gpumem,
+// or no memory resource name configured: defaultExclusiveCoreIfNeeded,
+// device.go:417), then adds `gpu = defaultGPUNum` when only gpumem /
+// gpucores / percentage is given. deviceshare runs no webhook, so the
+// parser applies both rules itself, or HAMi pods would land differently
+// here. defaultMemory plays no part in the first rule.
 absl::Status ParseHami(const GpuValues& v, const DeviceConfig& config,
                        ContainerRequest& request) {
   DS_ASSIGN_OR_RETURN(GpuNumbers n,
-                      ParseNumbers(v, HamiNames(config).data(), config));
+                      ParseNumbers(v, HamiNames(config).data(), config,
+                                   PercentRule::kHamiScheduler));
   request.gpu_count = v.count ? n.count : config.default_gpu_num;
   if (request.gpu_count == 0) return absl::OkStatus();
   FillMemory(n, config, request);
-  bool memory_exclusive =
-      n.percent == 100 ||
-      (n.memory_mib == 0 && n.percent == 0 && config.default_memory_mib == 0);
+  const bool memory_exclusive =
+      v.percent ? n.percent_as_written == 100
+                : config.resource_memory_name.empty() || !v.memory;
   if (v.cores) {
     request.cores = n.cores;
-  } else if (memory_exclusive) {
+  } else if (v.count && memory_exclusive) {
     request.cores = 100;
   } else {
     request.cores = config.default_cores;
@@ -326,7 +364,8 @@ absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(
   // Volcano's own device config map renames HAMi's resources to the
   // volcano.sh/vgpu-* ones; those are read by the Volcano rules above.
   auto hami_value = [&](const std::string& name) -> const json* {
-    return IsVolcanoName(name) ? nullptr : resources.GpuValue(name);
+    if (name.empty() || IsVolcanoName(name)) return nullptr;
+    return resources.GpuValue(name);
   };
   GpuValues hami{hami_value(config.resource_count_name),
                  hami_value(config.resource_memory_name),
