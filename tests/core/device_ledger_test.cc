@@ -385,5 +385,20 @@ TEST(DeviceLedgerTest, CheckInvariantsHoldAfterAMixOfOperations) {
   EXPECT_TRUE(ledger == MakeLedger(4));
 }
 
+// utils_test.go TestDeviceHasPodFromSameGroup: a group's pod blocks the GPU
+// only while it uses memory or cores.
+TEST(DeviceLedgerTest, UsedByGroupCountsOnlyPodsThatUseTheGpu) {
+  DeviceLedger ledger = MakeLedger();
+  EXPECT_FALSE(ledger.UsedByGroup("ns/job-1"));
+  ASSERT_OK(ledger.AddPod("idle", {App(0, 0)}, "ns/job-1"));
+  EXPECT_FALSE(ledger.UsedByGroup("ns/job-1"));
+  ASSERT_OK(ledger.AddPod("busy", {App(0, 1024)}, "ns/job-1"));
+  EXPECT_TRUE(ledger.UsedByGroup("ns/job-1"));
+  EXPECT_FALSE(ledger.UsedByGroup("ns/job-2"));
+  EXPECT_FALSE(ledger.UsedByGroup(""));
+  ledger.RemovePod("busy");
+  EXPECT_FALSE(ledger.UsedByGroup("ns/job-1"));
+}
+
 }  // namespace
 }  // namespace deviceshare

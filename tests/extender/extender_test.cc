@@ -387,6 +387,33 @@ TEST_F(ExtenderTest, VolcanoRecordsAreInMemoryFactorUnits) {
   EXPECT_EQ(TotalUsed(*restarted, "v"), 6000);
 }
 
+nlohmann::json SpreadGroupPod(const std::string& name) {
+  nlohmann::json pod =
+      VolcanoPodObject({.name = name, .memory_mib = 4096, .cores = 25});
+  pod["metadata"]["annotations"]["volcano.sh/vgpu-podgroup-policy"] = "spread";
+  pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = "job-1";
+  return pod;
+}
+
+// Volcano's podgroup spread holds for pods already bound when serve starts:
+// their group comes back with their record (spread_integration_test.go
+// TestSpreadWithNoRoomFails, across a restart).
+TEST_F(ExtenderTest, PodgroupSpreadHoldsForPodsReadBackFromTheApi) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json first = AddPod(SpreadGroupPod("first"));
+  ASSERT_EQ(extender_.Bind(BindingFor(first, "a")), "");
+
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
+  Extender fresh(restarted.get(), &writer_, &clock_, WithoutInFlightRule());
+  fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 1})});
+  fresh.OnPodsReplaced({*writer_.Pod("default/first")});
+  nlohmann::json second = AddPod(SpreadGroupPod("second"));
+  FilterResult result = fresh.Filter(FilterArgs(second, {"a"}));
+  EXPECT_THAT(result.node_names, IsEmpty());
+  EXPECT_THAT(result.failed_nodes,
+              ElementsAre(::testing::Pair("a", HasSubstr("GroupOnGpu"))));
+}
+
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));

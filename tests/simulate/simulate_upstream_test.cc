@@ -114,5 +114,65 @@ TEST(SimulateUpstreamTest, HamiLeniencyPlacesWhatHamiPlaces) {
   EXPECT_EQ(DeviceOf(*report, "numa")["cores"], 100);
 }
 
+// Kind 6. Volcano's podgroup spread (spread_integration_test.go,
+// utils_test.go TestGetPodGroupKey / TestDeviceHasPodFromSameGroup): a pod
+// with `volcano.sh/vgpu-podgroup-policy: spread` takes no GPU that a pod of
+// its podgroup already uses; other groups, and pods without the rule,
+// share as usual.
+TEST(SimulateUpstreamTest, VolcanoPodgroupSpreadKeepsAGroupApart) {
+  struct Case {
+    const char* upstream;
+    int gpus;
+    const char* a_annotations;
+    const char* b_annotations;
+    bool b_shares_a_gpu;  // B placed on A's GPU
+    bool b_placed;
+  };
+  constexpr char kSpread1[] =
+      "volcano.sh/vgpu-podgroup-policy: spread, "
+      "scheduling.k8s.io/group-name: job-1";
+  constexpr char kSpread2[] =
+      "volcano.sh/vgpu-podgroup-policy: spread, "
+      "scheduling.k8s.io/group-name: job-2";
+  constexpr char kVolcanoKey1[] =
+      "volcano.sh/vgpu-podgroup-policy: spread, "
+      "scheduling.volcano.sh/group-name: job-1";
+  const Case cases[] = {
+      {"TestSpreadPreventsCoLocation", 2, kSpread1, kSpread1, false, true},
+      {"TestBinpackAllowsCoLocation", 2, "scheduling.k8s.io/group-name: job-1",
+       "scheduling.k8s.io/group-name: job-1", true, true},
+      {"TestSpreadDifferentGroupsCanShare", 1, kSpread1, kSpread2, true, true},
+      {"TestSpreadWithNoRoomFails", 1, kSpread1, kSpread1, false, false},
+      {"TestMixedAnnotations", 2, kSpread1,
+       "scheduling.k8s.io/group-name: job-1", true, true},
+      {"TestGetPodGroupKey (volcano key)", 1, kVolcanoKey1, kVolcanoKey1, false,
+       false},
+  };
+  const std::string limits =
+      "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 4096, "
+      "volcano.sh/vgpu-cores: 25";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.upstream);
+    auto report =
+        SimulateJson(ShortCluster({ShortNode("n", Gpus("n", c.gpus))}),
+                     Docs({PodYaml("a", limits, c.a_annotations),
+                           PodYaml("b", limits, c.b_annotations)}),
+                     "scheduler: {nodePolicy: binpack, gpuPolicy: binpack}\n");
+    ASSERT_OK(report);
+    ASSERT_FALSE(PlacementOf(*report, "a").is_null());
+    const Json b = PlacementOf(*report, "b");
+    EXPECT_EQ(!b.is_null(), c.b_placed) << report->dump(1);
+    if (c.b_placed && !b.is_null()) {
+      EXPECT_EQ(
+          DeviceOf(*report, "a")["uuid"] == DeviceOf(*report, "b")["uuid"],
+          c.b_shares_a_gpu);
+    }
+    if (!c.b_placed) {
+      EXPECT_THAT(UnschedulableOf(*report, "b").dump(),
+                  HasSubstr("GroupOnGpu"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace deviceshare

@@ -183,6 +183,12 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     eligible[pos] = explain ? CheckGpuEligible(request, gpu, mode)
                             : GpuVerdict{EligibilityCode(request, gpu, mode),
                                          gpu.index, ""};
+    if (eligible[pos].fits() && request.spread_group &&
+        node.ledger(pos).UsedByGroup(request.group_key)) {
+      eligible[pos] =
+          GpuVerdict{ReasonCode::kGroupOnGpu, gpu.index,
+                     explain ? absl::StrCat("group=", request.group_key) : ""};
+    }
   }
 
   NodeFit fit;
@@ -309,8 +315,8 @@ absl::Status CommitShares(const PodRequest& request,
   if (!by_gpu.ok()) return by_gpu.status();
   std::vector<size_t> done;
   for (auto& [position, shares] : *by_gpu) {
-    absl::Status status =
-        node.AddPodToGpu(position, allocation.pod_uid, shares);
+    absl::Status status = node.AddPodToGpu(position, allocation.pod_uid, shares,
+                                           request.group_key);
     if (!status.ok()) {
       for (size_t undo : done) {
         node.RemovePodFromGpu(undo, allocation.pod_uid);

@@ -114,6 +114,21 @@ absl::Status ReadNumaBind(const AnnotationReader& reader, PodRequest& pod) {
   return absl::OkStatus();
 }
 
+// utils.go getPodGroupKey: "namespace/group", the Kubernetes key first.
+absl::Status ReadPodGroup(const AnnotationReader& reader, PodRequest& pod) {
+  for (const char* key : {keys::kKubeGroupName, keys::kVolcanoGroupName}) {
+    DS_ASSIGN_OR_RETURN(std::optional<std::string> group, reader.Get(key));
+    if (group && !group->empty()) {
+      pod.group_key = absl::StrCat(pod.namespace_name, "/", *group);
+      break;
+    }
+  }
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> policy,
+                      reader.Get(keys::kVolcanoPodGroupPolicy));
+  pod.spread_group = policy == keys::kVolcanoPodGroupSpread;
+  return absl::OkStatus();
+}
+
 absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
   DS_ASSIGN_OR_RETURN(std::optional<std::string> node,
                       reader.Get(keys::kHamiNodePolicy));
@@ -155,6 +170,7 @@ absl::Status ParsePodAnnotations(const json& annotations, PodRequest& pod) {
   DS_RETURN_IF_ERROR(
       ReadListInto(reader, keys::kHamiNoUseUuid, pod.avoid_uuids));
   DS_RETURN_IF_ERROR(ReadNumaBind(reader, pod));
+  DS_RETURN_IF_ERROR(ReadPodGroup(reader, pod));
   DS_RETURN_IF_ERROR(ReadPolicies(reader, pod));
   return absl::OkStatus();
 }

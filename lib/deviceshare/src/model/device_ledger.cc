@@ -148,7 +148,8 @@ GpuVerdict DeviceLedger::CheckPod(
 }
 
 absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
-                                  std::vector<ContainerShare> shares) {
+                                  std::vector<ContainerShare> shares,
+                                  absl::string_view group_key) {
   if (pod_uid.empty()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("gpu %s: pod uid is empty", gpu_.uuid));
@@ -178,6 +179,7 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
   }
   PodEntry entry;
   entry.charge = ChargeOf(shares);
+  entry.group_key = std::string(group_key);
   entry.shares = std::move(shares);
   used_memory_mib_ += entry.charge.memory_mib;
   used_cores_ += entry.charge.cores;
@@ -205,6 +207,17 @@ bool DeviceLedger::RemovePod(absl::string_view pod_uid) {
 
 bool DeviceLedger::HasPod(absl::string_view pod_uid) const {
   return pods_.contains(pod_uid);
+}
+
+bool DeviceLedger::UsedByGroup(absl::string_view group_key) const {
+  if (group_key.empty()) return false;
+  for (const auto& [uid, entry] : pods_) {
+    if (entry.group_key == group_key &&
+        (entry.charge.memory_mib > 0 || entry.charge.cores > 0)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::Span<const ContainerShare> DeviceLedger::SharesOf(

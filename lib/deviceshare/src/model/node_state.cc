@@ -45,10 +45,11 @@ GpuHeadroom NodeState::headroom() const {
 }
 
 absl::Status NodeState::AddPodToGpu(size_t position, absl::string_view pod_uid,
-                                    std::vector<ContainerShare> shares) {
+                                    std::vector<ContainerShare> shares,
+                                    absl::string_view group_key) {
   DeviceLedger& ledger = ledgers_[position];
   AddUsage(ledger, -1);
-  absl::Status status = ledger.AddPod(pod_uid, std::move(shares));
+  absl::Status status = ledger.AddPod(pod_uid, std::move(shares), group_key);
   AddUsage(ledger, +1);
   return status;
 }

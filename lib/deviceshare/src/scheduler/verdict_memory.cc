@@ -18,7 +18,8 @@ std::string ShapeKey(const PodRequest& request) {
                   absl::StrJoin(request.avoid_models, ","), "|",
                   absl::StrJoin(request.use_uuids, ","), "|",
                   absl::StrJoin(request.avoid_uuids, ","), "|",
-                  request.numa_bind, "|", request.node_policy.value_or(""), "|",
+                  request.numa_bind, "|", request.spread_group, "|",
+                  request.group_key, "|", request.node_policy.value_or(""), "|",
                   request.gpu_policy.value_or(""), "|", request.cpu_milli, "|",
                   request.memory_mib);
   return key;

@@ -15,6 +15,14 @@ inline constexpr char kVolcanoGpuMemoryPercentage[] =
 inline constexpr char kVolcanoGpuCores[] = "volcano.sh/vgpu-cores";
 // Volcano: pod annotations.
 inline constexpr char kVolcanoMode[] = "volcano.sh/vgpu-mode";
+// `spread`: no two pods of one podgroup on one GPU (Volcano's
+// VGPUPodGroupPolicyAnnotation); the group is named by either key below,
+// Kubernetes' first.
+inline constexpr char kVolcanoPodGroupPolicy[] =
+    "volcano.sh/vgpu-podgroup-policy";
+inline constexpr char kVolcanoPodGroupSpread[] = "spread";
+inline constexpr char kKubeGroupName[] = "scheduling.k8s.io/group-name";
+inline constexpr char kVolcanoGroupName[] = "scheduling.volcano.sh/group-name";
 inline constexpr char kVolcanoUseUuid[] = "volcano.sh/vgpu-use-gpuuuid";
 inline constexpr char kVolcanoNoUseUuid[] = "volcano.sh/vgpu-nouse-gpuuuid";
 inline constexpr char kVolcanoAllocation[] = "volcano.sh/vgpu-ids-new";

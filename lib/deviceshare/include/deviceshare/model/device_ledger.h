@@ -87,13 +87,18 @@ class DeviceLedger {
   // Adds a pod with all its shares on this GPU, all or nothing.
   // AlreadyExists if the pod is here; FailedPrecondition (with the verdict
   // text) if it does not fit; InvalidArgument for empty or negative shares.
+  // `group_key` is the pod's podgroup (PodRequest::group_key), "" for none.
   absl::Status AddPod(absl::string_view pod_uid,
-                      std::vector<ContainerShare> shares);
+                      std::vector<ContainerShare> shares,
+                      absl::string_view group_key = "");
 
   // Removes the pod; false if it was not here. Idempotent.
   bool RemovePod(absl::string_view pod_uid);
 
   bool HasPod(absl::string_view pod_uid) const;
+  // Whether a pod of podgroup `group_key` (not "") uses memory or cores
+  // here (Volcano's deviceHasPodFromSameGroup).
+  bool UsedByGroup(absl::string_view group_key) const;
   // The pod's shares here, or empty.
   absl::Span<const ContainerShare> SharesOf(absl::string_view pod_uid) const;
   std::vector<std::string> PodUids() const;  // sorted
@@ -133,6 +138,7 @@ class DeviceLedger {
   struct PodEntry {
     std::vector<ContainerShare> shares;
     PodCharge charge;
+    std::string group_key;
     bool operator==(const PodEntry& other) const = default;
   };
 

@@ -58,7 +58,8 @@ class NodeState {
   // Ledger changes go through the node, so that its totals stay exact.
   // Same contract as DeviceLedger::AddPod / RemovePod.
   absl::Status AddPodToGpu(size_t position, absl::string_view pod_uid,
-                           std::vector<ContainerShare> shares);
+                           std::vector<ContainerShare> shares,
+                           absl::string_view group_key = "");
   bool RemovePodFromGpu(size_t position, absl::string_view pod_uid);
   // Position of the GPU with `uuid` in inventory().gpus, if any.
   std::optional<size_t> FindGpu(absl::string_view uuid) const;

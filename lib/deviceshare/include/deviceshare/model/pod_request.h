@@ -89,6 +89,12 @@ struct PodRequest {
   std::vector<std::string> avoid_uuids;
   // All GPUs of one container on one NUMA node.
   bool numa_bind = false;
+  // The pod's podgroup, "namespace/group" (scheduling.k8s.io/group-name,
+  // else scheduling.volcano.sh/group-name); "" for none. With
+  // `spread_group` (volcano.sh/vgpu-podgroup-policy: spread) the pod takes
+  // no GPU that a pod of its group already uses.
+  std::string group_key;
+  bool spread_group = false;
   // Per-pod policy overrides (hami.io/node-scheduler-policy,
   // hami.io/gpu-scheduler-policy): a policy's registry name, lower case.
   std::optional<std::string> node_policy;
