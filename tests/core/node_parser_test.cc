@@ -84,6 +84,28 @@ TEST(NodeParserTest, YamlNumbersAreQuantitiesToo) {
   EXPECT_EQ(inventory->memory_mib, 1024);
 }
 
+// device_test.go TestFit_DeviceCordon: hami.io/device-cordon lists uuids,
+// blanks and empty entries ignored.
+TEST(NodeParserTest, DeviceCordonMarksListedGpus) {
+  auto inventory = ParseNodeInventory(
+      NodeWith({{keys::kVolcanoNodeRegister,
+                 "GPU-0,4,1024,T,true,hami-core:GPU-1,4,1024,T,true,"
+                 "hami-core:"},
+                {keys::kHamiDeviceCordon, " GPU-1 ,, GPU-9"}}),
+      1);
+  ASSERT_OK(inventory);
+  EXPECT_FALSE(inventory->gpus[0].cordoned);
+  EXPECT_TRUE(inventory->gpus[1].cordoned);
+  EXPECT_THAT(
+      ParseNodeInventory(
+          NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister},
+                    {keys::kHamiDeviceCordon, 5}}),
+          1),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("gpu-node-1"), HasSubstr(keys::kHamiDeviceCordon))));
+}
+
 TEST(NodeParserTest, NoRegistrationIsNotFoundNamingTheNode) {
   for (const json& annotations :
        {json(nullptr), json::object(), json{{"volcano.sh/other", "x"}}}) {

@@ -414,6 +414,31 @@ TEST_F(ExtenderTest, PodgroupSpreadHoldsForPodsReadBackFromTheApi) {
               ElementsAre(::testing::Pair("a", HasSubstr("GroupOnGpu"))));
 }
 
+// device_test.go TestFit_DeviceCordon "running pods on a cordoned device
+// are unaffected": cordoning a GPU in use keeps its pod charged, and new
+// pods go elsewhere.
+TEST_F(ExtenderTest, DeviceCordonStopsNewPodsAndKeepsRunningOnes) {
+  AddNodes({{.name = "a", .gpus = 2}});
+  nlohmann::json first =
+      AddPod(HamiPodObject({.name = "first", .memory_mib = 1000}));
+  ASSERT_EQ(extender_.Bind(BindingFor(first, "a")), "");
+  const std::string record = (*writer_.Pod(
+      "default/first"))["metadata"]["annotations"][keys::kHamiAllocated];
+  const std::string used = record.substr(0, record.find(','));
+  nlohmann::json node = HamiNodeObject({.name = "a", .gpus = 2});
+  node["metadata"]["annotations"]["hami.io/device-cordon"] = used;
+  extender_.OnNodeEvent("MODIFIED", node);
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 1000);
+
+  nlohmann::json second =
+      AddPod(HamiPodObject({.name = "second", .memory_mib = 1000}));
+  ASSERT_EQ(extender_.Bind(BindingFor(second, "a")), "");
+  const std::string second_record = (*writer_.Pod(
+      "default/second"))["metadata"]["annotations"][keys::kHamiAllocated];
+  EXPECT_FALSE(absl::StartsWith(second_record, used)) << second_record;
+  EXPECT_EQ(TotalUsed(*scheduler_, "a"), 2000);
+}
+
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));

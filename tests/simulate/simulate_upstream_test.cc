@@ -174,5 +174,31 @@ TEST(SimulateUpstreamTest, VolcanoPodgroupSpreadKeepsAGroupApart) {
   }
 }
 
+std::string CordonedNode(const std::string& cordon) {
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+      "    hami.io/device-cordon: '",
+      cordon,
+      "'\n    volcano.sh/node-vgpu-register: "
+      "'dev-0,10,16384,NVIDIA-Tesla T4,true,hami-core:"
+      "dev-1,10,16384,NVIDIA-Tesla T4,true,hami-core:'\n");
+}
+
+// Kind 1. HAMi's per-GPU cordon (device_test.go:1226 TestFit_DeviceCordon):
+// a listed GPU takes no new pod; with all listed the pod stays pending
+// with GpuCordoned.
+TEST(SimulateUpstreamTest, HamiDeviceCordonSkipsListedGpus) {
+  const std::string pod =
+      PodYaml("p", "nvidia.com/gpu: 1, nvidia.com/gpumem: 512");
+  const std::string config =
+      "scheduler: {nodePolicy: binpack, gpuPolicy: spread}\n";
+  auto one = SimulateJson(CordonedNode("dev-0, "), pod, config);
+  ASSERT_OK(one);
+  EXPECT_EQ(DeviceOf(*one, "p")["uuid"], "dev-1");
+  auto all = SimulateJson(CordonedNode("dev-0,dev-1"), pod, config);
+  ASSERT_OK(all);
+  EXPECT_THAT(UnschedulableOf(*all, "p").dump(), HasSubstr("GpuCordoned"));
+}
+
 }  // namespace
 }  // namespace deviceshare

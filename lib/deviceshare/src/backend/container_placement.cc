@@ -144,6 +144,8 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
   std::string detail;
   if (code == ReasonCode::kGpuUnhealthy) {
     detail = "unhealthy";
+  } else if (code == ReasonCode::kGpuCordoned) {
+    detail = "listed in hami.io/device-cordon";
   } else if (code == ReasonCode::kModeMismatch) {
     detail = absl::StrFormat("gpu mode=%s want=%s", SharingModeName(gpu.mode),
                              SharingModeName(mode));

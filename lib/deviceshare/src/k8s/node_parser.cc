@@ -3,8 +3,10 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
@@ -79,6 +81,25 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
                       keys::kHamiNodeRegister, keys::kVolcanoNodeRegister));
 }
 
+// hami.io/device-cordon: a comma list of GPU uuids, blanks and empty
+// entries ignored (HAMi's cordonedDevices, device.go:698); a uuid the node
+// does not have is ignored too.
+absl::Status ReadCordon(const Json* annotations, NodeInventory& inventory) {
+  if (annotations == nullptr) return absl::OkStatus();
+  DS_ASSIGN_OR_RETURN(const Json* cordon,
+                      Member(*annotations, keys::kHamiDeviceCordon,
+                             Json::value_t::string, "metadata.annotations"));
+  if (cordon == nullptr) return absl::OkStatus();
+  for (absl::string_view part :
+       absl::StrSplit(cordon->get_ref<const std::string&>(), ',')) {
+    absl::string_view uuid = absl::StripAsciiWhitespace(part);
+    for (Gpu& gpu : inventory.gpus) {
+      if (!uuid.empty() && gpu.uuid == uuid) gpu.cordoned = true;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<NodeInventory> ParseNodeInventory(
@@ -113,6 +134,8 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(
     return WithNode(inventory.name, gpus.status());
   }
   inventory.gpus = *std::move(gpus);
+  absl::Status cordon = ReadCordon(annotations, inventory);
+  if (!cordon.ok()) return WithNode(inventory.name, cordon);
 
   const Json* allocatable = nullptr;
   DS_ASSIGN_OR_RETURN(const Json* status,

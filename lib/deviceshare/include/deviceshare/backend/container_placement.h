@@ -54,8 +54,8 @@ using GpuOfferFn = absl::FunctionRef<GpuOffer(
 NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
                         SharingMode mode, GpuOfferFn offer, bool explain);
 
-// The per-GPU checks that do not depend on usage: health, mode, model and
-// uuid filters. kFits if the GPU may serve the pod at all.
+// The per-GPU checks that do not depend on usage: health, cordon, mode,
+// model and uuid filters. kFits if the GPU may serve the pod at all.
 GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
                             SharingMode mode);
 // The model and uuid filters' code, for a pod that names one.
@@ -65,6 +65,7 @@ ReasonCode FilterListCode(const PodRequest& request, const Gpu& gpu);
 inline ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
                                   const SharingMode& mode) {
   if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
+  if (gpu.cordoned) return ReasonCode::kGpuCordoned;
   if (gpu.mode != mode) return ReasonCode::kModeMismatch;
   if (request.use_models.empty() && request.avoid_models.empty() &&
       request.use_uuids.empty() && request.avoid_uuids.empty()) {

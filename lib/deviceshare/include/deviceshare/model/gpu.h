@@ -43,6 +43,9 @@ struct Gpu {
   bool mig_capable = false;
   bool mps_capable = false;
   bool healthy = true;
+  // Listed in the node's hami.io/device-cordon: no new pod, the pods on it
+  // stay (a per-GPU `kubectl cordon`).
+  bool cordoned = false;
   SharingMode mode = kDefaultSharingMode;  // how the GPU is operated now
   // MIG GPU instances that exist on the hardware now, as the node agent
   // found them (mode mig only; empty = none or not reported). Pods' grants

@@ -29,7 +29,7 @@ struct ReasonInfo {
   // listings follow it), and its identity: unique per code. The core's
   // codes keep the numbers they had when the set was closed, so that
   // nothing printed changed; a backend picks unused numbers (mps 11, mig
-  // 12-14; the core leaves 23-99 free for itself, 100 and up to others).
+  // 12-14; the core leaves 24-99 free for itself, 100 and up to others).
   int order;
   // Making room on the node (preempting pods) would not help: the node or
   // its GPUs can never serve the pod (kube-scheduler's
@@ -60,6 +60,8 @@ inline constexpr ReasonInfo kPartitionTaken{"PartitionTaken", 21, false};
 // A pod of the same podgroup holds the GPU and the pod asks its group to be
 // spread (Volcano's volcano.sh/vgpu-podgroup-policy: spread).
 inline constexpr ReasonInfo kGroupOnGpu{"GroupOnGpu", 22, false};
+// The node's hami.io/device-cordon lists the GPU.
+inline constexpr ReasonInfo kGpuCordoned{"GpuCordoned", 23, true};
 // Per node.
 inline constexpr ReasonInfo kNoGpus{"NoGpus", 15, true};  // node registered no GPU
 // Fewer usable GPUs than the container wants.
@@ -111,6 +113,7 @@ class ReasonCode {
   static const ReasonCode kAlreadyOnGpu;
   static const ReasonCode kPartitionTaken;
   static const ReasonCode kGroupOnGpu;
+  static const ReasonCode kGpuCordoned;
   static const ReasonCode kNoGpus;
   static const ReasonCode kInsufficientGpus;
   static const ReasonCode kNumaNotFit;
@@ -141,6 +144,7 @@ inline constexpr ReasonCode ReasonCode::kAlreadyOnGpu{reasons::kAlreadyOnGpu};
 inline constexpr ReasonCode ReasonCode::kPartitionTaken{
     reasons::kPartitionTaken};
 inline constexpr ReasonCode ReasonCode::kGroupOnGpu{reasons::kGroupOnGpu};
+inline constexpr ReasonCode ReasonCode::kGpuCordoned{reasons::kGpuCordoned};
 inline constexpr ReasonCode ReasonCode::kNoGpus{reasons::kNoGpus};
 inline constexpr ReasonCode ReasonCode::kInsufficientGpus{
     reasons::kInsufficientGpus};
