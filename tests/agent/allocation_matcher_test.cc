@@ -121,6 +121,21 @@ TEST_F(MatcherTest, EachContainerGetsItsOwnPodsShareByGpu) {
   EXPECT_THAT(patches_["default/small"][keys::kHamiBindPhase], "success");
 }
 
+// HAMi's webhook gives a container with nvidia.com/priority the env
+// CUDA_TASK_PRIORITY (device_test.go:2289 TestMutateAdmission_Priority);
+// deviceshare's node agent sets it with the container's other limits.
+TEST_F(MatcherTest, PriorityResourceBecomesCudaTaskPriority) {
+  nlohmann::json pod =
+      BoundPod(PodSpec{.name = "urgent", .memory_mib = 3000, .cores = 30},
+               Dialect::kHami, kNode, {ShareOf("GPU-0", 3000, 30)});
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/priority"] =
+      "1";
+  matcher_->ReplacePods({pod});
+  absl::StatusOr<ContainerGrant> grant = matcher_->Allocate({"GPU-0::0"});
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ(EnvOf(*grant)["CUDA_TASK_PRIORITY"], "1");
+}
+
 TEST_F(MatcherTest, AnAllocateAheadOfThePodWatchWaitsForIt) {
   grace_ = absl::Seconds(5);
   Start();

@@ -200,5 +200,29 @@ TEST(SimulateUpstreamTest, HamiDeviceCordonSkipsListedGpus) {
   EXPECT_THAT(UnschedulableOf(*all, "p").dump(), HasSubstr("GpuCordoned"));
 }
 
+// Kind 1. What HAMi's webhook writes into containers
+// (TestMutateAdmission_Priority, TestMutateAdmission_OverwriteEnv):
+// nvidia.com/priority becomes CUDA_TASK_PRIORITY, and with overwriteEnv a
+// container that asks for no GPU gets NVIDIA_VISIBLE_DEVICES=none.
+TEST(SimulateUpstreamTest, HamiWebhookEnvIsInTheDecision) {
+  const std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers:
+  - name: gpu
+    resources:
+      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 1024, nvidia.com/priority: 0}
+  - name: sidecar
+)";
+  auto report = SimulateJson(ShortCluster({ShortNode("n", Gpus("n", 1))}), pod,
+                             "nvidia: {overwriteEnv: true}\n");
+  ASSERT_OK(report);
+  const Json containers = PlacementOf(*report, "p")["containers"];
+  ASSERT_EQ(containers.size(), 2) << report->dump(1);
+  EXPECT_EQ(containers[0]["env"]["CUDA_TASK_PRIORITY"], "0");
+  EXPECT_EQ(containers[1]["env"]["NVIDIA_VISIBLE_DEVICES"], "none");
+}
+
 }  // namespace
 }  // namespace deviceshare

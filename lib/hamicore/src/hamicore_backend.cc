@@ -72,6 +72,10 @@ ContainerEdits HamiCoreBackend::Edits(const ContainerAllocation& container,
     edits.env.emplace_back("GPU_CORE_UTILIZATION_POLICY",
                            std::string(core_policy));
   }
+  if (options.task_priority) {
+    edits.env.emplace_back("CUDA_TASK_PRIORITY",
+                           absl::StrCat(*options.task_priority));
+  }
   if (config().lib_cuda_log_level >= 0) {
     edits.env.emplace_back("LIBCUDA_LOG_LEVEL",
                            absl::StrCat(config().lib_cuda_log_level));

@@ -53,7 +53,7 @@ absl::StatusOr<std::string> DecisionJson(const Scheduler& scheduler,
   // The pod's uid names its containers' cache files (the env), as the
   // node agent will derive them.
   DS_ASSIGN_OR_RETURN(OrderedJson containers,
-                      PlacedContainersJson(scheduler, allocation, request.uid));
+                      PlacedContainersJson(scheduler, request, allocation));
   OrderedJson annotations = OrderedJson::object();
   for (const auto& [key, value] : decision.annotations) {
     annotations[key] = value;

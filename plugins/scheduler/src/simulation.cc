@@ -31,8 +31,8 @@ absl::StatusOr<PodPlacement> DescribePlacement(const Scheduler& scheduler,
     out.name = container.name;
     out.is_init = container.is_init;
     out.devices = container.devices;
-    DS_ASSIGN_OR_RETURN(
-        out.env, PlacedContainerEnv(scheduler, allocation, c, request.uid));
+    DS_ASSIGN_OR_RETURN(out.env,
+                        PlacedContainerEnv(scheduler, request, allocation, c));
     placement.containers.push_back(std::move(out));
   }
   return placement;

@@ -375,8 +375,8 @@ absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(
   // dialect; it is still checked so that a bad value is not ignored.
   if (const json* priority =
           resources.GpuValue(config.resource_priority_name)) {
-    DS_RETURN_IF_ERROR(
-        ReadCount(*priority, config.resource_priority_name).status());
+    DS_ASSIGN_OR_RETURN(request.task_priority,
+                        ReadCount(*priority, config.resource_priority_name));
   }
   DS_ASSIGN_OR_RETURN(MigResource mig, FindMigResource(resources));
   if (mig.value != nullptr) {

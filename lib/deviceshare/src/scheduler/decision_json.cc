@@ -47,28 +47,37 @@ OrderedJson ContainerDecisionJson(
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
-PlacedContainerEnv(const Scheduler& scheduler, const PodAllocation& allocation,
-                   size_t c, const std::string& pod_uid) {
+PlacedContainerEnv(const Scheduler& scheduler, const PodRequest& request,
+                   const PodAllocation& allocation, size_t c) {
   const ContainerAllocation& container = allocation.containers[c];
   if (container.devices.empty()) {
-    return std::vector<std::pair<std::string, std::string>>();
+    std::vector<std::pair<std::string, std::string>> env;
+    // HAMi's webhook hides the node's GPUs from a container that asks for
+    // none (device.go MutateAdmission, overwriteEnv).
+    if (scheduler.config().device.overwrite_env) {
+      env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
+    }
+    return env;
   }
   EditOptions options;
-  options.pod_uid = pod_uid;
+  options.pod_uid = request.uid;
   options.container_name = container.name;
+  if (c < request.containers.size()) {
+    options.task_priority = request.containers[c].task_priority;
+  }
   DS_ASSIGN_OR_RETURN(ContainerEdits edits,
                       scheduler.Edits(allocation, c, options));
   return std::move(edits.env);
 }
 
 absl::StatusOr<OrderedJson> PlacedContainersJson(
-    const Scheduler& scheduler, const PodAllocation& allocation,
-    const std::string& pod_uid) {
+    const Scheduler& scheduler, const PodRequest& request,
+    const PodAllocation& allocation) {
   OrderedJson containers = OrderedJson::array();
   for (size_t c = 0; c < allocation.containers.size(); ++c) {
     const ContainerAllocation& container = allocation.containers[c];
     DS_ASSIGN_OR_RETURN(auto env,
-                        PlacedContainerEnv(scheduler, allocation, c, pod_uid));
+                        PlacedContainerEnv(scheduler, request, allocation, c));
     containers.push_back(
         ContainerDecisionJson(container.name, container.devices, env));
   }

@@ -343,6 +343,10 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::EditsLocked(
   edit_options.mps_root = options_.mps_root;
   edit_options.pod_uid = state.record.uid;
   edit_options.container_name = container.name;
+  if (static_cast<size_t>(container_index) <
+      state.record.task_priorities.size()) {
+    edit_options.task_priority = state.record.task_priorities[container_index];
+  }
   ContainerGrant grant;
   grant.edits = backends_.at(mode)->Edits(container, edit_options);
   if (!options_.cdi_kind.empty()) {

@@ -52,6 +52,9 @@ absl::StatusOr<std::optional<PodRecord>> ParsePodRecord(
   if (!allocation.has_value()) return std::optional<PodRecord>();
 
   PodRecord record;
+  for (const ContainerRequest& container : request.containers) {
+    record.task_priorities.push_back(container.task_priority);
+  }
   record.uid = request.uid;
   record.key = request.Key();
   record.phase = Text(pod, {"status", "phase"});

@@ -7,6 +7,8 @@
 #ifndef DEVICESHARE_BACKEND_CONTAINER_EDITS_H_
 #define DEVICESHARE_BACKEND_CONTAINER_EDITS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +44,8 @@ struct EditOptions {
   std::string mps_root = "/run/deviceshare/mps";
   std::string pod_uid;
   std::string container_name;
+  // ContainerRequest::task_priority: CUDA_TASK_PRIORITY for libvgpu.so.
+  std::optional<int32_t> task_priority;
 };
 
 }  // namespace deviceshare

@@ -49,6 +49,9 @@ struct ContainerRequest {
   // device plugin's `nvidia.com/mig-3g.40gb` resource). Empty: the mig
   // backend picks the smallest profile that holds memory and cores.
   std::string mig_profile;
+  // HAMi's nvidia.com/priority (resourcePriorityName): the container runs
+  // with CUDA_TASK_PRIORITY set to it; unset when the pod names none.
+  std::optional<int32_t> task_priority;
 
   bool wants_gpu() const { return gpu_count > 0; }
   bool exclusive() const { return cores >= 100; }

@@ -38,20 +38,21 @@ nlohmann::ordered_json ContainerDecisionJson(
     absl::string_view name, absl::Span<const DeviceGrant> devices,
     absl::Span<const std::pair<std::string, std::string>> env);
 
-// The env the node agent injects into container `c` of a placed pod:
-// what Scheduler::Edits returns for EditOptions{pod_uid, the container's
-// name}; empty for a container without GPUs. Errors are Edits' (a mode not
-// enabled).
+// The env the node agent injects into container `c` of a placed pod
+// `request`: what Scheduler::Edits returns for EditOptions{the pod's uid,
+// the container's name and task priority}; for a container without GPUs,
+// NVIDIA_VISIBLE_DEVICES=none with overwriteEnv, else nothing. Errors are
+// Edits' (a mode not enabled).
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
-PlacedContainerEnv(const Scheduler& scheduler, const PodAllocation& allocation,
-                   size_t c, const std::string& pod_uid);
+PlacedContainerEnv(const Scheduler& scheduler, const PodRequest& request,
+                   const PodAllocation& allocation, size_t c);
 
 // Every container of a placed pod (init containers too, in allocation
 // order), each with its PlacedContainerEnv: what simulate lists under a
 // placement's "containers".
 absl::StatusOr<nlohmann::ordered_json> PlacedContainersJson(
-    const Scheduler& scheduler, const PodAllocation& allocation,
-    const std::string& pod_uid);
+    const Scheduler& scheduler, const PodRequest& request,
+    const PodAllocation& allocation);
 
 }  // namespace deviceshare
 

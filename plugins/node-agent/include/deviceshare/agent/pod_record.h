@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "deviceshare/config/device_config.h"
@@ -28,6 +29,8 @@ struct PodRecord {
   // when neither is readable). Kubelet admits pods in about this order.
   int64_t decided_at = 0;
   PodAllocation allocation;  // containers in pod order; GPU-less are empty
+  // Per container in pod order: nvidia.com/priority (CUDA_TASK_PRIORITY).
+  std::vector<std::optional<int32_t>> task_priorities;
 
   // Finished pods hold nothing any more.
   bool finished() const { return phase == "Succeeded" || phase == "Failed"; }
