@@ -353,7 +353,7 @@ TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
       Scheduler::Create(MakeConfig("fifo", "binpack"), registry),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(HasSubstr("scheduler.nodePolicy"), HasSubstr("\"fifo\""),
-                     HasSubstr("registered: binpack, spread"))));
+                     HasSubstr("registered: binpack, mutex, spread"))));
   EXPECT_THAT(
       Scheduler::Create(MakeConfig("binpack", "topology-aware"), registry),
       StatusIs(absl::StatusCode::kInvalidArgument,
@@ -396,20 +396,21 @@ TEST(SchedulerTest, UnknownModesAreRefused) {
 }
 
 // The prefilter step refuses a pod that names an unregistered policy
-// (HAMi's topology-aware, numa or mutex, say), naming the annotation.
+// (HAMi's topology-aware or numa, say), naming the annotation.
 TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
   auto scheduler = MakeScheduler(MakeConfig());
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-  for (const char* unknown : {"topology-aware", "numa", "mutex"}) {
+  for (const char* unknown : {"topology-aware", "numa"}) {
     PodRequest pod = SmallPod("p");
     pod.gpu_policy = unknown;
-    EXPECT_THAT(scheduler->Schedule(pod),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         AllOf(HasSubstr("pod default/p"),
-                               HasSubstr("hami.io/gpu-scheduler-policy"),
-                               HasSubstr(absl::StrCat("\"", unknown, "\"")),
-                               HasSubstr("registered: binpack, spread"))))
+    EXPECT_THAT(
+        scheduler->Schedule(pod),
+        StatusIs(absl::StatusCode::kInvalidArgument,
+                 AllOf(HasSubstr("pod default/p"),
+                       HasSubstr("hami.io/gpu-scheduler-policy"),
+                       HasSubstr(absl::StrCat("\"", unknown, "\"")),
+                       HasSubstr("registered: binpack, mutex, spread"))))
         << unknown;
     EXPECT_THAT(scheduler->Filter(pod),
                 StatusIs(absl::StatusCode::kInvalidArgument));

@@ -224,5 +224,25 @@ spec:
   EXPECT_EQ(containers[1]["env"]["NVIDIA_VISIBLE_DEVICES"], "none");
 }
 
+// Kind 1. HAMi's gpu-scheduler-policy mutex (device_test.go:2616
+// TestFit_MutexPolicy): a GPU in use takes no other pod, so the pod goes to
+// the idle GPU, and a two-GPU pod finds only one.
+TEST(SimulateUpstreamTest, HamiMutexPolicyTakesOnlyIdleGpus) {
+  const std::string small =
+      "nvidia.com/gpu: 1, nvidia.com/gpumem: 1024, nvidia.com/gpucores: 10";
+  auto report = SimulateJson(
+      ShortCluster({ShortNode("n", Gpus("n", 2))}),
+      Docs({PodYaml("first", small),
+            PodYaml("mutex", small, "hami.io/gpu-scheduler-policy: mutex"),
+            PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 1024",
+                    "hami.io/gpu-scheduler-policy: mutex")}),
+      "scheduler: {nodePolicy: binpack, gpuPolicy: binpack}\n");
+  ASSERT_OK(report);
+  EXPECT_NE(DeviceOf(*report, "mutex")["uuid"],
+            DeviceOf(*report, "first")["uuid"]);
+  EXPECT_THAT(UnschedulableOf(*report, "pair").dump(),
+              HasSubstr("ExclusiveConflict"));
+}
+
 }  // namespace
 }  // namespace deviceshare

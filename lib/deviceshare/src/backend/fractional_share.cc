@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "code_tally.h"
 #include "deviceshare/backend/container_placement.h"
@@ -141,6 +142,14 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
           std::vector<ContainerShare>& pending) {
         const DeviceLedger& ledger = node.ledger(position);
         GpuOffer offer;
+        const ReasonCode admitted = gpu_policy.GpuAdmits(ledger, pending);
+        if (admitted != ReasonCode::kFits) {
+          offer.verdict = GpuVerdict{
+              admitted, ledger.gpu().index,
+              explain ? absl::StrCat("gpu-scheduler-policy ", gpu_policy.name())
+                      : ""};
+          return offer;
+        }
         offer.share = WholeShare(container, index, ledger);
         pending.push_back(offer.share);
         offer.verdict = CheckShares(ledger, pending, limit, explain);

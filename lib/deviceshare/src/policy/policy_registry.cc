@@ -45,7 +45,8 @@ std::vector<std::string> PolicyRegistry::RegisteredNames() const {
 
 absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register(kBinpackPolicyName, NewBinpackPolicy));
-  return registry.Register(kSpreadPolicyName, NewSpreadPolicy);
+  DS_RETURN_IF_ERROR(registry.Register(kSpreadPolicyName, NewSpreadPolicy));
+  return registry.Register(kMutexPolicyName, NewMutexPolicy);
 }
 
 const PolicyRegistry& BuiltinPolicies() {

@@ -20,10 +20,15 @@ namespace deviceshare {
 
 inline constexpr char kBinpackPolicyName[] = "binpack";
 inline constexpr char kSpreadPolicyName[] = "spread";
+// HAMi's mutex: a GPU that any pod uses takes no other; among idle GPUs as
+// spread (device.go Fit step 7; a node is scored as spread).
+inline constexpr char kMutexPolicyName[] = "mutex";
 
 absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewBinpackPolicy(
     const Config& config);
 absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewSpreadPolicy(
+    const Config& config);
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewMutexPolicy(
     const Config& config);
 
 // Shared immutable instances (the defaults of PlacementOptions).

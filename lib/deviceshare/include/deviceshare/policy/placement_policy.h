@@ -31,9 +31,11 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/model/reason_code.h"
 
 namespace deviceshare {
 
@@ -56,6 +58,14 @@ class PlacementPolicy {
   // were charged to it.
   virtual int GpuScore(const DeviceLedger& ledger,
                        const PodCharge& extra) const = 0;
+  // GPU level: whether the GPU of `ledger` may take a share of a pod that
+  // already holds `pod_shares_here` on it (this pod's earlier containers);
+  // a reason code when the policy itself refuses it. Every GPU by default.
+  virtual ReasonCode GpuAdmits(
+      const DeviceLedger& ledger,
+      absl::Span<const ContainerShare> pod_shares_here) const {
+    return ReasonCode::kFits;
+  }
 
   // Node level: the score of `node` once `placement` (not committed, its
   // grants on GPUs of `node`) lands on it.
