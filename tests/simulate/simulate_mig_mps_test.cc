@@ -145,6 +145,28 @@ nvidia:
   EXPECT_NE(small2["mig_start"], small["mig_start"]);
 }
 
+// Kind 5 of the upstream inventory. Volcano accepts a knownMigGeometries
+// group with no geometries and matches nothing from it (mig_test.go:99
+// TestFindMatch "Empty geometry list"); the other groups still serve.
+TEST(SimulateMigTest, AnEmptyGeometryGroupMatchesNothingAndOthersServe) {
+  const std::string config = R"(scheduler: {modes: [mig], migSearch: configmap}
+nvidia:
+  knownMigGeometries:
+  - models: ["A100-SXM4-80GB"]
+    allowedGeometries:
+    - group: group0
+      geometries: []
+    - group: group1
+      geometries: [{name: 1g.10gb, memory: 9728, count: 7}]
+)";
+  auto report = SimulateJson(
+      ShortCluster({ShortNode(
+          "n1", Gpus("n1", 1, 81920, "NVIDIA A100-SXM4-80GB", "mode: mig"))}),
+      PodYaml("small", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000"), config);
+  ASSERT_OK(report);
+  EXPECT_EQ(DeviceOf(*report, "small")["mig_group"], "group1");
+}
+
 TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {
   const std::string cluster = ShortCluster({ShortNode(
       "n1", Gpus("n1", 1, kH100MiB, kH100, "mode: mps, split: 64"))});

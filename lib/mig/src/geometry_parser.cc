@@ -81,9 +81,9 @@ absl::StatusOr<MigGeometryInstance> ParseInstance(const json& value,
 }
 
 absl::StatusOr<std::vector<MigGeometryInstance>> ParseInstances(
-    const json& value, absl::string_view path) {
+    const json& value, absl::string_view path, bool allow_empty = false) {
   DS_RETURN_IF_ERROR(RequireList(value, path));
-  if (value.empty()) return PathError(path, "is empty");
+  if (value.empty() && !allow_empty) return PathError(path, "is empty");
   std::vector<MigGeometryInstance> instances;
   for (size_t i = 0; i < value.size(); ++i) {
     DS_ASSIGN_OR_RETURN(MigGeometryInstance instance,
@@ -114,8 +114,11 @@ absl::StatusOr<MigGeometry> ParseNamedGeometry(const json& value,
   }
   DS_ASSIGN_OR_RETURN(const json* instances,
                       Require(value, path, "geometries"));
+  // Volcano accepts a group without geometries; it matches no request
+  // (mig_test.go TestFindMatch "Empty geometry list").
   DS_ASSIGN_OR_RETURN(geometry.instances,
-                      ParseInstances(*instances, KeyPath(path, "geometries")));
+                      ParseInstances(*instances, KeyPath(path, "geometries"),
+                                     /*allow_empty=*/true));
   return geometry;
 }
 
