@@ -163,7 +163,10 @@ Inputs (exactly one kind):
                         (resource.k8s.io/v1) their spec.resourceClaims
                         name; a template's claim is made per pod as
                         <pod>-<claim>. A pod without metadata.uid gets
-                        namespace/name.
+                        namespace/name. A pod with an allocation record
+                        (hami.io/vgpu-devices-allocated,
+                        volcano.sh/vgpu-ids-new) is charged as it stands
+                        before the others are scheduled.
   --trace-nodes CSV     Alibaba cluster-trace-gpu-v2023 node list
   --trace-pods CSV      and pod list (columns found by header name). Pods
                         run in creation_time order. num_gpu=1 with

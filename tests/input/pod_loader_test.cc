@@ -63,5 +63,24 @@ TEST(PodLoaderTest, ErrorsNameFileDocumentAndField) {
                AllOf(StartsWith("p.yaml: "), HasSubstr("line"))));
 }
 
+// A pod with an allocation record is running: listed apart with its node
+// (spec.nodeName, else the record's node annotation) and annotations.
+TEST(PodLoaderTest, PodsWithARecordAreRunningNotPending) {
+  auto loaded = LoadPodObjectsYaml(
+      Docs({PodYaml("new", "nvidia.com/gpu: 1"),
+            PodYaml("old", "nvidia.com/gpu: 1",
+                    "hami.io/vgpu-devices-allocated: 'GPU-0,NVIDIA,1,1:;', "
+                    "hami.io/vgpu-node: n7")}),
+      "p.yaml", DeviceConfig());
+  ASSERT_OK(loaded);
+  ASSERT_THAT(loaded->pods, SizeIs(1));
+  EXPECT_EQ(loaded->pods[0].Key(), "default/new");
+  ASSERT_THAT(loaded->running, SizeIs(1));
+  EXPECT_EQ(loaded->running[0].request.Key(), "default/old");
+  EXPECT_EQ(loaded->running[0].node, "n7");
+  EXPECT_EQ(loaded->running[0].annotations.at("hami.io/vgpu-devices-allocated"),
+            "GPU-0,NVIDIA,1,1:;");
+}
+
 }  // namespace
 }  // namespace deviceshare::input

@@ -244,5 +244,52 @@ TEST(SimulateUpstreamTest, HamiMutexPolicyTakesOnlyIdleGpus) {
               HasSubstr("ExclusiveConflict"));
 }
 
+// A pod already placed: `record` under `key`, bound to node n.
+std::string RunningPod(const std::string& name, const std::string& limits,
+                       const std::string& key, const std::string& record) {
+  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
+                      "\n  namespace: default\n  annotations:\n    ", key,
+                      ": '", record,
+                      "'\nspec:\n  nodeName: n\n  containers:\n  - name: "
+                      "main\n    resources:\n      limits: {",
+                      limits, "}\n");
+}
+
+// Kind 7. Records upstream's decoders read, charged as they charge them:
+// HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
+// vendor column, a fifth field) and Volcano's (utils.go
+// decodeContainerDevices: a bad device skipped, the rest kept). A pod that
+// would fit on the GPU if the record were charged as zero stays pending.
+TEST(SimulateUpstreamTest, LooseRecordsOfRunningPodsAreCharged) {
+  struct Case {
+    const char* upstream;
+    const char* limits;
+    const char* key;
+    const char* record;
+  };
+  const Case cases[] = {
+      {"HAMi, no terminators, another vendor column",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 10000",
+       "hami.io/vgpu-devices-allocated", "GPU-n-0,NVIDIA-A100,10000,10,x"},
+      {"Volcano, a bad device before a good one, no final ':'",
+       "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 10000",
+       "volcano.sh/vgpu-ids-new",
+       "GPU-n-0,NVIDIA,-5,30:GPU-n-0,NVIDIA,10000,10"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.upstream);
+    auto report = SimulateJson(
+        ShortCluster({ShortNode("n", Gpus("n", 1, 16384))}),
+        Docs({RunningPod("old", c.limits, c.key, c.record),
+              PodYaml("new", "nvidia.com/gpu: 1, nvidia.com/gpumem: 8000")}),
+        "scheduler: {nodePolicy: binpack, gpuPolicy: binpack}\n");
+    ASSERT_OK(report);
+    const Json pending = UnschedulableOf(*report, "new");
+    ASSERT_FALSE(pending.is_null()) << report->dump(1);
+    EXPECT_THAT(pending.dump(), HasSubstr("InsufficientMemory"));
+    EXPECT_TRUE(PlacementOf(*report, "old").is_null());
+  }
+}
+
 }  // namespace
 }  // namespace deviceshare

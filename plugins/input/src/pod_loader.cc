@@ -1,15 +1,20 @@
 #include "deviceshare/input/pod_loader.h"
 
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
 #include "deviceshare/input/yaml_document_lines.h"
+#include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "deviceshare/status_macros.h"
 
@@ -17,6 +22,37 @@ namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
+
+// The pod as a running one, when it carries an allocation record.
+std::optional<RecordedPod> Running(const Json& pod, const PodRequest& request) {
+  std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
+  const char* node_key = nullptr;
+  for (const auto& [record, node] :
+       {std::pair{keys::kHamiAllocated, keys::kHamiNode},
+        std::pair{keys::kHamiToAllocate, keys::kHamiNode},
+        std::pair{keys::kVolcanoAllocation, keys::kVolcanoNode},
+        std::pair{keys::kVolcanoToAllocate, keys::kVolcanoNode}}) {
+    if (annotations.count(record)) {
+      node_key = node;
+      break;
+    }
+  }
+  if (node_key == nullptr) return std::nullopt;
+  RecordedPod running;
+  running.request = request;
+  auto spec = pod.find("spec");
+  if (spec != pod.end() && spec->is_object()) {
+    auto name = spec->find("nodeName");
+    if (name != spec->end() && name->is_string()) {
+      running.node = name->get<std::string>();
+    }
+  }
+  if (running.node.empty() && annotations.count(node_key)) {
+    running.node = annotations[node_key];
+  }
+  running.annotations = std::move(annotations);
+  return running;
+}
 
 class PodCollector {
  public:
@@ -59,7 +95,12 @@ class PodCollector {
     }
     document_by_key_.emplace(key, document);
     key_by_uid_.emplace(request->uid, key);
-    pods_.push_back(*std::move(request));
+    std::optional<RecordedPod> running = Running(object, *request);
+    if (running) {
+      loaded_.running.push_back(*std::move(running));
+    } else {
+      pods_.push_back(*std::move(request));
+    }
     return absl::OkStatus();
   }
 

@@ -67,6 +67,13 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
       LoadedPods pods,
       LoadPodObjectsYaml(pods_text, options.pods_path, config.device));
   workload.pods = std::move(pods.pods);
+  workload.running = std::move(pods.running);
+  if (!workload.running.empty()) {
+    workload.notes.push_back(absl::StrCat(
+        workload.running.size(),
+        " pods carry an allocation record: they are charged where it puts "
+        "them, not scheduled"));
+  }
   workload.claims = std::move(pods.claims);
   workload.nodes = std::move(cluster.nodes);
   workload.slices = std::move(cluster.slices);

@@ -61,6 +61,21 @@ absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
   return absl::OkStatus();
 }
 
+// Charges each running pod from its record, as serve does when it starts.
+absl::Status ChargeRunningPods(const Workload& workload, Scheduler& scheduler) {
+  for (const input::RecordedPod& pod : workload.running) {
+    absl::StatusOr<bool> charged =
+        scheduler.AddBoundPod(pod.request, pod.annotations, pod.node);
+    if (!charged.ok()) {
+      return absl::Status(
+          charged.status().code(),
+          absl::StrFormat("running pod %s on node %s: %s", pod.request.Key(),
+                          pod.node, charged.status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RunResult> RunSimulation(const Config& config,
@@ -83,6 +98,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     }
   }
   DS_RETURN_IF_ERROR(AddDraObjects(workload, *scheduler));
+  DS_RETURN_IF_ERROR(ChargeRunningPods(workload, *scheduler));
   ScheduleOptions schedule_options;
   schedule_options.max_explained_nodes = options.max_reason_examples;
   schedule_options.count_reasons = options.reason_counts;

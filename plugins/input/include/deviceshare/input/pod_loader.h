@@ -7,10 +7,19 @@
 // namespace/name (or uid) are an error, as is any other kind of object.
 // Errors name the file, the document and the field.
 //
+// A pod that already carries an allocation record (HAMi's
+// hami.io/vgpu-devices-allocated or Volcano's volcano.sh/vgpu-ids-new, or
+// their to-allocate twins) is running, not to be scheduled: it is listed
+// apart, with its annotations and node (spec.nodeName, else the record's
+// node annotation), for the simulation to charge before it schedules the
+// rest.
+//
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
 #define DEVICESHARE_INPUT_POD_LOADER_H_
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,11 +30,20 @@
 
 namespace deviceshare::input {
 
+// A pod already placed by a scheduler (either project's): what
+// Scheduler::AddBoundPod reads.
+struct RecordedPod {
+  PodRequest request;
+  std::map<std::string, std::string> annotations;
+  std::string node;
+};
+
 absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
     absl::string_view text, absl::string_view file, const DeviceConfig& config);
 
 struct LoadedPods {
-  std::vector<PodRequest> pods;  // in file order
+  std::vector<PodRequest> pods;      // in file order
+  std::vector<RecordedPod> running;  // in file order
   std::vector<dra::ResourceClaim> claims;
   std::vector<dra::ResourceClaimTemplate> templates;
 };

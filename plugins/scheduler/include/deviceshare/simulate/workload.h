@@ -12,6 +12,7 @@
 #include "deviceshare/dra/claim_spec.h"
 #include "deviceshare/dra/device_class.h"
 #include "deviceshare/dra/resource_slice.h"
+#include "deviceshare/input/pod_loader.h"
 #include "deviceshare/model/node_inventory.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -20,6 +21,9 @@ namespace deviceshare::simulate {
 struct Workload {
   std::vector<NodeInventory> nodes;
   std::vector<PodRequest> pods;
+  // Pods that already carry an allocation record: charged as they stand
+  // before `pods` are scheduled.
+  std::vector<input::RecordedPod> running;
   std::vector<std::string> notes;
   // DRA: the devices nodes publish, the classes and the claims pods use.
   std::vector<dra::ResourceSlice> slices;
