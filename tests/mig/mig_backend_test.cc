@@ -259,10 +259,23 @@ TEST_F(MigBackendTest, TwoGpuContainerGetsInstancesOnTwoDistinctGpus) {
   EXPECT_EQ(gpus_used, 2);
 }
 
-TEST_F(MigBackendTest, TwoGpuContainerOnOneGpuNodeDoesNotFit) {
+// HAMi gives a container asking N GPUs N instances of one MIG GPU when
+// fewer GPUs are there (mig_allocation_test.go:207); more instances than
+// the GPU holds do not fit.
+TEST_F(MigBackendTest, TwoGpuContainerOnOneGpuNodeGetsTwoInstances) {
   NodeState node = MakeNodeState({H100(0)});
-  NodeFit fit = backend_->Filter(MigPod("a", {GpuContainer("c", 2, 9216)}),
-                                 node, options_);
+  absl::StatusOr<PodAllocation> placed =
+      Allocate(MigPod("a", {GpuContainer("c", 2, 9216)}), node);
+  ASSERT_OK(placed);
+  const std::vector<DeviceGrant>& devices = placed->containers[0].devices;
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].uuid, devices[1].uuid);
+  EXPECT_EQ(MaskOf(devices[0]) & MaskOf(devices[1]), 0u);
+  EXPECT_EQ(node.ledger(0).mig_instances(), 2);
+
+  NodeState fresh = MakeNodeState({H100(0)});
+  NodeFit fit = backend_->Filter(MigPod("b", {GpuContainer("c", 8, 9216)}),
+                                 fresh, options_);
   EXPECT_EQ(fit.code, ReasonCode::kInsufficientGpus);
 }
 

@@ -167,6 +167,34 @@ nvidia:
   EXPECT_EQ(DeviceOf(*report, "small")["mig_group"], "group1");
 }
 
+// Kind 4 of the upstream inventory. A container asking nvidia.com/gpu: 2
+// of a node with one MIG GPU gets two distinct instances of it, as HAMi
+// gives (mig_allocation_test.go:207
+// TestFitInDevicesAllowsMultipleMigPlacementsOnSingleGPU); a hami-core GPU
+// still counts once (:256 ...RetainsPhysicalCountCheckForNonMigGPU).
+TEST(SimulateMigTest, TwoInstancesOfOneMigGpuServeAGpuCountOfTwo) {
+  const std::string config = "scheduler: {modes: [hami-core, mig]}\n";
+  auto report = SimulateJson(
+      ShortCluster({ShortNode(
+          "n1", Gpus("n1", 1, 40960, "NVIDIA A100-SXM4-40GB", "mode: mig"))}),
+      PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 4000",
+              "nvidia.com/vgpu-mode: mig"),
+      config);
+  ASSERT_OK(report);
+  const Json devices = PlacementOf(*report, "pair")["containers"][0]["devices"];
+  ASSERT_EQ(devices.size(), 2) << report->dump(1);
+  EXPECT_EQ(devices[0]["uuid"], "GPU-n1-0");
+  EXPECT_EQ(devices[1]["uuid"], "GPU-n1-0");
+  EXPECT_NE(devices[0]["mig_start"], devices[1]["mig_start"]);
+
+  auto whole = SimulateJson(
+      ShortCluster({ShortNode("n1", Gpus("n1", 1, 40960))}),
+      PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 4000"), config);
+  ASSERT_OK(whole);
+  EXPECT_THAT(UnschedulableOf(*whole, "pair").dump(),
+              HasSubstr("InsufficientGpus"));
+}
+
 TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {
   const std::string cluster = ShortCluster({ShortNode(
       "n1", Gpus("n1", 1, kH100MiB, kH100, "mode: mps, split: 64"))});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -167,7 +168,7 @@ class MigBackend final : public SharingBackend {
           return Offer(container, index, node.ledger(position), pending,
                        options);
         },
-        options.explain);
+        options.explain, /*several_per_gpu=*/true);
   }
 
   int Score(const NodeState& node, const PodAllocation& placement,
@@ -439,9 +440,13 @@ bool MigBackend::MayFit(const PodRequest& request,
       continue;
     }
     const GpuKind& kind = kinds_.Of(gpu);
-    if (kind.model != nullptr && ledger.mig_mask() != kind.model->FullMask()) {
-      ++open;
-    }
+    if (kind.model == nullptr) continue;
+    // A GPU holds at most one instance per free memory slice, and a
+    // container may take several of its instances (PlaceContainers'
+    // several_per_gpu).
+    const int32_t free_slices = std::popcount(
+        static_cast<uint32_t>(kind.model->FullMask() & ~ledger.mig_mask()));
+    open += std::min(ledger.free_slots(), free_slices);
   }
   for (const ContainerRequest& container : request.containers) {
     if (container.gpu_count > open) return false;

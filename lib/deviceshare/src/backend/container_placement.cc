@@ -165,8 +165,61 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
   return GpuVerdict{code, gpu.index, std::move(detail)};
 }
 
+namespace {
+
+// The grant for the share `taken` offers on the GPU at `position`.
+DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
+  DeviceGrant grant;
+  grant.uuid = gpu.uuid;
+  grant.gpu_index = gpu.index;
+  grant.mode = mode;
+  grant.memory_mib = taken.share.memory_mib;
+  grant.cores = taken.share.cores;
+  grant.mig = taken.share.mig;
+  grant.mig_action = taken.mig_action;
+  return grant;
+}
+
+// PlaceContainers' several_per_gpu path: `container` takes its gpu_count
+// shares one at a time, each the best offer of any eligible GPU given the
+// shares already taken. False (nothing kept) when a round finds none.
+bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
+                    const NodeState& node, SharingMode mode,
+                    const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
+                    std::vector<std::vector<ContainerShare>>& pending,
+                    ContainerAllocation& out) {
+  const std::vector<std::vector<ContainerShare>> before = pending;
+  for (int32_t taken = 0; taken < container.gpu_count; ++taken) {
+    std::optional<Candidate> best;
+    GpuOffer best_offer;
+    for (size_t pos = 0; pos < eligible.size(); ++pos) {
+      if (!eligible[pos].fits()) continue;
+      GpuOffer made = offer(container, index, pos, pending[pos]);
+      if (!made.verdict.fits()) continue;
+      const Gpu& gpu = node.inventory().gpus[pos];
+      Candidate candidate{pos, made.score, gpu.index, gpu.numa_node};
+      if (!best || Better(candidate, *best)) {
+        best = candidate;
+        best_offer = std::move(made);
+      }
+    }
+    if (!best) {
+      pending = before;
+      out.devices.clear();
+      return false;
+    }
+    pending[best->position].push_back(best_offer.share);
+    out.devices.push_back(
+        GrantOf(node.inventory().gpus[best->position], mode, best_offer));
+  }
+  return true;
+}
+
+}  // namespace
+
 NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
-                        SharingMode mode, GpuOfferFn offer, bool explain) {
+                        SharingMode mode, GpuOfferFn offer, bool explain,
+                        bool several_per_gpu) {
   const size_t gpus = node.gpu_count();
   if (request.mode && *request.mode != mode) {
     return Unfit(
@@ -212,7 +265,7 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     out.is_init = container.is_init;
     if (!container.wants_gpu()) continue;
 
-    if (static_cast<size_t>(container.gpu_count) > gpus) {
+    if (static_cast<size_t>(container.gpu_count) > gpus && !several_per_gpu) {
       return Unfit(
           ReasonCode::kInsufficientGpus,
           absl::StrFormat("InsufficientGpus container=%s want=%d gpus=%d",
@@ -240,6 +293,13 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
 
     std::vector<Candidate> chosen =
         Choose(candidates, container.gpu_count, request.numa_bind);
+    if (chosen.empty() && several_per_gpu && !request.numa_bind &&
+        !candidates.empty()) {
+      if (TakeOneAtATime(container, static_cast<int32_t>(ci), node, mode,
+                         eligible, offer, pending, out)) {
+        continue;
+      }
+    }
     if (chosen.empty() && !explain) {
       ReasonCode code =
           candidates.empty()
@@ -279,17 +339,10 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
                    std::move(rejected));
     }
     for (const Candidate& c : chosen) {
-      const Gpu& gpu = node.inventory().gpus[c.position];
       const GpuOffer& taken = offers[c.position];
       pending[c.position].push_back(taken.share);
-      DeviceGrant& grant = out.devices.emplace_back();
-      grant.uuid = gpu.uuid;
-      grant.gpu_index = gpu.index;
-      grant.mode = mode;
-      grant.memory_mib = taken.share.memory_mib;
-      grant.cores = taken.share.cores;
-      grant.mig = taken.share.mig;
-      grant.mig_action = taken.mig_action;
+      out.devices.push_back(
+          GrantOf(node.inventory().gpus[c.position], mode, taken));
     }
   }
   return fit;

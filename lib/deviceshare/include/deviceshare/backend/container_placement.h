@@ -51,8 +51,13 @@ using GpuOfferFn = absl::FunctionRef<GpuOffer(
 // `gpu_count` best distinct ones are taken (with numa-bind, from one NUMA
 // node); when too few offer, the verdict names the most frequent reason.
 // Pure, as long as `offer` is.
+// With `several_per_gpu` (MIG: a GPU holds several instances), a container
+// that finds fewer GPUs than it wants takes its shares one at a time, each
+// from the best offer given its shares so far, so one GPU may give it
+// several (HAMi re-examines a MIG GPU after each instance, device.go Fit).
 NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
-                        SharingMode mode, GpuOfferFn offer, bool explain);
+                        SharingMode mode, GpuOfferFn offer, bool explain,
+                        bool several_per_gpu = false);
 
 // The per-GPU checks that do not depend on usage: health, cordon, mode,
 // model and uuid filters. kFits if the GPU may serve the pod at all.
