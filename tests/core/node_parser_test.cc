@@ -106,6 +106,28 @@ TEST(NodeParserTest, DeviceCordonMarksListedGpus) {
           AllOf(HasSubstr("gpu-node-1"), HasSubstr(keys::kHamiDeviceCordon))));
 }
 
+// device_test.go:2501 TestGetNodeDevices_InvalidPairScores: HAMi refuses
+// the node; :2484 TestGetNodeDevices_PairScores reads a valid matrix.
+TEST(NodeParserTest, PairScoresThatHamiCannotReadRefuseTheNode) {
+  for (const char* bad : {"not-valid-json", "{\"uuid\": \"GPU-0\"}",
+                          R"([{"uuid": "GPU-0", "score": {"GPU-1": 1.5}}])"}) {
+    EXPECT_THAT(
+        ParseNodeInventory(
+            NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterJson},
+                      {keys::kHamiPairScore, bad}}),
+            1),
+        StatusIs(
+            absl::StatusCode::kInvalidArgument,
+            AllOf(HasSubstr("gpu-node-1"), HasSubstr(keys::kHamiPairScore))))
+        << bad;
+  }
+  EXPECT_OK(ParseNodeInventory(
+      NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterJson},
+                {keys::kHamiPairScore,
+                 R"([{"uuid": "GPU-0", "score": {"GPU-1": 100}}])"}}),
+      1));
+}
+
 TEST(NodeParserTest, NoRegistrationIsNotFoundNamingTheNode) {
   for (const json& annotations :
        {json(nullptr), json::object(), json{{"volcano.sh/other", "x"}}}) {

@@ -439,6 +439,27 @@ TEST_F(ExtenderTest, DeviceCordonStopsNewPodsAndKeepsRunningOnes) {
   EXPECT_EQ(TotalUsed(*scheduler_, "a"), 2000);
 }
 
+// Kind 3, registrations: serve takes what upstream takes (a Volcano
+// registration whose last entry lacks its ':', utils.go decodeNodeDevices)
+// and refuses what HAMi refuses (pair scores that are not JSON,
+// device_test.go:2501), while the other nodes are still served.
+TEST_F(ExtenderTest, RegistrationsAreTakenAndRefusedAsUpstream) {
+  nlohmann::json loose =
+      ::deviceshare::testing::VolcanoNodeObject({.name = "loose", .gpus = 2});
+  std::string value =
+      loose["metadata"]["annotations"]["volcano.sh/node-vgpu-register"];
+  value.pop_back();
+  loose["metadata"]["annotations"]["volcano.sh/node-vgpu-register"] = value;
+  nlohmann::json scored = HamiNodeObject({.name = "scored", .gpus = 1});
+  scored["metadata"]["annotations"]["hami.io/node-nvidia-score"] = "not-json";
+  extender_.OnNodesReplaced({loose, scored});
+  nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 1000}));
+  FilterResult result = extender_.Filter(FilterArgs(pod, {"loose", "scored"}));
+  EXPECT_THAT(result.node_names, ElementsAre("loose"));
+  EXPECT_THAT(result.failed_and_unresolvable_nodes,
+              ElementsAre(::testing::Pair("scored", HasSubstr("NodeUnknown"))));
+}
+
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {
   AddNodes({{.name = "a", .gpus = 1}});
   nlohmann::json pod = AddPod(HamiPodObject({.name = "p", .memory_mib = 9000}));

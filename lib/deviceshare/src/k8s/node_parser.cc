@@ -81,6 +81,43 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
                       keys::kHamiNodeRegister, keys::kVolcanoNodeRegister));
 }
 
+// hami.io/node-nvidia-score must read as HAMi's DecodePairScores reads it
+// (device.go GetNodeDevices refuses the node otherwise): JSON null or a
+// list of {"uuid": string, "score": {uuid: integer}}. deviceshare does not
+// rank by it yet; it is checked so that a node HAMi refuses is refused.
+absl::Status CheckPairScores(const Json* annotations) {
+  if (annotations == nullptr) return absl::OkStatus();
+  DS_ASSIGN_OR_RETURN(const Json* text,
+                      Member(*annotations, keys::kHamiPairScore,
+                             Json::value_t::string, "metadata.annotations"));
+  if (text == nullptr) return absl::OkStatus();
+  const Json scores =
+      Json::parse(text->get_ref<const std::string&>(), nullptr, false);
+  auto refuse = [](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata.annotations.", keys::kHamiPairScore, ": ", why));
+  };
+  if (scores.is_discarded()) return refuse("is not JSON");
+  if (scores.is_null()) return absl::OkStatus();
+  if (!scores.is_array()) return refuse("is not a JSON list");
+  for (const Json& entry : scores) {
+    if (!entry.is_object()) return refuse("an entry is not an object");
+    auto uuid = entry.find("uuid");
+    if (uuid != entry.end() && !uuid->is_string() && !uuid->is_null()) {
+      return refuse("an entry's uuid is not a string");
+    }
+    auto score = entry.find("score");
+    if (score == entry.end() || score->is_null()) continue;
+    if (!score->is_object()) return refuse("an entry's score is not a map");
+    for (const Json& value : *score) {
+      if (!value.is_number_integer()) {
+        return refuse("a score is not an integer");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // hami.io/device-cordon: a comma list of GPU uuids, blanks and empty
 // entries ignored (HAMi's cordonedDevices, device.go:698); a uuid the node
 // does not have is ignored too.
@@ -136,6 +173,8 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(
   inventory.gpus = *std::move(gpus);
   absl::Status cordon = ReadCordon(annotations, inventory);
   if (!cordon.ok()) return WithNode(inventory.name, cordon);
+  absl::Status pair_scores = CheckPairScores(annotations);
+  if (!pair_scores.ok()) return WithNode(inventory.name, pair_scores);
 
   const Json* allocatable = nullptr;
   DS_ASSIGN_OR_RETURN(const Json* status,

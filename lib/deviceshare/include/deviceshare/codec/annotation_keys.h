@@ -65,6 +65,8 @@ inline constexpr char kHamiBindTime[] = "hami.io/bind-time";
 inline constexpr char kHamiBindPhase[] = "hami.io/bind-phase";
 // HAMi: node annotation (JSON since v2.8, legacy string before).
 inline constexpr char kHamiNodeRegister[] = "hami.io/node-nvidia-register";
+// GPU pair scores (topology), JSON [{"uuid": ..., "score": {uuid: n}}].
+inline constexpr char kHamiPairScore[] = "hami.io/node-nvidia-score";
 // GPU uuids, comma-separated, that take no new pod.
 inline constexpr char kHamiDeviceCordon[] = "hami.io/device-cordon";
 
