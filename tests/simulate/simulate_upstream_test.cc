@@ -291,5 +291,24 @@ TEST(SimulateUpstreamTest, LooseRecordsOfRunningPodsAreCharged) {
   }
 }
 
+// The deliberate differences of docs/compatibility.md that a pod shows:
+// HAMi drops a byte-scale gpumem ("16Gi", device_test.go:1962) and runs
+// the container without a limit, deviceshare reads it as that many MiB and
+// keeps the pod pending; Volcano books vgpu-memory-percentage 0 as 0 MiB
+// (no limit), deviceshare as the whole card.
+TEST(SimulateUpstreamTest, DeliberateDifferencesKeepTheSafeBooking) {
+  auto report = SimulateJson(
+      ShortCluster({ShortNode("n", Gpus("n", 2, 16384))}),
+      Docs({PodYaml("bytes", "nvidia.com/gpu: 1, nvidia.com/gpumem: 16Gi"),
+            PodYaml("pct0",
+                    "volcano.sh/vgpu-number: 1, "
+                    "volcano.sh/vgpu-memory-percentage: 0")}),
+      "scheduler: {nodePolicy: binpack, gpuPolicy: spread}\n");
+  ASSERT_OK(report);
+  EXPECT_THAT(UnschedulableOf(*report, "bytes").dump(),
+              HasSubstr("InsufficientMemory"));
+  EXPECT_EQ(DeviceOf(*report, "pct0")["memory_mib"], 16384);
+}
+
 }  // namespace
 }  // namespace deviceshare
