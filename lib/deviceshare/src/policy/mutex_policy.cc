@@ -1,7 +1,6 @@
 // mutex: one pod per GPU (HAMi's gpu-scheduler-policy mutex); among the
-// idle GPUs, and between nodes, as spread.
+// idle GPUs, and between nodes, it ranks as spread does.
 #include "deviceshare/policy/builtin_policies.h"
-#include "deviceshare/policy/scoring.h"
 
 namespace deviceshare {
 namespace {
@@ -9,10 +8,6 @@ namespace {
 class MutexPolicyImpl final : public PlacementPolicy {
  public:
   absl::string_view name() const override { return kMutexPolicyName; }
-  int GpuScore(const DeviceLedger& ledger,
-               const PodCharge& extra) const override {
-    return 100 - GpuUtilisationAfter(ledger, extra);
-  }
   // HAMi counts the pod's own earlier containers as tenants too.
   ReasonCode GpuAdmits(
       const DeviceLedger& ledger,
@@ -21,12 +16,16 @@ class MutexPolicyImpl final : public PlacementPolicy {
                ? ReasonCode::kFits
                : ReasonCode::kExclusiveConflict;
   }
+  int GpuScore(const DeviceLedger& ledger,
+               const PodCharge& extra) const override {
+    return SpreadPolicy().GpuScore(ledger, extra);
+  }
   int NodeScore(const NodeState& node,
                 const PodAllocation& placement) const override {
-    return 100 - NodeUtilisationAfter(node, placement);
+    return SpreadPolicy().NodeScore(node, placement);
   }
   int ScoreBound(const UtilisationRange& after) const override {
-    return 100 - after.least();
+    return SpreadPolicy().ScoreBound(after);
   }
 };
 
