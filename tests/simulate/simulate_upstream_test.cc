@@ -3,7 +3,9 @@
 // kind the issue lists, each naming its upstream test or code. The wire
 // side of each (records, registrations) is tested through the extender and
 // the node agent.
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -308,6 +310,112 @@ TEST(SimulateUpstreamTest, DeliberateDifferencesKeepTheSafeBooking) {
   EXPECT_THAT(UnschedulableOf(*report, "bytes").dump(),
               HasSubstr("InsufficientMemory"));
   EXPECT_EQ(DeviceOf(*report, "pct0")["memory_mib"], 16384);
+}
+
+// HAMi's device_test.go TestDevices_Fit, restated: one 16384 MiB GPU
+// (split 10, or as the row says) holding the running pod `old` when the
+// row has one; the new pod's fate and reason code.
+TEST(SimulateUpstreamTableTest, HamiDevicesFit) {
+  struct Row {
+    const char* upstream;
+    const char* gpu_extra;   // short-form GPU keys
+    const char* old_limits;  // "" = no running pod
+    const char* old_record;
+    const char* new_limits;
+    const char* want_code;  // "" = placed
+  };
+  constexpr char kHamiRecord[] = "hami.io/vgpu-devices-allocated";
+  const Row rows[] = {
+      {":773 fit success", "", "", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 50", ""},
+      {":1012 card exclusively (a tenant is there)", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 10",
+       "GPU-n-0,NVIDIA,64,10:;",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 512, nvidia.com/gpucores: 100",
+       "ExclusiveConflict"},
+      {":1040 CardComputeUnitsExhausted", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 100",
+       "GPU-n-0,NVIDIA,64,100:;",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 512, nvidia.com/gpucores: 0",
+       "ExclusiveConflict"},
+      {":844 core not enough", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 100",
+       "GPU-n-0,NVIDIA,64,100:;",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 512, nvidia.com/gpucores: 50",
+       "ExclusiveConflict"},
+      {":956 card overused (split count reached)", "split: 1",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 10",
+       "GPU-n-0,NVIDIA,64,10:;",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64, nvidia.com/gpucores: 10",
+       "SplitExhausted"},
+      {":1068 AllocatedCardsInsufficientRequest", "", "", "",
+       "nvidia.com/gpu: 2, nvidia.com/gpumem: 64", "InsufficientGpus"},
+      {":1167 CardNotHealth", "healthy: false", "", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 64", "GpuUnhealthy"},
+      {"card insufficient memory", "",
+       "nvidia.com/gpu: 1, nvidia.com/gpumem: 16000",
+       "GPU-n-0,NVIDIA,16000,0:;", "nvidia.com/gpu: 1, nvidia.com/gpumem: 512",
+       "InsufficientMemory"},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    std::vector<std::string> pods;
+    if (*row.old_limits != '\0') {
+      pods.push_back(
+          RunningPod("old", row.old_limits, kHamiRecord, row.old_record));
+    }
+    pods.push_back(PodYaml("new", row.new_limits));
+    auto report = SimulateJson(
+        ShortCluster({ShortNode(
+            "n", Gpus("n", 1, 16384, "NVIDIA A100-SXM4-80GB", row.gpu_extra))}),
+        Docs(pods));
+    ASSERT_OK(report);
+    if (*row.want_code == '\0') {
+      EXPECT_FALSE(PlacementOf(*report, "new").is_null()) << report->dump(1);
+    } else {
+      EXPECT_THAT(UnschedulableOf(*report, "new")["reason_counts"].dump(),
+                  HasSubstr(row.want_code));
+    }
+  }
+}
+
+// HAMi's numa_sort_test.go, restated: three GPUs on two NUMA nodes with
+// running pods; which GPUs the new pod gets.
+TEST(SimulateUpstreamTableTest, HamiNumaSort) {
+  const std::string cluster = ShortCluster({ShortNode(
+      "n", absl::StrCat(
+               Gpus("n", 1, 16384, "NVIDIA A100-SXM4-80GB", "numa: 0"),
+               Gpus("n", 1, 16384, "NVIDIA A100-SXM4-80GB", "numa: 0", 1),
+               Gpus("n", 1, 16384, "NVIDIA A100-SXM4-80GB", "numa: 1", 2)))});
+  constexpr char kHamiRecord[] = "hami.io/vgpu-devices-allocated";
+  const std::string busy_a =
+      RunningPod("busy-a", "nvidia.com/gpu: 1, nvidia.com/gpumem: 8000",
+                 kHamiRecord, "GPU-n-0,NVIDIA,8000,0:;");
+  const std::string mid_c =
+      RunningPod("mid-c", "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000",
+                 kHamiRecord, "GPU-n-2,NVIDIA,4000,0:;");
+  // :61 TestNumaBindSortPreservesAffinity: numa-bind, spread, two GPUs:
+  // the NUMA-0 pair, though GPU 2 is emptier than GPU 0.
+  auto bound = SimulateJson(
+      cluster,
+      Docs({busy_a, mid_c,
+            PodYaml("pair", "nvidia.com/gpu: 2, nvidia.com/gpumem: 1000",
+                    "nvidia.com/numa-bind: \"true\", "
+                    "hami.io/gpu-scheduler-policy: spread")}));
+  ASSERT_OK(bound);
+  const Json devices = PlacementOf(*bound, "pair")["containers"][0]["devices"];
+  ASSERT_EQ(devices.size(), 2) << bound->dump(1);
+  std::set<std::string> uuids = {devices[0]["uuid"], devices[1]["uuid"]};
+  EXPECT_EQ(uuids, (std::set<std::string>{"GPU-n-0", "GPU-n-1"}));
+  // :95 TestScorePrimarySelectsAcrossNuma: without numa-bind the score
+  // decides across NUMA nodes: spread takes the idlest GPU.
+  auto spread = SimulateJson(
+      cluster,
+      Docs({busy_a, mid_c,
+            PodYaml("one", "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000",
+                    "hami.io/gpu-scheduler-policy: spread")}));
+  ASSERT_OK(spread);
+  EXPECT_EQ(DeviceOf(*spread, "one")["uuid"], "GPU-n-1");
 }
 
 }  // namespace
