@@ -9,7 +9,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
@@ -26,30 +25,11 @@ using Json = nlohmann::json;
 // The pod as a running one, when it carries an allocation record.
 std::optional<RecordedPod> Running(const Json& pod, const PodRequest& request) {
   std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
-  const char* node_key = nullptr;
-  for (const auto& [record, node] :
-       {std::pair{keys::kHamiAllocated, keys::kHamiNode},
-        std::pair{keys::kHamiToAllocate, keys::kHamiNode},
-        std::pair{keys::kVolcanoAllocation, keys::kVolcanoNode},
-        std::pair{keys::kVolcanoToAllocate, keys::kVolcanoNode}}) {
-    if (annotations.count(record)) {
-      node_key = node;
-      break;
-    }
-  }
-  if (node_key == nullptr) return std::nullopt;
+  const std::optional<Dialect> dialect = RecordDialect(annotations);
+  if (!dialect) return std::nullopt;
   RecordedPod running;
   running.request = request;
-  auto spec = pod.find("spec");
-  if (spec != pod.end() && spec->is_object()) {
-    auto name = spec->find("nodeName");
-    if (name != spec->end() && name->is_string()) {
-      running.node = name->get<std::string>();
-    }
-  }
-  if (running.node.empty() && annotations.count(node_key)) {
-    running.node = annotations[node_key];
-  }
+  running.node = RecordNode(pod, annotations, *dialect);
   running.annotations = std::move(annotations);
   return running;
 }

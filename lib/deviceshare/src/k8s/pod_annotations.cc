@@ -177,6 +177,34 @@ std::map<std::string, std::optional<std::string>> RollbackAnnotations(
   return annotations;
 }
 
+std::optional<Dialect> RecordDialect(
+    const std::map<std::string, std::string>& annotations) {
+  for (Dialect dialect : {Dialect::kHami, Dialect::kVolcano}) {
+    const char* key = nullptr;
+    if (FindRecord(annotations, KeysOf(dialect), &key) != nullptr) {
+      return dialect;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string RecordNode(const nlohmann::json& pod,
+                       const std::map<std::string, std::string>& annotations,
+                       Dialect dialect) {
+  if (pod.is_object()) {
+    auto spec = pod.find("spec");
+    if (spec != pod.end() && spec->is_object()) {
+      auto name = spec->find("nodeName");
+      if (name != spec->end() && name->is_string() &&
+          !name->get_ref<const std::string&>().empty()) {
+        return name->get<std::string>();
+      }
+    }
+  }
+  auto recorded = annotations.find(KeysOf(dialect).node);
+  return recorded == annotations.end() ? "" : recorded->second;
+}
+
 std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod) {
   std::map<std::string, std::string> annotations;
   if (!pod.is_object()) return annotations;

@@ -32,17 +32,10 @@ absl::StatusOr<std::optional<PodRecord>> ParsePodRecord(
     const nlohmann::json& pod, const std::string& node_name,
     const DeviceConfig& config) {
   const std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
-  const bool hami = annotations.count(keys::kHamiAllocated) ||
-                    annotations.count(keys::kHamiToAllocate);
-  const bool volcano = annotations.count(keys::kVolcanoAllocation) ||
-                       annotations.count(keys::kVolcanoToAllocate);
-  if (!hami && !volcano) return std::optional<PodRecord>();
-  std::string node = Text(pod, {"spec", "nodeName"});
-  if (node.empty()) {
-    const std::string* recorded =
-        Find(annotations, hami ? keys::kHamiNode : keys::kVolcanoNode);
-    if (recorded != nullptr) node = *recorded;
-  }
+  const std::optional<Dialect> dialect = RecordDialect(annotations);
+  if (!dialect) return std::optional<PodRecord>();
+  const bool hami = *dialect == Dialect::kHami;
+  const std::string node = RecordNode(pod, annotations, *dialect);
   if (node != node_name) return std::optional<PodRecord>();
 
   DS_ASSIGN_OR_RETURN(PodRequest request, ParsePodRequest(pod, config));

@@ -38,6 +38,18 @@ std::map<std::string, std::string> AllocationAnnotations(
 std::map<std::string, std::optional<std::string>> RollbackAnnotations(
     Dialect dialect);
 
+// The dialect of the allocation record `annotations` carry (the allocated
+// key or its to-allocate twin; HAMi's wins, as AllocationFromAnnotations
+// reads it); nullopt when they carry none.
+std::optional<Dialect> RecordDialect(
+    const std::map<std::string, std::string>& annotations);
+
+// The node of `pod`, whose record is of `dialect`: spec.nodeName, else the
+// record's node annotation; "" when neither says.
+std::string RecordNode(const nlohmann::json& pod,
+                       const std::map<std::string, std::string>& annotations,
+                       Dialect dialect);
+
 // A Pod object's metadata.annotations with string values, as
 // AllocationFromAnnotations reads them; empty when the pod has none (or
 // they are not a mapping). Values that are not strings are left out.
