@@ -167,7 +167,7 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
 
 namespace {
 
-// The grant for the share `taken` offers on the GPU at `position`.
+// The grant for the share `taken` offers on `gpu`.
 DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
   DeviceGrant grant;
   grant.uuid = gpu.uuid;
@@ -188,7 +188,7 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
                     const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
                     std::vector<std::vector<ContainerShare>>& pending,
                     ContainerAllocation& out) {
-  const std::vector<std::vector<ContainerShare>> before = pending;
+  std::vector<size_t> taken_at;  // positions whose pending this call grew
   for (int32_t taken = 0; taken < container.gpu_count; ++taken) {
     std::optional<Candidate> best;
     GpuOffer best_offer;
@@ -204,10 +204,11 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
       }
     }
     if (!best) {
-      pending = before;
+      for (size_t pos : taken_at) pending[pos].pop_back();
       out.devices.clear();
       return false;
     }
+    taken_at.push_back(best->position);
     pending[best->position].push_back(best_offer.share);
     out.devices.push_back(
         GrantOf(node.inventory().gpus[best->position], mode, best_offer));
