@@ -834,11 +834,21 @@ TEST(PodParserAnnotationsTest, Policies) {
   EXPECT_EQ(WithAnnotations("hami.io/gpu-scheduler-policy: topology-aware")
                 .gpu_policy,
             "topology-aware");
-  // HAMi's policy chains are no policy name.
+  // HAMi's policy chains (util_test.go TestPolicyContains): blanks and
+  // empty entries dropped, each name as a single one.
+  EXPECT_EQ(
+      WithAnnotations("hami.io/gpu-scheduler-policy: \"Mutex, spread,,numa\"")
+          .gpu_policy,
+      "mutex,spread,numa");
   EXPECT_THAT(
-      AnnotationError("hami.io/gpu-scheduler-policy: \"binpack,numa\""),
+      AnnotationError("hami.io/gpu-scheduler-policy: \"binpack,first fit\""),
       StatusIs(kInvalid, AllOf(HasSubstr("hami.io/gpu-scheduler-policy"),
-                               HasSubstr("\"binpack,numa\""))));
+                               HasSubstr("\"first fit\""))));
+  // Weights are kept as written: the scheduler reads them.
+  EXPECT_EQ(
+      WithAnnotations("hami.io/device-scoring-weights: \"slot=1, core=x\"")
+          .scoring_weights,
+      "slot=1, core=x");
   EXPECT_THAT(
       AnnotationError("hami.io/node-scheduler-policy: \"first fit\""),
       StatusIs(kInvalid, AllOf(HasSubstr("pod default/a"),

@@ -353,12 +353,12 @@ TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
       Scheduler::Create(MakeConfig("fifo", "binpack"), registry),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(HasSubstr("scheduler.nodePolicy"), HasSubstr("\"fifo\""),
-                     HasSubstr("registered: binpack, mutex, spread"))));
+                     HasSubstr("registered: binpack, mutex, numa, spread, "
+                               "topology-aware"))));
   EXPECT_THAT(
-      Scheduler::Create(MakeConfig("binpack", "topology-aware"), registry),
+      Scheduler::Create(MakeConfig("binpack", "fifo"), registry),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               AllOf(HasSubstr("scheduler.gpuPolicy"),
-                     HasSubstr("\"topology-aware\""))));
+               AllOf(HasSubstr("scheduler.gpuPolicy"), HasSubstr("\"fifo\""))));
 }
 
 // Modes are open (each backend names its own), but a GPU, a pod or the
@@ -395,13 +395,14 @@ TEST(SchedulerTest, UnknownModesAreRefused) {
                              HasSubstr("vgpu-mode"))));
 }
 
-// The prefilter step refuses a pod that names an unregistered policy
-// (HAMi's topology-aware or numa, say), naming the annotation.
+// The prefilter step refuses a pod that names an unregistered policy, alone
+// or in a chain, or device-scoring-weights that do not read, naming the
+// annotation.
 TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
   auto scheduler = MakeScheduler(MakeConfig());
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-  for (const char* unknown : {"topology-aware", "numa"}) {
+  for (const char* unknown : {"fifo", "binpack,fifo"}) {
     PodRequest pod = SmallPod("p");
     pod.gpu_policy = unknown;
     EXPECT_THAT(
@@ -409,8 +410,9 @@ TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
         StatusIs(absl::StatusCode::kInvalidArgument,
                  AllOf(HasSubstr("pod default/p"),
                        HasSubstr("hami.io/gpu-scheduler-policy"),
-                       HasSubstr(absl::StrCat("\"", unknown, "\"")),
-                       HasSubstr("registered: binpack, mutex, spread"))))
+                       HasSubstr("\"fifo\""),
+                       HasSubstr("registered: binpack, mutex, numa, spread, "
+                                 "topology-aware"))))
         << unknown;
     EXPECT_THAT(scheduler->Filter(pod),
                 StatusIs(absl::StatusCode::kInvalidArgument));
@@ -421,6 +423,13 @@ TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("hami.io/node-scheduler-policy"),
                              HasSubstr("\"fifo\""))));
+  PodRequest weighted = SmallPod("w");
+  weighted.scoring_weights = "slot=1,core=-1,memory=3";
+  EXPECT_THAT(scheduler->Schedule(weighted),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("pod default/w"),
+                             HasSubstr("hami.io/device-scoring-weights"),
+                             HasSubstr("must not be negative"))));
 }
 
 TEST(SchedulerTest, HostCpuIsChecked) {

@@ -26,11 +26,13 @@ namespace {
 using ::deviceshare::testing::BindingFor;
 using ::deviceshare::testing::ExtenderHarness;
 using ::deviceshare::testing::FilterArgs;
+using ::deviceshare::testing::GpuUuid;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::NewBuiltinScheduler;
 using ::deviceshare::testing::PodSpec;
 using ::deviceshare::testing::VolcanoPodObject;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -458,6 +460,50 @@ TEST_F(ExtenderTest, RegistrationsAreTakenAndRefusedAsUpstream) {
   EXPECT_THAT(result.node_names, ElementsAre("loose"));
   EXPECT_THAT(result.failed_and_unresolvable_nodes,
               ElementsAre(::testing::Pair("scored", HasSubstr("NodeUnknown"))));
+}
+
+// Kind 1 on the wire: the node's hami.io/node-nvidia-score reaches the
+// topology-aware policy, and a pod's comma chain and device-scoring-weights
+// are read from its annotations (device_test.go TestFit_Topology*,
+// score_test.go device-scoring-weights). Weights that do not read refuse
+// that pod alone.
+TEST_F(ExtenderTest, TopologyScoresAndPolicyChainsComeFromTheObjects) {
+  nlohmann::json node = HamiNodeObject({.name = "a", .gpus = 4});
+  nlohmann::json scores = nlohmann::json::array();
+  for (int i = 0; i < 4; ++i) {
+    nlohmann::json peers = nlohmann::json::object();
+    for (int j = 0; j < 4; ++j) {
+      if (i != j) peers[GpuUuid("a", j)] = (i / 2 == j / 2 && i < 2) ? 100 : 10;
+    }
+    scores.push_back({{"uuid", GpuUuid("a", i)}, {"score", peers}});
+  }
+  node["metadata"]["annotations"]["hami.io/node-nvidia-score"] = scores.dump();
+  extender_.OnNodesReplaced({node});
+
+  nlohmann::json pod =
+      HamiPodObject({.name = "pair", .gpus = 2, .memory_mib = 1000});
+  pod["metadata"]["annotations"]["hami.io/gpu-scheduler-policy"] =
+      "spread, topology-aware";
+  pod["metadata"]["annotations"]["hami.io/device-scoring-weights"] =
+      "slot=1,core=1,memory=2";
+  AddPod(pod);
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
+  const std::string record = (*writer_.Pod(
+      "default/pair"))["metadata"]["annotations"][keys::kHamiAllocated];
+  // Spread alone would take GPUs 3 and 2 (idle ties: highest index first
+  // in a chain); the NVLink pair is 0-1.
+  EXPECT_THAT(record,
+              AllOf(HasSubstr(GpuUuid("a", 0)), HasSubstr(GpuUuid("a", 1))));
+
+  nlohmann::json bad = HamiPodObject({.name = "bad", .memory_mib = 1000});
+  bad["metadata"]["annotations"]["hami.io/device-scoring-weights"] = "slot=1";
+  AddPod(bad);
+  FilterResult refused = extender_.Filter(FilterArgs(bad, {"a"}));
+  EXPECT_THAT(refused.error, HasSubstr("hami.io/device-scoring-weights"));
+  nlohmann::json good =
+      AddPod(HamiPodObject({.name = "good", .memory_mib = 1000}));
+  EXPECT_THAT(extender_.Filter(FilterArgs(good, {"a"})).node_names,
+              ElementsAre("a"));
 }
 
 TEST_F(ExtenderTest, NodeHeartbeatsDoNotRebuildAndDeletionsRelease) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulate_fixtures.h"
@@ -24,6 +25,7 @@ using ::deviceshare::testing::ShortCluster;
 using ::deviceshare::testing::ShortNode;
 using ::deviceshare::testing::SimulateJson;
 using ::deviceshare::testing::UnschedulableOf;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using Json = nlohmann::ordered_json;
 
@@ -176,6 +178,17 @@ TEST(SimulateUpstreamTest, VolcanoPodgroupSpreadKeepsAGroupApart) {
   }
 }
 
+// A pod already placed: `record` under `key`, bound to node n.
+std::string RunningPod(const std::string& name, const std::string& limits,
+                       const std::string& key, const std::string& record) {
+  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
+                      "\n  namespace: default\n  annotations:\n    ", key,
+                      ": '", record,
+                      "'\nspec:\n  nodeName: n\n  containers:\n  - name: "
+                      "main\n    resources:\n      limits: {",
+                      limits, "}\n");
+}
+
 std::string CordonedNode(const std::string& cordon) {
   return absl::StrCat(
       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
@@ -246,15 +259,209 @@ TEST(SimulateUpstreamTest, HamiMutexPolicyTakesOnlyIdleGpus) {
               HasSubstr("ExclusiveConflict"));
 }
 
-// A pod already placed: `record` under `key`, bound to node n.
-std::string RunningPod(const std::string& name, const std::string& limits,
-                       const std::string& key, const std::string& record) {
-  return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
-                      "\n  namespace: default\n  annotations:\n    ", key,
-                      ": '", record,
-                      "'\nspec:\n  nodeName: n\n  containers:\n  - name: "
-                      "main\n    resources:\n      limits: {",
-                      limits, "}\n");
+// A node "n" registered in Volcano's dialect with `count` T4s of
+// `memory_mib` (hami-core) and `annotations` beside the registration.
+std::string T4Node(int count, int memory_mib, const std::string& annotations) {
+  std::string entries;
+  for (int i = 0; i < count; ++i) {
+    absl::StrAppend(&entries, "dev-", i, ",10,", memory_mib,
+                    ",NVIDIA-Tesla T4,true,hami-core:");
+  }
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n",
+      annotations, "    volcano.sh/node-vgpu-register: '", entries, "'\n");
+}
+
+std::string HamiRunningPod(const std::string& name, int memory_mib, int cores,
+                           const std::string& uuid) {
+  return RunningPod(
+      name,
+      absl::StrCat("nvidia.com/gpu: 1, nvidia.com/gpumem: ", memory_mib,
+                   ", nvidia.com/gpucores: ", cores),
+      "hami.io/vgpu-devices-allocated",
+      absl::StrCat(uuid, ",NVIDIA,", memory_mib, ",", cores, ":;"));
+}
+
+// Kind 1. HAMi's per-pod device-scoring-weights (score_test.go:4083
+// TestCalcScoreUsesPodDeviceScoringWeights): dev-0 holds one tenant with 90
+// cores and 10 MiB, dev-1 seven tenants with 10 cores and 20 MiB; a binpack
+// pod of 40 % takes dev-0, and with memory weighed three times dev-1. Weights
+// that do not read (:4048) leave the pod pending with the reason, and the
+// other pods are still placed.
+TEST(SimulateUpstreamTest, HamiDeviceScoringWeightsReweighTheGpus) {
+  std::vector<std::string> docs = {HamiRunningPod("a1", 10, 90, "dev-0"),
+                                   HamiRunningPod("b1", 14, 4, "dev-1")};
+  for (int i = 2; i <= 7; ++i) {
+    docs.push_back(HamiRunningPod(absl::StrCat("b", i), 1, 1, "dev-1"));
+  }
+  const std::string ask = "nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 40";
+  const std::string binpack = "hami.io/gpu-scheduler-policy: binpack";
+  std::vector<std::string> plain = docs;
+  plain.push_back(PodYaml("p", ask, binpack));
+  auto unweighted = SimulateJson(T4Node(2, 100, ""), Docs(plain));
+  ASSERT_OK(unweighted);
+  EXPECT_EQ(DeviceOf(*unweighted, "p")["uuid"], "dev-0");
+
+  docs.push_back(PodYaml(
+      "p", ask,
+      binpack +
+          ", hami.io/device-scoring-weights: \"slot=1,core=1,memory=3\""));
+  docs.push_back(
+      PodYaml("bad", ask,
+              "hami.io/device-scoring-weights: \"slot=1,core=-1,memory=3\""));
+  docs.push_back(PodYaml("after", "nvidia.com/gpu: 1, nvidia.com/gpumem: 5"));
+  auto weighted = SimulateJson(T4Node(2, 100, ""), Docs(docs));
+  ASSERT_OK(weighted);
+  EXPECT_EQ(DeviceOf(*weighted, "p")["uuid"], "dev-1");
+  EXPECT_THAT(UnschedulableOf(*weighted, "bad").dump(),
+              AllOf(HasSubstr("PodRefused"),
+                    HasSubstr("hami.io/device-scoring-weights"),
+                    HasSubstr("must not be negative")));
+  EXPECT_FALSE(PlacementOf(*weighted, "after").is_null());
+}
+
+// HAMi's pkg/scheduler/score_test.go, restated: the two GPUs of
+// TestCalcScoreUsesPodDeviceScoringWeights (dev-0: one tenant, 90 cores,
+// 10 MiB; dev-1: seven tenants, 10 cores, 20 MiB; 100 MiB each) and a pod
+// of 40 %, by policy, weights, whether the GPU container is an init
+// container, and pair scores (dev-0 and dev-1 linked with 1).
+TEST(SimulateUpstreamTableTest, HamiScore) {
+  struct Row {
+    const char* upstream;
+    const char* policy;
+    const char* weights;  // "" = none
+    bool init;
+    bool paired;
+    const char* gpu;
+  };
+  const Row rows[] = {
+      {"TestCalcScoreUsesPodDeviceScoringWeights, no weights", "binpack", "",
+       false, false, "dev-0"},
+      {"TestCalcScoreUsesPodDeviceScoringWeights, slot=1,core=1,memory=3",
+       "binpack", "slot=1,core=1,memory=3", false, false, "dev-1"},
+      {"...ForInitContainers, no weights", "binpack", "", true, false, "dev-0"},
+      {"...ForInitContainers, slot=1,core=1,memory=3", "binpack",
+       "slot=1,core=1,memory=3", true, false, "dev-1"},
+      {"...AsTopologyTieBreaker, no weights", "topology-aware", "", false, true,
+       "dev-1"},
+      {"...AsTopologyTieBreaker, slot=1,core=1,memory=3", "topology-aware",
+       "slot=1,core=1,memory=3", false, true, "dev-0"},
+  };
+  std::vector<std::string> running = {HamiRunningPod("a1", 10, 90, "dev-0"),
+                                      HamiRunningPod("b1", 14, 4, "dev-1")};
+  for (int i = 2; i <= 7; ++i) {
+    running.push_back(HamiRunningPod(absl::StrCat("b", i), 1, 1, "dev-1"));
+  }
+  const std::string paired =
+      "    hami.io/node-nvidia-score: '[{\"uuid\":\"dev-0\",\"score\":"
+      "{\"dev-1\":1}},{\"uuid\":\"dev-1\",\"score\":{\"dev-0\":1}}]'\n";
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    std::string annotations =
+        absl::StrCat("{hami.io/gpu-scheduler-policy: ", row.policy);
+    if (*row.weights != '\0') {
+      absl::StrAppend(&annotations, ", hami.io/device-scoring-weights: \"",
+                      row.weights, "\"");
+    }
+    const std::string gpu_container =
+        "name: gpu\n    image: x\n    resources:\n      limits: "
+        "{nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 40}\n";
+    const std::string pod = absl::StrCat(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: "
+        "default\n  annotations: ",
+        annotations, "}\nspec:\n",
+        row.init ? absl::StrCat("  initContainers:\n  - ", gpu_container,
+                                "  containers:\n  - name: app\n    image: x\n")
+                 : absl::StrCat("  containers:\n  - ", gpu_container));
+    std::vector<std::string> docs = running;
+    docs.push_back(pod);
+    auto report =
+        SimulateJson(T4Node(2, 100, row.paired ? paired : ""), Docs(docs));
+    ASSERT_OK(report);
+    EXPECT_EQ(DeviceOf(*report, "p")["uuid"], row.gpu) << report->dump(1);
+  }
+}
+
+// Kind 1. HAMi's numa policy and comma chains (gpu_policy_test.go chain
+// cases): bare numa takes the highest NUMA node's highest index; in
+// "binpack,numa" the fuller GPU wins over NUMA; with numa-bind the NUMA key
+// goes first whatever the chain says.
+TEST(SimulateUpstreamTest, HamiPolicyChainsRankInTheOrderWritten) {
+  const std::string cluster = ShortCluster({ShortNode(
+      "n", absl::StrCat(
+               Gpus("n", 2, 16384, "NVIDIA A100-SXM4-80GB", "numa: 0"),
+               Gpus("n", 2, 16384, "NVIDIA A100-SXM4-80GB", "numa: 1", 2)))});
+  const std::string busy =
+      RunningPod("busy", "nvidia.com/gpu: 1, nvidia.com/gpumem: 8000",
+                 "hami.io/vgpu-devices-allocated", "GPU-n-0,NVIDIA,8000,0:;");
+  const std::string ask = "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000";
+  auto run = [&](const std::string& annotations) {
+    return SimulateJson(cluster, Docs({busy, PodYaml("p", ask, annotations)}));
+  };
+  auto numa = run("hami.io/gpu-scheduler-policy: numa");
+  ASSERT_OK(numa);
+  EXPECT_EQ(DeviceOf(*numa, "p")["uuid"], "GPU-n-3");
+  auto chain = run("hami.io/gpu-scheduler-policy: \"binpack, numa\"");
+  ASSERT_OK(chain);
+  EXPECT_EQ(DeviceOf(*chain, "p")["uuid"], "GPU-n-0");
+  auto bound =
+      run("hami.io/gpu-scheduler-policy: \"binpack,numa\", "
+          "nvidia.com/numa-bind: \"true\"");
+  ASSERT_OK(bound);
+  EXPECT_EQ(DeviceOf(*bound, "p")["uuid"], "GPU-n-3");
+  auto mutex = run("hami.io/gpu-scheduler-policy: \"binpack,mutex\"");
+  ASSERT_OK(mutex);
+  EXPECT_NE(DeviceOf(*mutex, "p")["uuid"], "GPU-n-0");
+}
+
+// hami.io/node-nvidia-score for four GPUs: NVLink pairs dev-0/dev-1 and
+// dev-2/dev-3 scoring `first_pair` and `second_pair`, PCIe between them.
+std::string PairScores(int first_pair, int second_pair) {
+  const int score[4][4] = {{0, first_pair, 10, 10},
+                           {first_pair, 0, 10, 20},
+                           {10, 10, 0, second_pair},
+                           {10, 20, second_pair, 0}};
+  std::vector<std::string> entries;
+  for (int a = 0; a < 4; ++a) {
+    std::vector<std::string> peers;
+    for (int b = 0; b < 4; ++b) {
+      if (a != b)
+        peers.push_back(absl::StrCat("\"dev-", b, "\":", score[a][b]));
+    }
+    entries.push_back(absl::StrCat("{\"uuid\":\"dev-", a, "\",\"score\":{",
+                                   absl::StrJoin(peers, ","), "}}"));
+  }
+  return absl::StrCat("    hami.io/node-nvidia-score: '[",
+                      absl::StrJoin(entries, ","), "]'\n");
+}
+
+// Kind 1. HAMi's topology-aware (device_test.go TestFit_Topology*, pair
+// scores in hami.io/node-nvidia-score): two GPUs take the best-linked pair,
+// one GPU the card worst linked to the rest; without the policy both take
+// the lowest indices.
+TEST(SimulateUpstreamTest, HamiTopologyAwareReadsPairScores) {
+  const std::string topology = "hami.io/gpu-scheduler-policy: topology-aware";
+  const std::string two = "nvidia.com/gpu: 2, nvidia.com/gpumem: 1000";
+  auto uuids = [&](const std::string& annotations) {
+    std::set<std::string> out;
+    auto report = SimulateJson(T4Node(4, 16384, PairScores(50, 100)),
+                               PodYaml("p", two, annotations));
+    EXPECT_OK(report);
+    if (!report.ok()) return out;
+    const Json devices = PlacementOf(*report, "p")["containers"][0]["devices"];
+    for (const Json& device : devices) {
+      out.insert(device["uuid"].get<std::string>());
+    }
+    return out;
+  };
+  EXPECT_EQ(uuids(topology), (std::set<std::string>{"dev-2", "dev-3"}));
+  EXPECT_EQ(uuids(""), (std::set<std::string>{"dev-0", "dev-1"}));
+  // Sums to the others: dev-0 120, dev-1 130, dev-2 70, dev-3 80.
+  auto one = SimulateJson(
+      T4Node(4, 16384, PairScores(100, 50)),
+      PodYaml("one", "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000", topology));
+  ASSERT_OK(one);
+  EXPECT_EQ(DeviceOf(*one, "one")["uuid"], "dev-2");
 }
 
 // Kind 7. Records upstream's decoders read, charged as they charge them:

@@ -162,7 +162,7 @@ class MigBackend final : public SharingBackend {
   NodeFit Filter(const PodRequest& request, const NodeState& node,
                  const PlacementOptions& options) const override {
     return PlaceContainers(
-        request, node, kMode,
+        request, node, kMode, *options.gpu_policy,
         [&](const ContainerRequest& container, int32_t index, size_t position,
             std::vector<ContainerShare>& pending) {
           return Offer(container, index, node.ledger(position), pending,

@@ -12,4 +12,12 @@ ReasonDigest DigestReasons(const Decision& outcome) {
   return digest;
 }
 
+ReasonDigest RefusedDigest(absl::string_view why) {
+  ReasonDigest digest;
+  digest.examples.emplace("*", std::string(why));
+  digest.counts.emplace("PodRefused", 1);
+  digest.nodes = 1;
+  return digest;
+}
+
 }  // namespace deviceshare::simulate

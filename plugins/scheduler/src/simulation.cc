@@ -4,12 +4,14 @@
 #include <chrono>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/scheduler/cluster_usage.h"
 #include "deviceshare/scheduler/decision_json.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/simulate/dra_workload.h"
+#include "deviceshare/simulate/reason_digest.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::simulate {
@@ -115,6 +117,14 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     result.decision_ns.push_back(
         std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
             .count());
+    if (absl::IsInvalidArgument(outcome.status())) {
+      // The pod, not the run: HAMi's filter leaves such a pod pending.
+      result.placed.push_back(false);
+      result.unschedulable.push_back(
+          {request.Key(), RefusedDigest(outcome.status().message())});
+      if (options.progress) options.progress(p + 1, total);
+      continue;
+    }
     if (!outcome.ok()) {
       return absl::Status(outcome.status().code(),
                           absl::StrFormat("pod %s: %s", request.Key(),

@@ -37,16 +37,17 @@ bool AnyEquals(const std::vector<std::string>& values, absl::string_view v) {
 
 struct Candidate {
   size_t position;
-  int score;
-  int32_t gpu_index;
-  int32_t numa_node;
+  GpuRank rank;  // the GPU policy's, of this GPU's offer
+  const Gpu* gpu;
 };
 
-// Best first: higher score, then lower GPU index.
-bool Better(const Candidate& a, const Candidate& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.gpu_index < b.gpu_index;
+Candidate CandidateOf(size_t position, const GpuOffer& offer, const Gpu& gpu,
+                      const PlacementPolicy& gpu_policy) {
+  return Candidate{position, gpu_policy.RankGpu(offer.score, gpu), &gpu};
 }
+
+// Best first, by the policy's rank.
+bool Better(const Candidate& a, const Candidate& b) { return a.rank > b.rank; }
 
 // "3/4 InsufficientMemory, 1/4 GpuUnhealthy", most frequent first.
 std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
@@ -94,28 +95,46 @@ NodeFit Unfit(ReasonCode code, std::string message,
   return fit;
 }
 
-// Picks `want` candidates: the best ones, or with numa-bind the best ones of
-// the NUMA node whose best `want` score highest. Empty if impossible.
-std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
-                              bool numa_bind) {
-  std::sort(candidates.begin(), candidates.end(), Better);
-  if (!numa_bind) {
-    if (static_cast<int32_t>(candidates.size()) < want) return {};
-    candidates.resize(want);
-    return candidates;
+// The `want` of `ranked` (best first) the policy takes.
+std::vector<Candidate> Pick(const std::vector<Candidate>& ranked, int32_t want,
+                            const PlacementPolicy& gpu_policy) {
+  if (static_cast<int32_t>(ranked.size()) < want) return {};
+  if (static_cast<int32_t>(ranked.size()) == want || !gpu_policy.picks_gpus()) {
+    return std::vector<Candidate>(ranked.begin(), ranked.begin() + want);
   }
+  std::vector<GpuCandidate> offered;
+  offered.reserve(ranked.size());
+  for (const Candidate& c : ranked) offered.push_back({c.gpu, c.rank});
+  std::vector<Candidate> picked;
+  for (size_t at : gpu_policy.PickGpus(offered, want)) {
+    if (at < ranked.size()) picked.push_back(ranked[at]);
+  }
+  return static_cast<int32_t>(picked.size()) == want ? picked
+                                                     : std::vector<Candidate>{};
+}
+
+// Picks `want` candidates: the policy's pick of them, or with numa-bind its
+// pick of the NUMA node whose best `want` rank highest by the first key
+// (their summed score; a policy that ranks NUMA first thus takes the
+// highest NUMA node that can serve). Empty if impossible.
+std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
+                              bool numa_bind,
+                              const PlacementPolicy& gpu_policy) {
+  std::sort(candidates.begin(), candidates.end(), Better);
+  if (!numa_bind) return Pick(candidates, want, gpu_policy);
   std::map<int32_t, std::vector<Candidate>> by_numa;
-  for (const Candidate& c : candidates) by_numa[c.numa_node].push_back(c);
+  for (const Candidate& c : candidates) by_numa[c.gpu->numa_node].push_back(c);
   std::vector<Candidate> best;
-  int64_t best_sum = -1;
+  int64_t best_sum = 0;
   for (auto& [numa, group] : by_numa) {  // ascending NUMA: stable ties
     if (static_cast<int32_t>(group.size()) < want) continue;
-    group.resize(want);
     int64_t sum = 0;
-    for (const Candidate& c : group) sum += c.score;
-    if (sum > best_sum) {
+    for (int32_t i = 0; i < want; ++i) sum += group[i].rank[0];
+    if (best.empty() || sum > best_sum) {
+      std::vector<Candidate> picked = Pick(group, want, gpu_policy);
+      if (picked.empty()) continue;
       best_sum = sum;
-      best = group;
+      best = std::move(picked);
     }
   }
   return best;
@@ -185,6 +204,7 @@ DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
 // shares already taken. False (nothing kept) when a round finds none.
 bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
                     const NodeState& node, SharingMode mode,
+                    const PlacementPolicy& gpu_policy,
                     const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
                     std::vector<std::vector<ContainerShare>>& pending,
                     ContainerAllocation& out) {
@@ -196,8 +216,8 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
       if (!eligible[pos].fits()) continue;
       GpuOffer made = offer(container, index, pos, pending[pos]);
       if (!made.verdict.fits()) continue;
-      const Gpu& gpu = node.inventory().gpus[pos];
-      Candidate candidate{pos, made.score, gpu.index, gpu.numa_node};
+      Candidate candidate =
+          CandidateOf(pos, made, node.inventory().gpus[pos], gpu_policy);
       if (!best || Better(candidate, *best)) {
         best = candidate;
         best_offer = std::move(made);
@@ -219,8 +239,8 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
 }  // namespace
 
 NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
-                        SharingMode mode, GpuOfferFn offer, bool explain,
-                        bool several_per_gpu) {
+                        SharingMode mode, const PlacementPolicy& gpu_policy,
+                        GpuOfferFn offer, bool explain, bool several_per_gpu) {
   const size_t gpus = node.gpu_count();
   if (request.mode && *request.mode != mode) {
     return Unfit(
@@ -283,21 +303,20 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
       GpuOffer made =
           offer(container, static_cast<int32_t>(ci), pos, pending[pos]);
       if (made.verdict.fits()) {
-        const Gpu& gpu = node.inventory().gpus[pos];
         offers[pos] = std::move(made);
-        candidates.push_back(
-            Candidate{pos, offers[pos].score, gpu.index, gpu.numa_node});
+        candidates.push_back(CandidateOf(
+            pos, offers[pos], node.inventory().gpus[pos], gpu_policy));
       } else {
         rejected.push_back(std::move(made.verdict));
       }
     }
 
     std::vector<Candidate> chosen =
-        Choose(candidates, container.gpu_count, request.numa_bind);
+        Choose(candidates, container.gpu_count, request.numa_bind, gpu_policy);
     if (chosen.empty() && several_per_gpu && !request.numa_bind &&
         !candidates.empty()) {
       if (TakeOneAtATime(container, static_cast<int32_t>(ci), node, mode,
-                         eligible, offer, pending, out)) {
+                         gpu_policy, eligible, offer, pending, out)) {
         continue;
       }
     }

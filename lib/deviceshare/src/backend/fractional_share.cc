@@ -137,7 +137,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
     if (code) return CodeOnly(*code);
   }
   return PlaceContainers(
-      request, node, mode,
+      request, node, mode, gpu_policy,
       [&](const ContainerRequest& container, int32_t index, size_t position,
           std::vector<ContainerShare>& pending) {
         const DeviceLedger& ledger = node.ledger(position);

@@ -1,6 +1,9 @@
 #include "deviceshare/k8s/node_parser.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -83,9 +86,10 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
 
 // hami.io/node-nvidia-score must read as HAMi's DecodePairScores reads it
 // (device.go GetNodeDevices refuses the node otherwise): JSON null or a
-// list of {"uuid": string, "score": {uuid: integer}}. deviceshare does not
-// rank by it yet; it is checked so that a node HAMi refuses is refused.
-absl::Status CheckPairScores(const Json* annotations) {
+// list of {"uuid": string, "score": {uuid: integer}}. Each GPU named gets
+// its scores (Gpu::pair_scores, for the topology-aware policy); entries
+// naming no GPU of the node are ignored, as HAMi ignores them.
+absl::Status ReadPairScores(const Json* annotations, NodeInventory& inventory) {
   if (annotations == nullptr) return absl::OkStatus();
   DS_ASSIGN_OR_RETURN(const Json* text,
                       Member(*annotations, keys::kHamiPairScore,
@@ -109,9 +113,24 @@ absl::Status CheckPairScores(const Json* annotations) {
     auto score = entry.find("score");
     if (score == entry.end() || score->is_null()) continue;
     if (!score->is_object()) return refuse("an entry's score is not a map");
-    for (const Json& value : *score) {
+    std::vector<GpuPairScore> peers;
+    for (const auto& [peer, value] : score->items()) {
       if (!value.is_number_integer()) {
         return refuse("a score is not an integer");
+      }
+      const int64_t wide = value.is_number_unsigned()
+                               ? static_cast<int64_t>(std::min<uint64_t>(
+                                     value.get<uint64_t>(), INT32_MAX))
+                               : value.get<int64_t>();
+      peers.push_back(
+          GpuPairScore{peer, static_cast<int32_t>(std::clamp<int64_t>(
+                                 wide, INT32_MIN, INT32_MAX))});
+    }
+    if (uuid == entry.end() || !uuid->is_string()) continue;
+    for (Gpu& gpu : inventory.gpus) {
+      if (gpu.uuid == uuid->get_ref<const std::string&>()) {
+        gpu.pair_scores = std::move(peers);
+        break;
       }
     }
   }
@@ -173,7 +192,7 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(
   inventory.gpus = *std::move(gpus);
   absl::Status cordon = ReadCordon(annotations, inventory);
   if (!cordon.ok()) return WithNode(inventory.name, cordon);
-  absl::Status pair_scores = CheckPairScores(annotations);
+  absl::Status pair_scores = ReadPairScores(annotations, inventory);
   if (!pair_scores.ok()) return WithNode(inventory.name, pair_scores);
 
   const Json* allocatable = nullptr;

@@ -138,15 +138,19 @@ absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
     if (!name.ok()) return reader.Wrap(name.status());
     pod.node_policy = *std::move(name);
   }
+  // Read by the scheduler (policy/scoring_weights.h): HAMi refuses a pod
+  // whose weights do not read when it is filtered, not when it is made.
+  DS_ASSIGN_OR_RETURN(pod.scoring_weights,
+                      reader.Get(keys::kHamiDeviceScoringWeights));
   DS_ASSIGN_OR_RETURN(std::optional<std::string> gpu,
                       reader.Get(keys::kHamiGpuPolicy));
   if (!gpu) return absl::OkStatus();
-  // Whether a policy of that name exists (HAMi's topology-aware, numa or
-  // mutex, say) is the scheduler's question: it knows the registry.
-  absl::StatusOr<std::string> name =
-      ParsePolicyName(*gpu, keys::kHamiGpuPolicy);
-  if (!name.ok()) return reader.Wrap(name.status());
-  pod.gpu_policy = *std::move(name);
+  // Whether policies of those names exist is the scheduler's question: it
+  // knows the registry.
+  absl::StatusOr<std::string> names =
+      ParsePolicyList(*gpu, keys::kHamiGpuPolicy);
+  if (!names.ok()) return reader.Wrap(names.status());
+  pod.gpu_policy = *std::move(names);
   return absl::OkStatus();
 }
 

@@ -12,6 +12,10 @@ class BinpackPolicyImpl final : public PlacementPolicy {
                const PodCharge& extra) const override {
     return GpuUtilisationAfter(ledger, extra);
   }
+  int WeightedGpuScore(const DeviceLedger& ledger, const PodCharge& extra,
+                       const DeviceScoringWeights& weights) const override {
+    return GpuUtilisationAfter(ledger, extra, weights);
+  }
   int NodeScore(const NodeState& node,
                 const PodAllocation& placement) const override {
     return NodeUtilisationAfter(node, placement);

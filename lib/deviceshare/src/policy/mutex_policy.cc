@@ -20,6 +20,11 @@ class MutexPolicyImpl final : public PlacementPolicy {
                const PodCharge& extra) const override {
     return SpreadPolicy().GpuScore(ledger, extra);
   }
+  int WeightedGpuScore(const DeviceLedger& ledger, const PodCharge& extra,
+                       const DeviceScoringWeights& weights) const override {
+    return SpreadPolicy().WeightedGpuScore(ledger, extra, weights);
+  }
+  ChainRole chain_role() const override { return ChainRole::kFilter; }
   int NodeScore(const NodeState& node,
                 const PodAllocation& placement) const override {
     return SpreadPolicy().NodeScore(node, placement);

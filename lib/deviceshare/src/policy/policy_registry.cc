@@ -46,13 +46,15 @@ std::vector<std::string> PolicyRegistry::RegisteredNames() const {
 absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register(kBinpackPolicyName, NewBinpackPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kSpreadPolicyName, NewSpreadPolicy));
-  return registry.Register(kMutexPolicyName, NewMutexPolicy);
+  DS_RETURN_IF_ERROR(registry.Register(kMutexPolicyName, NewMutexPolicy));
+  DS_RETURN_IF_ERROR(registry.Register(kNumaPolicyName, NewNumaPolicy));
+  return registry.Register(kTopologyPolicyName, NewTopologyPolicy);
 }
 
 const PolicyRegistry& BuiltinPolicies() {
   static const PolicyRegistry* const registry = [] {
     auto* built = new PolicyRegistry;
-    // Two constant names: this cannot fail.
+    // Constant names: this cannot fail.
     RegisterBuiltinPolicies(*built).IgnoreError();
     return built;
   }();

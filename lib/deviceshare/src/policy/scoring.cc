@@ -19,6 +19,17 @@ int UtilisationPercent(const Usage& used, const Capacity& capacity) {
   return static_cast<int>(sum / 3);
 }
 
+int UtilisationPercent(const Usage& used, const Capacity& capacity,
+                       const DeviceScoringWeights& weights) {
+  const int64_t total = weights.slot + weights.core + weights.memory;
+  if (total <= 0) return 0;
+  const int64_t sum =
+      weights.memory * Percent(used.memory_mib, capacity.memory_mib) +
+      weights.core * Percent(used.cores, capacity.cores) +
+      weights.slot * Percent(used.slots, capacity.slots);
+  return static_cast<int>(sum / total);
+}
+
 Usage NodeUsage(const NodeState& node) {
   return Usage{node.total_used_memory_mib(), node.total_used_cores(),
                node.total_used_slots()};
@@ -34,12 +45,17 @@ int NodeUtilisationPercent(const NodeState& node) {
 }
 
 int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra) {
+  return GpuUtilisationAfter(ledger, extra, DeviceScoringWeights{});
+}
+
+int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra,
+                        const DeviceScoringWeights& weights) {
   Usage after{ledger.used_memory_mib() + extra.memory_mib,
               ledger.used_cores() + extra.cores,
               ledger.used_slots() + extra.slots};
   Capacity capacity{ledger.memory_capacity_mib(), ledger.core_capacity(),
                     ledger.slot_capacity()};
-  return UtilisationPercent(after, capacity);
+  return UtilisationPercent(after, capacity, weights);
 }
 
 int NodeUtilisationAfter(const NodeState& node,

@@ -12,6 +12,10 @@ class SpreadPolicyImpl final : public PlacementPolicy {
                const PodCharge& extra) const override {
     return 100 - GpuUtilisationAfter(ledger, extra);
   }
+  int WeightedGpuScore(const DeviceLedger& ledger, const PodCharge& extra,
+                       const DeviceScoringWeights& weights) const override {
+    return 100 - GpuUtilisationAfter(ledger, extra, weights);
+  }
   int NodeScore(const NodeState& node,
                 const PodAllocation& placement) const override {
     return 100 - NodeUtilisationAfter(node, placement);

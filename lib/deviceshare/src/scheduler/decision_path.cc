@@ -5,12 +5,17 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/dra/dra_reasons.h"
+#include "deviceshare/policy/policy_chain.h"
+#include "deviceshare/policy/scoring_weights.h"
 #include "deviceshare/policy/stranded_capacity.h"
+#include "deviceshare/status_macros.h"
 
 namespace deviceshare {
 namespace {
@@ -113,6 +118,43 @@ absl::StatusOr<const PlacementPolicy*> DecisionPath::PolicyFor(
       request.Key(), annotation, *name, policies_->Names()));
 }
 
+absl::Status DecisionPath::ChooseGpuPolicy(const PodRequest& request,
+                                           PodCycle& cycle) const {
+  std::optional<DeviceScoringWeights> weights;
+  if (request.scoring_weights) {
+    absl::StatusOr<DeviceScoringWeights> read = ParseDeviceScoringWeights(
+        *request.scoring_weights, keys::kHamiDeviceScoringWeights);
+    if (!read.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "pod %s: %s", request.Key(), read.status().message()));
+    }
+    weights = *read;
+  }
+  const bool chain =
+      request.gpu_policy && absl::StrContains(*request.gpu_policy, ',');
+  if (!chain && !weights) {
+    DS_ASSIGN_OR_RETURN(cycle.placement.gpu_policy,
+                        PolicyFor(request.gpu_policy, keys::kHamiGpuPolicy,
+                                  policies_->gpu_default(), request));
+    return absl::OkStatus();
+  }
+  std::vector<const PlacementPolicy*> parts;
+  if (!request.gpu_policy) parts.push_back(&policies_->gpu_default());
+  if (request.gpu_policy) {
+    for (absl::string_view name : absl::StrSplit(*request.gpu_policy, ',')) {
+      DS_ASSIGN_OR_RETURN(const PlacementPolicy* part,
+                          PolicyFor(std::string(name), keys::kHamiGpuPolicy,
+                                    policies_->gpu_default(), request));
+      parts.push_back(part);
+    }
+  }
+  cycle.own_gpu_policy = MakePolicyChain(
+      std::move(parts), weights.value_or(DeviceScoringWeights{}),
+      request.numa_bind);
+  cycle.placement.gpu_policy = cycle.own_gpu_policy.get();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PodCycle> DecisionPath::PreFilter(
     const PodRequest& request, const ClusterState* state) const {
   PodCycle cycle;
@@ -127,12 +169,8 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
       PolicyFor(request.node_policy, keys::kHamiNodePolicy,
                 policies_->node_default(), request);
   if (!node_policy.ok()) return node_policy.status();
-  absl::StatusOr<const PlacementPolicy*> gpu_policy =
-      PolicyFor(request.gpu_policy, keys::kHamiGpuPolicy,
-                policies_->gpu_default(), request);
-  if (!gpu_policy.ok()) return gpu_policy.status();
   cycle.placement.node_policy = *node_policy;
-  cycle.placement.gpu_policy = *gpu_policy;
+  DS_RETURN_IF_ERROR(ChooseGpuPolicy(request, cycle));
   for (const auto& backend : backends_->all()) {
     if (!request.mode || *request.mode == backend->mode()) {
       cycle.backends.push_back(backend.get());
@@ -140,7 +178,7 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
   }
   if (request.HasClaims()) {
     cycle.dra = state != nullptr ? &state->dra() : nullptr;
-    cycle.device_order = DeviceOrderOf(**gpu_policy);
+    cycle.device_order = DeviceOrderOf(*cycle.placement.gpu_policy);
     cycle.claim_keys = ClaimKeysOf(request);
     for (const PodClaim& claim : request.claims) {
       if (claim.claim_name.empty()) {

@@ -20,8 +20,9 @@ std::string ShapeKey(const PodRequest& request) {
                   absl::StrJoin(request.avoid_uuids, ","), "|",
                   request.numa_bind, "|", request.spread_group, "|",
                   request.group_key, "|", request.node_policy.value_or(""), "|",
-                  request.gpu_policy.value_or(""), "|", request.cpu_milli, "|",
-                  request.memory_mib);
+                  request.gpu_policy.value_or(""), "|",
+                  request.scoring_weights.value_or(""), "|", request.cpu_milli,
+                  "|", request.memory_mib);
   return key;
 }
 

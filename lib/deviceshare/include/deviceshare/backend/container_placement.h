@@ -2,12 +2,13 @@
 //
 // The container loop every backend shares: for each container in pod
 // order, each eligible GPU of the node makes the backend's offer (the share
-// the container would take there and its rank), and the `gpu_count` best
-// distinct GPUs are taken, ties to the lower GPU index. With numa-bind, all
-// GPUs of a container come from one NUMA node: the one whose best
-// `gpu_count` GPUs score highest. Backends differ only in the offer
-// (backend/fractional_share.h for shares of whole GPUs, the mig backend
-// for MIG instances).
+// the container would take there and its score), the GPU policy ranks the
+// offers (PlacementPolicy::RankGpu: by default the score, ties to the lower
+// GPU index) and picks the `gpu_count` distinct GPUs (by default the best).
+// With numa-bind, all GPUs of a container come from one NUMA node: the one
+// whose best `gpu_count` GPUs rank highest by the first key. Backends differ
+// only in the offer (backend/fractional_share.h for shares of whole GPUs, the
+// mig backend for MIG instances).
 //
 // Also here: the usage-independent eligibility checks every backend makes
 // first, and committing / releasing an allocation's shares on the ledgers.
@@ -25,6 +26,7 @@
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/policy/placement_policy.h"
 
 namespace deviceshare {
 
@@ -56,7 +58,8 @@ using GpuOfferFn = absl::FunctionRef<GpuOffer(
 // from the best offer given its shares so far, so one GPU may give it
 // several (HAMi re-examines a MIG GPU after each instance, device.go Fit).
 NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
-                        SharingMode mode, GpuOfferFn offer, bool explain,
+                        SharingMode mode, const PlacementPolicy& gpu_policy,
+                        GpuOfferFn offer, bool explain,
                         bool several_per_gpu = false);
 
 // The per-GPU checks that do not depend on usage: health, cordon, mode,

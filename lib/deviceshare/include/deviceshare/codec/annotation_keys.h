@@ -55,6 +55,8 @@ inline constexpr char kHamiNumaBind[] = "nvidia.com/numa-bind";
 inline constexpr char kHamiMode[] = "nvidia.com/vgpu-mode";
 inline constexpr char kHamiNodePolicy[] = "hami.io/node-scheduler-policy";
 inline constexpr char kHamiGpuPolicy[] = "hami.io/gpu-scheduler-policy";
+inline constexpr char kHamiDeviceScoringWeights[] =
+    "hami.io/device-scoring-weights";
 inline constexpr char kHamiAllocated[] = "hami.io/vgpu-devices-allocated";
 inline constexpr char kHamiToAllocate[] = "hami.io/vgpu-devices-to-allocate";
 // HAMi >= 2.10: the MIG instance of each MIG grant (JSON, see hami_codec.h).

@@ -21,6 +21,12 @@ namespace deviceshare {
 absl::StatusOr<std::string> ParsePolicyName(absl::string_view text,
                                             absl::string_view field);
 
+// A comma list of names (HAMi's chains, "binpack, numa"), each as
+// ParsePolicyName reads it, joined by ',' without blanks; empty entries are
+// skipped, as HAMi skips them. A single name reads as ParsePolicyName.
+absl::StatusOr<std::string> ParsePolicyList(absl::string_view text,
+                                            absl::string_view field);
+
 }  // namespace deviceshare
 
 #endif  // DEVICESHARE_CONFIG_POLICY_NAME_H_

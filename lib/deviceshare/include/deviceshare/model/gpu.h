@@ -15,6 +15,15 @@
 
 namespace deviceshare {
 
+// How well this GPU talks to a peer, as hami.io/node-nvidia-score rates it
+// (HAMi's device plugin sums its P2P and NVLink figures: more is better).
+struct GpuPairScore {
+  std::string peer_uuid;
+  int32_t score = 0;
+
+  bool operator==(const GpuPairScore& other) const = default;
+};
+
 // A direct link from one GPU to a peer on the same node.
 struct GpuLink {
   int32_t peer_index = 0;  // Gpu::index of the peer
@@ -40,6 +49,8 @@ struct Gpu {
   int32_t split_count = 10;  // most tenants (container slots) at once
   int32_t numa_node = 0;
   std::vector<GpuLink> links;
+  // From the node's hami.io/node-nvidia-score; read by topology-aware.
+  std::vector<GpuPairScore> pair_scores;
   bool mig_capable = false;
   bool mps_capable = false;
   bool healthy = true;

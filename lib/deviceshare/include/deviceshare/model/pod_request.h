@@ -99,9 +99,13 @@ struct PodRequest {
   std::string group_key;
   bool spread_group = false;
   // Per-pod policy overrides (hami.io/node-scheduler-policy,
-  // hami.io/gpu-scheduler-policy): a policy's registry name, lower case.
+  // hami.io/gpu-scheduler-policy): a policy's registry name, lower case;
+  // for the GPU level possibly a comma list of them ("binpack,numa").
   std::optional<std::string> node_policy;
   std::optional<std::string> gpu_policy;
+  // hami.io/device-scoring-weights as written ("slot=1,core=1,memory=3");
+  // the scheduler reads it, and refuses the pod when it does not read.
+  std::optional<std::string> scoring_weights;
 
   // Non-GPU resources, max(init, sum of app) over containers. 0 = not asked.
   int64_t cpu_milli = 0;

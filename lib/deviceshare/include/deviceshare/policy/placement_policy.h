@@ -29,6 +29,10 @@
 #ifndef DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 #define DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 
+#include <array>
+#include <cstdint>
+#include <vector>
+
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -36,6 +40,7 @@
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/reason_code.h"
+#include "deviceshare/policy/scoring_weights.h"
 
 namespace deviceshare {
 
@@ -46,6 +51,22 @@ struct UtilisationRange {
   absl::FunctionRef<int()> least;
   absl::FunctionRef<int()> most;
 };
+
+// A GPU's place in the order in which a container's GPUs are taken:
+// compared lexicographically, higher first.
+using GpuRank = std::array<int64_t, 3>;
+
+// A GPU that can take a container's share, as the GPU level ranks it.
+struct GpuCandidate {
+  const Gpu* gpu = nullptr;
+  GpuRank rank{};
+};
+
+// How a policy takes part in a chain of policies (HAMi's comma lists such
+// as "binpack,numa"): as a key the GPUs are ranked by in the order written
+// (binpack and spread by their score, numa by NUMA node), or only as a
+// filter and picker (mutex, topology-aware).
+enum class ChainRole { kScoreKey, kNumaKey, kFilter };
 
 class PlacementPolicy {
  public:
@@ -58,6 +79,31 @@ class PlacementPolicy {
   // were charged to it.
   virtual int GpuScore(const DeviceLedger& ledger,
                        const PodCharge& extra) const = 0;
+  // GpuScore with the pod's device-scoring-weights; policies that do not
+  // score utilisation ignore them.
+  virtual int WeightedGpuScore(const DeviceLedger& ledger,
+                               const PodCharge& extra,
+                               const DeviceScoringWeights& weights) const {
+    return GpuScore(ledger, extra);
+  }
+  // GPU level: the rank of `gpu` whose offer scored `offer_score` (the
+  // backend's score, built on GpuScore). By default the score, then the
+  // lower GPU index.
+  virtual GpuRank RankGpu(int64_t offer_score, const Gpu& gpu) const {
+    return GpuRank{offer_score, -static_cast<int64_t>(gpu.index), 0};
+  }
+  // GPU level: which `want` of `ranked` (every GPU that can take the
+  // share, best first; more than `want`) a container takes, as positions
+  // in `ranked`. The first `want` unless picks_gpus().
+  virtual bool picks_gpus() const { return false; }
+  virtual std::vector<size_t> PickGpus(absl::Span<const GpuCandidate> ranked,
+                                       int32_t want) const {
+    std::vector<size_t> first(want);
+    for (int32_t i = 0; i < want; ++i) first[i] = i;
+    return first;
+  }
+  virtual ChainRole chain_role() const { return ChainRole::kScoreKey; }
+
   // GPU level: whether the GPU of `ledger` may take a share of a pod that
   // already holds `pod_shares_here` on it (this pod's earlier containers);
   // a reason code when the policy itself refuses it. Every GPU by default.

@@ -13,6 +13,7 @@
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/policy/scoring_weights.h"
 
 namespace deviceshare {
 
@@ -30,6 +31,10 @@ struct Capacity {
 
 // Mean of the three fractions in percent, clamped to [0, 100].
 int UtilisationPercent(const Usage& used, const Capacity& capacity);
+// The same mean, each fraction counted `weights` times (HAMi's
+// device-scoring-weights); equal weights give UtilisationPercent.
+int UtilisationPercent(const Usage& used, const Capacity& capacity,
+                       const DeviceScoringWeights& weights);
 
 // A node's usage and capacity now, summed over its GPUs.
 Usage NodeUsage(const NodeState& node);
@@ -40,6 +45,8 @@ int NodeUtilisationPercent(const NodeState& node);
 
 // One GPU's utilisation if `extra` more were charged to it.
 int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra);
+int GpuUtilisationAfter(const DeviceLedger& ledger, const PodCharge& extra,
+                        const DeviceScoringWeights& weights);
 
 // A node's utilisation after `placement` (not yet committed) lands on it;
 // grants on GPUs the node lacks are ignored.

@@ -103,6 +103,11 @@ class DecisionPath {
   absl::StatusOr<const PlacementPolicy*> PolicyFor(
       const std::optional<std::string>& name, absl::string_view annotation,
       const PlacementPolicy& fallback, const PodRequest& request) const;
+  // The pod's GPU policy: the registered one it names (or the config's),
+  // or, for a comma list or device-scoring-weights, a chain made for it and
+  // kept in `cycle`.
+  absl::Status ChooseGpuPolicy(const PodRequest& request,
+                               PodCycle& cycle) const;
 
   const Config* config_;
   const BackendSet* backends_;

@@ -7,6 +7,7 @@
 #ifndef DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 #define DEVICESHARE_SCHEDULER_POD_CYCLE_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct PodCycle {
   const PodRequest* request = nullptr;
   // The pod's policies (its override, else the config's) and explain=true.
   PlacementOptions placement;
+  // The GPU policy made for this pod alone (a chain of policies, or one
+  // with the pod's weights), when placement.gpu_policy is one.
+  std::shared_ptr<const PlacementPolicy> own_gpu_policy;
   // The enabled backends that may serve the pod, in config order: the one
   // of the pod's mode, or every one when it names none. Empty when its
   // mode is not enabled: every node then says ModeMismatch.

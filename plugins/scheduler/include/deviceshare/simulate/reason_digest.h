@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "deviceshare/scheduler/scheduler.h"
 
 namespace deviceshare::simulate {
@@ -24,6 +25,11 @@ struct ReasonDigest {
 
 // The digest of a Schedule() outcome in which nothing fit.
 ReasonDigest DigestReasons(const Decision& outcome);
+
+// The digest of a pod the scheduler refused before looking at any node (an
+// annotation it cannot use, as HAMi's filter refuses it): `why` under the
+// node name "*" and the code "PodRefused".
+ReasonDigest RefusedDigest(absl::string_view why);
 
 }  // namespace deviceshare::simulate
 

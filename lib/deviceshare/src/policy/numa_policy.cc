@@ -1,0 +1,44 @@
+// numa: GPUs of the highest NUMA node first, then the highest index
+// (HAMi's bare "numa", a one-key chain: gpu_policy.go lessByChain sorts
+// NUMA then Index ascending and Fit takes from the end). Utilisation plays
+// no part at the GPU level; between nodes it ranks as spread.
+#include "deviceshare/policy/builtin_policies.h"
+
+namespace deviceshare {
+namespace {
+
+class NumaPolicyImpl final : public PlacementPolicy {
+ public:
+  absl::string_view name() const override { return kNumaPolicyName; }
+  int GpuScore(const DeviceLedger& ledger,
+               const PodCharge& extra) const override {
+    return 0;
+  }
+  // The backend's own preferences (a MIG offer that needs no repartition,
+  // say) still rank before the index.
+  GpuRank RankGpu(int64_t offer_score, const Gpu& gpu) const override {
+    return GpuRank{gpu.numa_node, offer_score, gpu.index};
+  }
+  ChainRole chain_role() const override { return ChainRole::kNumaKey; }
+  int NodeScore(const NodeState& node,
+                const PodAllocation& placement) const override {
+    return SpreadPolicy().NodeScore(node, placement);
+  }
+  int ScoreBound(const UtilisationRange& after) const override {
+    return SpreadPolicy().ScoreBound(after);
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewNumaPolicy(
+    const Config& config) {
+  return std::make_unique<NumaPolicyImpl>();
+}
+
+const PlacementPolicy& NumaPolicy() {
+  static const NumaPolicyImpl* const policy = new NumaPolicyImpl;
+  return *policy;
+}
+
+}  // namespace deviceshare
