@@ -42,7 +42,8 @@ ABSL_FLAG(int64_t, gpus_per_node, 0, "GPUs per generated node");
 ABSL_FLAG(int64_t, synthetic_pods, 0, "generated pods");
 ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
 ABSL_FLAG(std::string, node_policy, "", "binpack | spread");
-ABSL_FLAG(std::string, gpu_policy, "", "binpack | spread");
+ABSL_FLAG(std::string, gpu_policy, "",
+          "binpack | spread | mutex | numa | topology-aware");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(uint64_t, seed, 0, "shuffle / generator seed");
 ABSL_FLAG(int64_t, limit_pods, 0, "schedule only the first N pods");
@@ -197,7 +198,8 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
   --config FILE         deviceshare config YAML (scheduler: and nvidia:
                         sections, or a ConfigMap); defaults otherwise
   --node-policy P       binpack | spread: overrides scheduler.nodePolicy
-  --gpu-policy P        binpack | spread: overrides scheduler.gpuPolicy
+  --gpu-policy P        binpack | spread | mutex | numa | topology-aware:
+                        overrides scheduler.gpuPolicy
   --output F            table (default) | json
   --seed N              cluster/trace: shuffle the pod order with
                         std::mt19937_64(N) (Fisher-Yates); synthetic: the

@@ -775,9 +775,20 @@ TEST(PodParserAnnotationsTest, Modes) {
       StatusIs(kInvalid, AllOf(HasSubstr("pod default/a"),
                                HasSubstr("nvidia.com/vgpu-mode: \"mps\""),
                                HasSubstr("volcano.sh/vgpu-mode \"mig\""))));
-  EXPECT_THAT(AnnotationError("nvidia.com/vgpu-mode: V-GPU"),
+  // HAMi's value need not be one name: a GPU serves the pod when its mode
+  // occurs in it (device.go checkType).
+  PodRequest listed =
+      WithAnnotations("nvidia.com/vgpu-mode: \"hami-core,mig\"");
+  EXPECT_EQ(listed.mode, std::nullopt);
+  EXPECT_TRUE(listed.AcceptsMode(hamicore::kMode));
+  EXPECT_TRUE(listed.AcceptsMode(mig::kMode));
+  EXPECT_FALSE(listed.AcceptsMode(mps::kMode));
+  EXPECT_FALSE(WithAnnotations("nvidia.com/vgpu-mode: V-GPU")
+                   .AcceptsMode(hamicore::kMode));
+  // Volcano's is one name, exactly.
+  EXPECT_THAT(AnnotationError("volcano.sh/vgpu-mode: V-GPU"),
               StatusIs(kInvalid, AllOf(HasSubstr("pod default/a"),
-                                       HasSubstr("nvidia.com/vgpu-mode"),
+                                       HasSubstr("volcano.sh/vgpu-mode"),
                                        HasSubstr("\"V-GPU\""))));
   // A well-formed mode no backend serves is the scheduler's to refuse
   // (SchedulerTest.UnknownModesAreRefused).

@@ -118,6 +118,22 @@ TEST(SimulateUpstreamTest, HamiLeniencyPlacesWhatHamiPlaces) {
   EXPECT_EQ(DeviceOf(*report, "numa")["cores"], 100);
 }
 
+// Kind 3. HAMi's nvidia.com/vgpu-mode takes a GPU whose mode occurs in the
+// value (device.go checkType, strings.Contains; device_test.go:2438
+// TestCheckType_AllocateMode): "hami-core,mig" fits a hami-core GPU, a list
+// without it leaves the pod pending with ModeMismatch, not the run failed.
+TEST(SimulateUpstreamTest, HamiVgpuModeListsMatchByName) {
+  const std::string ask = "nvidia.com/gpu: 1, nvidia.com/gpumem: 512";
+  auto report = SimulateJson(
+      ShortCluster({ShortNode("n", Gpus("n", 1))}),
+      Docs({PodYaml("both", ask, "nvidia.com/vgpu-mode: \"hami-core,mig\""),
+            PodYaml("neither", ask, "nvidia.com/vgpu-mode: \"mig, mps\"")}));
+  ASSERT_OK(report);
+  EXPECT_EQ(DeviceOf(*report, "both")["mode"], "hami-core");
+  EXPECT_THAT(UnschedulableOf(*report, "neither").dump(),
+              HasSubstr("ModeMismatch"));
+}
+
 // Kind 6. Volcano's podgroup spread (spread_integration_test.go,
 // utils_test.go TestGetPodGroupKey / TestDeviceHasPodFromSameGroup): a pod
 // with `volcano.sh/vgpu-podgroup-policy: spread` takes no GPU that a pod of

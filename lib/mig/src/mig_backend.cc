@@ -430,7 +430,7 @@ bool MigBackend::ConfigMapPick(const GpuKind& kind, const GpuMigState& state,
 
 bool MigBackend::MayFit(const PodRequest& request,
                         const NodeState& node) const {
-  if (request.mode && *request.mode != kMode) return false;
+  if (!request.AcceptsMode(kMode)) return false;
   int32_t open = 0;
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
     const DeviceLedger& ledger = node.ledger(pos);

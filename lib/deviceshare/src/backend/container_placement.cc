@@ -242,11 +242,13 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
                         SharingMode mode, const PlacementPolicy& gpu_policy,
                         GpuOfferFn offer, bool explain, bool several_per_gpu) {
   const size_t gpus = node.gpu_count();
-  if (request.mode && *request.mode != mode) {
+  if (!request.AcceptsMode(mode)) {
     return Unfit(
         ReasonCode::kModeMismatch,
         absl::StrFormat("ModeMismatch pod wants %s, backend is %s",
-                        SharingModeName(*request.mode), SharingModeName(mode)),
+                        request.mode ? SharingModeName(*request.mode)
+                                     : absl::string_view(request.modes_text),
+                        SharingModeName(mode)),
         {});
   }
   if (gpus == 0 && request.HasGpuRequest()) {

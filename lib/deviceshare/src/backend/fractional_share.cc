@@ -131,7 +131,7 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
                     bool explain, const TenantLimit& limit) {
-  if (!explain && (!request.mode || *request.mode == mode)) {
+  if (!explain && request.AcceptsMode(mode)) {
     std::optional<ReasonCode> code =
         QuietSingleContainerCode(request, node, mode, limit);
     if (code) return CodeOnly(*code);
@@ -164,7 +164,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
 
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
                   SharingMode mode, const TenantLimit& limit) {
-  if (request.mode && *request.mode != mode) return false;
+  if (!request.AcceptsMode(mode)) return false;
   for (size_t i = 0; i < request.containers.size(); ++i) {
     const ContainerRequest& container = request.containers[i];
     if (!container.wants_gpu()) continue;

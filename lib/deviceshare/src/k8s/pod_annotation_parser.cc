@@ -88,6 +88,14 @@ absl::StatusOr<std::optional<SharingMode>> ReadMode(
 absl::Status ReadModes(const AnnotationReader& reader, PodRequest& pod) {
   DS_ASSIGN_OR_RETURN(std::optional<SharingMode> volcano,
                       ReadMode(reader, keys::kVolcanoMode));
+  // HAMi takes a GPU whose mode occurs in the value (checkType), so a value
+  // that is no single name ("hami-core,mig") still means something.
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> hami_text,
+                      reader.Get(keys::kHamiMode));
+  if (!volcano && hami_text && !IsModeName(*hami_text)) {
+    pod.modes_text = *hami_text;
+    return absl::OkStatus();
+  }
   DS_ASSIGN_OR_RETURN(std::optional<SharingMode> hami,
                       ReadMode(reader, keys::kHamiMode));
   if (volcano && hami && *volcano != *hami) {

@@ -190,12 +190,13 @@ class ContainerWalker {
 
   // A container asks for a MIG resource: the pod runs in mode mig.
   absl::Status NoteMig(absl::string_view where, absl::string_view profile) {
-    if (pod_.mode && *pod_.mode != dialect::kMigMode) {
+    if (!pod_.AcceptsMode(dialect::kMigMode)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %s%s asks for a MIG instance, but the pod's vgpu-mode "
           "annotation says \"%s\"",
           where, keys::kMigResourcePrefix, profile,
-          SharingModeName(*pod_.mode)));
+          pod_.mode ? SharingModeName(*pod_.mode)
+                    : absl::string_view(pod_.modes_text)));
     }
     pod_.mode = dialect::kMigMode;
     return absl::OkStatus();

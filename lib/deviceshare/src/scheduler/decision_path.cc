@@ -172,7 +172,7 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
   cycle.placement.node_policy = *node_policy;
   DS_RETURN_IF_ERROR(ChooseGpuPolicy(request, cycle));
   for (const auto& backend : backends_->all()) {
-    if (!request.mode || *request.mode == backend->mode()) {
+    if (request.AcceptsMode(backend->mode())) {
       cycle.backends.push_back(backend.get());
     }
   }
@@ -254,7 +254,8 @@ void DecisionPath::FilterGpus(const PodCycle& cycle, const NodeState& node,
     verdict.fit = Unfit(
         ReasonCode::kModeMismatch,
         absl::StrFormat("ModeMismatch mode %s is not enabled in this scheduler",
-                        SharingModeName(*request.mode)));
+                        request.mode ? SharingModeName(*request.mode)
+                                     : absl::string_view(request.modes_text)));
     return;
   }
   PlacementOptions options = cycle.placement;
@@ -263,7 +264,7 @@ void DecisionPath::FilterGpus(const PodCycle& cycle, const NodeState& node,
   // then config order; the first backend's verdict explains a node where
   // none fits.
   const bool explain_choice =
-      explain && !request.mode && backends_->all().size() > 1;
+      explain && !request.NamesMode() && backends_->all().size() > 1;
   bool found = false;
   NodeFit unfit;
   std::vector<std::string> considered;

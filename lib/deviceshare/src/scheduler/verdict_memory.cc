@@ -13,16 +13,16 @@ std::string ShapeKey(const PodRequest& request) {
                     ",", c.memory_percent, ",", c.cores, ",", c.mig_profile,
                     ";");
   }
-  absl::StrAppend(&key, "|", request.mode ? SharingModeName(*request.mode) : "",
-                  "|", absl::StrJoin(request.use_models, ","), "|",
-                  absl::StrJoin(request.avoid_models, ","), "|",
-                  absl::StrJoin(request.use_uuids, ","), "|",
-                  absl::StrJoin(request.avoid_uuids, ","), "|",
-                  request.numa_bind, "|", request.spread_group, "|",
-                  request.group_key, "|", request.node_policy.value_or(""), "|",
-                  request.gpu_policy.value_or(""), "|",
-                  request.scoring_weights.value_or(""), "|", request.cpu_milli,
-                  "|", request.memory_mib);
+  absl::StrAppend(
+      &key, "|", request.mode ? SharingModeName(*request.mode) : "", "|",
+      request.modes_text, "|", absl::StrJoin(request.use_models, ","), "|",
+      absl::StrJoin(request.avoid_models, ","), "|",
+      absl::StrJoin(request.use_uuids, ","), "|",
+      absl::StrJoin(request.avoid_uuids, ","), "|", request.numa_bind, "|",
+      request.spread_group, "|", request.group_key, "|",
+      request.node_policy.value_or(""), "|", request.gpu_policy.value_or(""),
+      "|", request.scoring_weights.value_or(""), "|", request.cpu_milli, "|",
+      request.memory_mib);
   return key;
 }
 

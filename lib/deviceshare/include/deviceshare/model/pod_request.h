@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/model/sharing_mode.h"
 
@@ -83,6 +84,10 @@ struct PodRequest {
 
   // Sharing mode the pod insists on; unset = any the node offers.
   std::optional<SharingMode> mode;
+  // hami.io/vgpu-mode as written when it names no single mode, e.g.
+  // "hami-core,mig": a GPU serves the pod when its mode's name occurs in it
+  // (HAMi's checkType, strings.Contains). Empty: no such constraint.
+  std::string modes_text;
   // Model filters: case-insensitive substrings of Gpu::model. A GPU must
   // match one entry of `use_models` (if any) and no entry of `avoid_models`.
   std::vector<std::string> use_models;
@@ -117,6 +122,14 @@ struct PodRequest {
 
   // "namespace/name".
   std::string Key() const;
+  // Whether a GPU or backend of `m` may serve the pod (`mode`, then
+  // `modes_text`).
+  bool AcceptsMode(const SharingMode& m) const {
+    if (mode) return *mode == m;
+    return modes_text.empty() || absl::StrContains(modes_text, m.name());
+  }
+  // Whether the pod names its mode at all.
+  bool NamesMode() const { return mode.has_value() || !modes_text.empty(); }
   bool HasGpuRequest() const;
   bool HasClaims() const { return !claims.empty(); }
 
