@@ -271,6 +271,24 @@ TEST(HamiMigAllocationsTest, MergeKeepsWhatAnEntryLacks) {
                             "GPU-a", 20480, 28, "2g.20gb", 2, 2, "1", 2))));
 }
 
+// HAMi's mig_allocation_test.go TestGetNodesUsageRestoresUnconsumedMig
+// Reservations: the record lists one device, the JSON reserves two
+// placements for container 0; both are restored, the second as a grant of
+// its own (deviceIndex order, whatever the JSON's order).
+TEST(HamiMigAllocationsTest, ReservationsPastTheRecordBecomeGrants) {
+  auto entries = DecodeHamiAllocation("GPU-a,NVIDIA,5120,14:;");
+  ASSERT_OK(entries);
+  ASSERT_OK(MergeHamiMigAllocations(
+      R"([{"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-a",)"
+      R"("profile":"1g.5gb","placement":{"start":5,"size":1}},)"
+      R"({"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-a",)"
+      R"("profile":"1g.5gb","placement":{"start":6,"size":1}}])",
+      *entries));
+  EXPECT_THAT(*entries, ElementsAre(ElementsAre(
+                            PlacedGrant("GPU-a", 5120, 14, "1g.5gb", 6, 1),
+                            PlacedGrant("GPU-a", 0, 0, "1g.5gb", 5, 1))));
+}
+
 TEST(HamiMigAllocationsTest, MalformedIsInvalidArgumentNamingAll) {
   // Two containers: GPU-a; GPU-b, GPU-c.
   const Entries base = {{Grant("GPU-a", 1, 0)},
@@ -308,9 +326,12 @@ TEST(HamiMigAllocationsTest, MalformedIsInvalidArgumentNamingAll) {
       {entry(absl::StrCat(R"("containerIndex":"1","deviceIndex":0,)",
                           R"("gpuUUID":"GPU-c",)", good)),
        " entry 1", "containerIndex", "is not an integer"},
-      {entry(absl::StrCat(R"("containerIndex":1,"deviceIndex":2,)",
+      {entry(absl::StrCat(R"("containerIndex":1,"deviceIndex":-1,)",
                           R"("gpuUUID":"GPU-c",)", good)),
-       " entry 1", "deviceIndex", "names no device of container 1"},
+       " entry 1", "deviceIndex", "-1 is negative"},
+      {entry(absl::StrCat(R"("containerIndex":1,"deviceIndex":2,)",
+                          R"("gpuUUID":"",)", good)),
+       " entry 1", "gpuUUID", "is empty"},
       {entry(absl::StrCat(R"("containerIndex":1,"gpuUUID":"GPU-c",)", good)),
        " entry 1", "deviceIndex", "is missing"},
       {entry(absl::StrCat(R"("containerIndex":1,"deviceIndex":1,)", good)),

@@ -480,6 +480,55 @@ TEST(SimulateUpstreamTest, HamiTopologyAwareReadsPairScores) {
   EXPECT_EQ(DeviceOf(*one, "one")["uuid"], "dev-2");
 }
 
+// A pod bound to node n1 with HAMi's record `record` and, unless empty,
+// the MIG allocations `mig` (hami.io/vgpu-mig-allocations).
+std::string HamiMigRunningPod(const std::string& name,
+                              const std::string& record,
+                              const std::string& mig) {
+  std::string annotations =
+      absl::StrCat("    hami.io/vgpu-devices-allocated: '", record, "'\n");
+  if (!mig.empty()) {
+    absl::StrAppend(&annotations, "    hami.io/vgpu-mig-allocations: '", mig,
+                    "'\n");
+  }
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ", name,
+      "\n  namespace: default\n  annotations:\n", annotations,
+      "spec:\n  nodeName: n1\n  containers:\n  - name: main\n    resources:\n"
+      "      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 4000}\n");
+}
+
+// How many of `probes` pods of one 1g.5gb instance each a MIG A100-40GB
+// (seven slices) still takes beside `running`.
+int MigProbesPlaced(const std::string& running, int probes) {
+  std::vector<std::string> docs = {running};
+  for (int i = 0; i < probes; ++i) {
+    docs.push_back(PodYaml(absl::StrCat("probe", i),
+                           "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000",
+                           "nvidia.com/vgpu-mode: mig"));
+  }
+  auto report = SimulateJson(
+      ShortCluster({ShortNode(
+          "n1", Gpus("n1", 1, 40960, "NVIDIA A100-SXM4-40GB", "mode: mig"))}),
+      Docs(docs), "scheduler: {modes: [hami-core, mig]}\n");
+  EXPECT_OK(report);
+  return report.ok() ? static_cast<int>((*report)["placements"].size()) : -1;
+}
+
+// Kind 4. HAMi restores every MIG reservation of a pod, also those its
+// record does not list yet (mig_allocation_test.go:82
+// TestGetNodesUsageRestoresUnconsumedMigReservations): two 1g.5gb
+// placements held, five of seven slices left.
+TEST(SimulateUpstreamTest, HamiMigReservationsPastTheRecordAreCharged) {
+  const std::string held = HamiMigRunningPod(
+      "held", "GPU-n1-0,NVIDIA,5120,14:;",
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
+      R"("profile":"1g.5gb","placement":{"start":6,"size":1}},)"
+      R"({"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-n1-0",)"
+      R"("profile":"1g.5gb","placement":{"start":5,"size":1}}])");
+  EXPECT_EQ(MigProbesPlaced(held, 7), 5);
+}
+
 // Kind 7. Records upstream's decoders read, charged as they charge them:
 // HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
 // vendor column, a fifth field) and Volcano's (utils.go

@@ -1,8 +1,10 @@
 #include "deviceshare/codec/hami_codec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -184,9 +186,14 @@ absl::StatusOr<size_t> RequiredIndex(const Json& entry, const char* name,
 }
 
 // One checked entry: the grant it names and that grant as it becomes.
+// `reserved`: the entry names a device past the container's record entries
+// (HAMi writes such reservations before the record catches up and restores
+// them, mig_allocation_test.go TestGetNodesUsageRestoresUnconsumedMig
+// Reservations): a grant of its own on gpuUUID.
 struct MigUpdate {
   size_t container = 0;
   size_t device = 0;
+  bool reserved = false;
   DeviceGrant grant;
 };
 
@@ -272,14 +279,20 @@ absl::StatusOr<MigUpdate> ReadMigEntry(
       RequiredIndex(entry, "containerIndex", containers.size(), where,
                     absl::StrCat("container of ", keys::kHamiAllocated)));
   const std::vector<DeviceGrant>& devices = containers[update.container];
-  DS_ASSIGN_OR_RETURN(
-      update.device,
-      RequiredIndex(entry, "deviceIndex", devices.size(), where,
-                    absl::StrCat("device of container ", update.container)));
-  update.grant = devices[update.device];
+  DS_ASSIGN_OR_RETURN(int64_t device,
+                      RequiredInt(entry, "deviceIndex", "deviceIndex", 0,
+                                  wire::kInt32Max, where));
+  update.device = static_cast<size_t>(device);
+  update.reserved = update.device >= devices.size();
   DeviceGrant& grant = update.grant;
   if (!entry.contains("gpuUUID")) return MissingField(where, "gpuUUID");
   DS_ASSIGN_OR_RETURN(std::string uuid, JsonString(entry, "gpuUUID", where));
+  if (update.reserved) {
+    if (uuid.empty()) return wire::FieldError(where, "gpuUUID", "", "is empty");
+    grant.uuid = uuid;
+  } else {
+    grant = devices[update.device];
+  }
   if (uuid != grant.uuid) {
     return wire::FieldError(
         where, "gpuUUID", uuid,
@@ -477,8 +490,19 @@ absl::Status MergeHamiMigAllocations(
     }
     updates.push_back(std::move(update));
   }
+  // Reservations past the record join their container in deviceIndex order.
+  std::stable_sort(updates.begin(), updates.end(),
+                   [](const MigUpdate& a, const MigUpdate& b) {
+                     return std::tie(a.container, a.device) <
+                            std::tie(b.container, b.device);
+                   });
   for (MigUpdate& update : updates) {
-    containers[update.container][update.device] = std::move(update.grant);
+    std::vector<DeviceGrant>& devices = containers[update.container];
+    if (update.reserved) {
+      devices.push_back(std::move(update.grant));
+    } else {
+      devices[update.device] = std::move(update.grant);
+    }
   }
   return absl::OkStatus();
 }

@@ -77,12 +77,16 @@ std::string EncodeHamiMigAllocations(const PodAllocation& allocation);
 // Merges a `hami.io/vgpu-mig-allocations` value into `containers` (as
 // DecodeHamiAllocation returns them): each entry's grant becomes mode mig
 // with the entry's profile, placement, group/position and runtime ids
-// (members an entry lacks keep the grant's values). "" merges nothing.
+// (members an entry lacks keep the grant's values). An entry whose
+// deviceIndex is past its container's devices is a reservation the record
+// does not list yet: it becomes a grant of its own on its gpuUUID (no
+// memory or cores of its own; its instance is what it holds), appended in
+// deviceIndex order, as HAMi restores it. "" merges nothing.
 // Every entry is checked first, and nothing is changed on error: not a
 // JSON list, an entry that is not an object, a missing or bad
-// containerIndex / deviceIndex (naming no container or device of
-// `containers`, or repeated), a gpuUUID that is not the device entry's
-// uuid, a profile that is missing or not a MIG profile name, a placement
+// containerIndex (naming no container of `containers`) or deviceIndex
+// (negative, or repeated), a gpuUUID that is not the device entry's uuid
+// (or empty), a profile that is missing or not a MIG profile name, a placement
 // with start < 0 or size < 1, neither placement nor group, a position
 // without a group or < 0, a partial runtime identity. Errors are
 // InvalidArgument naming the annotation, the entry and the field.
