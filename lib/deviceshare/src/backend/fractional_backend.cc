@@ -75,13 +75,10 @@ void FractionalBackend::Release(absl::string_view pod_uid,
 
 ContainerEdits FractionalBackend::VisibleGpuEdits(
     const ContainerAllocation& container) const {
-  ContainerEdits edits;
   if (container.devices.empty()) {
-    if (config_.overwrite_env) {
-      edits.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
-    }
-    return edits;
+    return GpulessContainerEdits(config_.overwrite_env);
   }
+  ContainerEdits edits;
   for (const DeviceGrant& grant : container.devices) {
     edits.device_ids.push_back(grant.uuid);
   }

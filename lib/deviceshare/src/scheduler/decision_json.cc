@@ -50,15 +50,6 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
 PlacedContainerEnv(const Scheduler& scheduler, const PodRequest& request,
                    const PodAllocation& allocation, size_t c) {
   const ContainerAllocation& container = allocation.containers[c];
-  if (container.devices.empty()) {
-    std::vector<std::pair<std::string, std::string>> env;
-    // HAMi's webhook hides the node's GPUs from a container that asks for
-    // none (device.go MutateAdmission, overwriteEnv).
-    if (scheduler.config().device.overwrite_env) {
-      env.emplace_back("NVIDIA_VISIBLE_DEVICES", "none");
-    }
-    return env;
-  }
   EditOptions options;
   options.pod_uid = request.uid;
   options.container_name = container.name;

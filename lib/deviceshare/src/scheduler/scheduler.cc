@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/backend/container_edits.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/status_macros.h"
 #include "verdict_memory.h"
@@ -495,8 +496,11 @@ absl::StatusOr<ContainerEdits> Scheduler::Edits(
         allocation.pod_key, container_index, allocation.containers.size()));
   }
   const ContainerAllocation& container = allocation.containers[container_index];
-  SharingMode mode = container.devices.empty() ? backends_.all().front()->mode()
-                                               : container.devices.front().mode;
+  // No backend serves a container that was granted no GPU.
+  if (container.devices.empty()) {
+    return GpulessContainerEdits(config_.device.overwrite_env);
+  }
+  const SharingMode mode = container.devices.front().mode;
   const SharingBackend* backend = backends_.ForMode(mode);
   if (backend == nullptr) {
     return absl::FailedPreconditionError(

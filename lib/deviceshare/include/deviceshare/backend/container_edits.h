@@ -48,6 +48,13 @@ struct EditOptions {
   std::optional<int32_t> task_priority;
 };
 
+// The edits of a container that was granted no GPU, whichever backend
+// serves its pod: NVIDIA_VISIBLE_DEVICES=none when the config's overwriteEnv
+// asks for it (HAMi's webhook, device.go MutateAdmission), since the NVIDIA
+// runtime may otherwise show it every GPU (volcano-vgpu-device-plugin #40);
+// nothing otherwise.
+ContainerEdits GpulessContainerEdits(bool overwrite_env);
+
 }  // namespace deviceshare
 
 #endif  // DEVICESHARE_BACKEND_CONTAINER_EDITS_H_

@@ -51,10 +51,8 @@ class FractionalBackend : public SharingBackend {
   const DeviceConfig& config() const { return config_; }
 
   // The edits every whole-GPU share starts from: the granted GPUs as device
-  // ids and NVIDIA_VISIBLE_DEVICES. A container without GPUs gets
-  // NVIDIA_VISIBLE_DEVICES=none when the config's overwriteEnv asks for it:
-  // otherwise the NVIDIA runtime may show it every GPU
-  // (volcano-vgpu-device-plugin #40).
+  // ids and NVIDIA_VISIBLE_DEVICES; for a container without GPUs,
+  // GpulessContainerEdits (backend/container_edits.h).
   ContainerEdits VisibleGpuEdits(const ContainerAllocation& container) const;
 
  private:

@@ -40,9 +40,8 @@ nlohmann::ordered_json ContainerDecisionJson(
 
 // The env the node agent injects into container `c` of a placed pod
 // `request`: what Scheduler::Edits returns for EditOptions{the pod's uid,
-// the container's name and task priority}; for a container without GPUs,
-// NVIDIA_VISIBLE_DEVICES=none with overwriteEnv, else nothing. Errors are
-// Edits' (a mode not enabled).
+// the container's name and task priority} (for a container without GPUs,
+// GpulessContainerEdits). Errors are Edits' (a mode not enabled).
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
 PlacedContainerEnv(const Scheduler& scheduler, const PodRequest& request,
                    const PodAllocation& allocation, size_t c);

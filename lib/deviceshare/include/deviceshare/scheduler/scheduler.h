@@ -173,7 +173,8 @@ class Scheduler {
   std::optional<std::string> PodNode(absl::string_view pod_uid) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // What the node agent injects into container `container_index`.
+  // What the node agent injects into container `container_index`: its
+  // backend's edits, or GpulessContainerEdits for a container without GPUs.
   absl::StatusOr<ContainerEdits> Edits(const PodAllocation& allocation,
                                        size_t container_index,
                                        const EditOptions& options) const;
