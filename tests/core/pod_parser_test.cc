@@ -841,7 +841,7 @@ TEST(PodParserAnnotationsTest, Policies) {
   EXPECT_EQ(pod.gpu_policy, "spread");
   // Any well-formed name parses; whether it is registered is the
   // scheduler's prefilter step's to say
-  // (SchedulerTest.PodPoliciesMustBeRegistered).
+  // (SchedulerTest.UnknownPodPoliciesTakeHamisDefaults).
   EXPECT_EQ(WithAnnotations("hami.io/gpu-scheduler-policy: topology-aware")
                 .gpu_policy,
             "topology-aware");

@@ -395,34 +395,34 @@ TEST(SchedulerTest, UnknownModesAreRefused) {
                              HasSubstr("vgpu-mode"))));
 }
 
-// The prefilter step refuses a pod that names an unregistered policy, alone
-// or in a chain, or device-scoring-weights that do not read, naming the
-// annotation.
-TEST(SchedulerTest, PodPoliciesMustBeRegistered) {
-  auto scheduler = MakeScheduler(MakeConfig());
+// A pod's policy annotation is taken as HAMi takes it: a name that is not
+// registered means HAMi's default for the level (spread for GPUs,
+// gpu_policy.go Less; binpack for nodes, node_policy.go Less), and a chain
+// skips the words it does not know. Weights that do not read refuse the
+// pod, naming the annotation (score_test.go
+// TestCalcScoreRejectsInvalidDeviceScoringWeights).
+TEST(SchedulerTest, UnknownPodPoliciesTakeHamisDefaults) {
+  auto scheduler = MakeScheduler(MakeConfig("spread", "binpack"));
   ASSERT_NE(scheduler, nullptr);
-  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-  for (const char* unknown : {"fifo", "binpack,fifo"}) {
-    PodRequest pod = SmallPod("p");
-    pod.gpu_policy = unknown;
-    EXPECT_THAT(
-        scheduler->Schedule(pod),
-        StatusIs(absl::StatusCode::kInvalidArgument,
-                 AllOf(HasSubstr("pod default/p"),
-                       HasSubstr("hami.io/gpu-scheduler-policy"),
-                       HasSubstr("\"fifo\""),
-                       HasSubstr("registered: binpack, mutex, numa, spread, "
-                                 "topology-aware"))))
-        << unknown;
-    EXPECT_THAT(scheduler->Filter(pod),
-                StatusIs(absl::StatusCode::kInvalidArgument));
-  }
-  PodRequest pod = SmallPod("q");
+  NodeInventory node = MakeNode("a", 2);
+  ASSERT_OK(scheduler->UpsertNode(node));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
+  ASSERT_EQ(Place(*scheduler, SmallPod("first", 8 * kGiB)), "a");
+  // Binpack (the config) would take a's used GPU; unknown means spread.
+  // Node "fifo" means binpack (the config says spread): a again.
+  PodRequest pod = SmallPod("unknown", 8 * kGiB);
+  pod.gpu_policy = "fifo";
   pod.node_policy = "fifo";
-  EXPECT_THAT(scheduler->Schedule(pod),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("hami.io/node-scheduler-policy"),
-                             HasSubstr("\"fifo\""))));
+  auto decision = scheduler->Schedule(pod);
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(decision->allocation->node_name, "a");
+  EXPECT_EQ(decision->allocation->containers[0].devices[0].gpu_index, 1);
+  // A chain of unknown words ranks as spread too.
+  PodRequest chained = SmallPod("chained", kGiB);
+  chained.gpu_policy = "fifo,first-fit";
+  chained.node_policy = "fifo";
+  ASSERT_EQ(Place(*scheduler, chained), "a");
   PodRequest weighted = SmallPod("w");
   weighted.scoring_weights = "slot=1,core=-1,memory=3";
   EXPECT_THAT(scheduler->Schedule(weighted),

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/dra/dra_reasons.h"
+#include "deviceshare/policy/builtin_policies.h"
 #include "deviceshare/policy/policy_chain.h"
 #include "deviceshare/policy/scoring_weights.h"
 #include "deviceshare/policy/stranded_capacity.h"
@@ -107,15 +108,12 @@ DecisionPath::DecisionPath(const Config* config, const BackendSet* backends,
                            const PolicySet* policies)
     : config_(config), backends_(backends), policies_(policies) {}
 
-absl::StatusOr<const PlacementPolicy*> DecisionPath::PolicyFor(
-    const std::optional<std::string>& name, absl::string_view annotation,
-    const PlacementPolicy& fallback, const PodRequest& request) const {
+const PlacementPolicy* DecisionPath::PolicyFor(
+    const std::optional<std::string>& name, const PlacementPolicy& fallback,
+    const PlacementPolicy& unknown) const {
   if (!name) return &fallback;
   const PlacementPolicy* policy = policies_->Find(*name);
-  if (policy != nullptr) return policy;
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "pod %s: %s: \"%s\" is not a registered policy (registered: %s)",
-      request.Key(), annotation, *name, policies_->Names()));
+  return policy != nullptr ? policy : &unknown;
 }
 
 absl::Status DecisionPath::ChooseGpuPolicy(const PodRequest& request,
@@ -133,21 +131,21 @@ absl::Status DecisionPath::ChooseGpuPolicy(const PodRequest& request,
   const bool chain =
       request.gpu_policy && absl::StrContains(*request.gpu_policy, ',');
   if (!chain && !weights) {
-    DS_ASSIGN_OR_RETURN(cycle.placement.gpu_policy,
-                        PolicyFor(request.gpu_policy, keys::kHamiGpuPolicy,
-                                  policies_->gpu_default(), request));
+    cycle.placement.gpu_policy =
+        PolicyFor(request.gpu_policy, policies_->gpu_default(), SpreadPolicy());
     return absl::OkStatus();
   }
+  // In a chain HAMi skips the words it does not know (gpuSortKeyChain);
+  // a chain left with none ranks as spread.
   std::vector<const PlacementPolicy*> parts;
   if (!request.gpu_policy) parts.push_back(&policies_->gpu_default());
   if (request.gpu_policy) {
     for (absl::string_view name : absl::StrSplit(*request.gpu_policy, ',')) {
-      DS_ASSIGN_OR_RETURN(const PlacementPolicy* part,
-                          PolicyFor(std::string(name), keys::kHamiGpuPolicy,
-                                    policies_->gpu_default(), request));
-      parts.push_back(part);
+      const PlacementPolicy* part = policies_->Find(name);
+      if (part != nullptr) parts.push_back(part);
     }
   }
+  if (parts.empty()) parts.push_back(&SpreadPolicy());
   cycle.own_gpu_policy = MakePolicyChain(
       std::move(parts), weights.value_or(DeviceScoringWeights{}),
       request.numa_bind);
@@ -165,11 +163,8 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
         "any backend serves (registered: %s)",
         request.Key(), request.mode->name(), backends_->KnownNames()));
   }
-  absl::StatusOr<const PlacementPolicy*> node_policy =
-      PolicyFor(request.node_policy, keys::kHamiNodePolicy,
-                policies_->node_default(), request);
-  if (!node_policy.ok()) return node_policy.status();
-  cycle.placement.node_policy = *node_policy;
+  cycle.placement.node_policy = PolicyFor(
+      request.node_policy, policies_->node_default(), BinpackPolicy());
   DS_RETURN_IF_ERROR(ChooseGpuPolicy(request, cycle));
   for (const auto& backend : backends_->all()) {
     if (request.AcceptsMode(backend->mode())) {

@@ -100,9 +100,14 @@ class DecisionPath {
   bool MayFit(const PodCycle& cycle, const NodeState& node) const;
   bool MayFitHeadroom(const PodCycle& cycle, const NodeShape& shape,
                       const GpuHeadroom& headroom) const;
-  absl::StatusOr<const PlacementPolicy*> PolicyFor(
-      const std::optional<std::string>& name, absl::string_view annotation,
-      const PlacementPolicy& fallback, const PodRequest& request) const;
+  // The policy a pod's annotation names: `fallback` (the config's) when it
+  // names none, the registered one, or `unknown` for a name that is not
+  // registered: HAMi's own default for the level (binpack for nodes, spread
+  // for GPUs; node_policy.go and gpu_policy.go Less), as HAMi takes any
+  // value.
+  const PlacementPolicy* PolicyFor(const std::optional<std::string>& name,
+                                   const PlacementPolicy& fallback,
+                                   const PlacementPolicy& unknown) const;
   // The pod's GPU policy: the registered one it names (or the config's),
   // or, for a comma list or device-scoring-weights, a chain made for it and
   // kept in `cycle`.
