@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "code_tally.h"
@@ -199,12 +200,31 @@ DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
   return grant;
 }
 
+// Asks the GPU policy first (mutex, say): the offer of a GPU it refuses is
+// that refusal; otherwise the backend's.
+GpuOffer OfferIfAdmitted(const ContainerRequest& container, int32_t index,
+                         size_t position, const NodeState& node,
+                         const PlacementPolicy& gpu_policy, bool explain,
+                         GpuOfferFn offer,
+                         std::vector<ContainerShare>& pending) {
+  const DeviceLedger& ledger = node.ledger(position);
+  const ReasonCode admitted = gpu_policy.GpuAdmits(ledger, pending);
+  if (admitted == ReasonCode::kFits) {
+    return offer(container, index, position, pending);
+  }
+  GpuOffer refused;
+  refused.verdict = GpuVerdict{
+      admitted, ledger.gpu().index,
+      explain ? absl::StrCat("gpu-scheduler-policy ", gpu_policy.name()) : ""};
+  return refused;
+}
+
 // PlaceContainers' several_per_gpu path: `container` takes its gpu_count
 // shares one at a time, each the best offer of any eligible GPU given the
 // shares already taken. False (nothing kept) when a round finds none.
 bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
                     const NodeState& node, SharingMode mode,
-                    const PlacementPolicy& gpu_policy,
+                    const PlacementPolicy& gpu_policy, bool explain,
                     const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
                     std::vector<std::vector<ContainerShare>>& pending,
                     ContainerAllocation& out) {
@@ -214,7 +234,8 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
     GpuOffer best_offer;
     for (size_t pos = 0; pos < eligible.size(); ++pos) {
       if (!eligible[pos].fits()) continue;
-      GpuOffer made = offer(container, index, pos, pending[pos]);
+      GpuOffer made = OfferIfAdmitted(container, index, pos, node, gpu_policy,
+                                      explain, offer, pending[pos]);
       if (!made.verdict.fits()) continue;
       Candidate candidate =
           CandidateOf(pos, made, node.inventory().gpus[pos], gpu_policy);
@@ -303,7 +324,8 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
         continue;
       }
       GpuOffer made =
-          offer(container, static_cast<int32_t>(ci), pos, pending[pos]);
+          OfferIfAdmitted(container, static_cast<int32_t>(ci), pos, node,
+                          gpu_policy, explain, offer, pending[pos]);
       if (made.verdict.fits()) {
         offers[pos] = std::move(made);
         candidates.push_back(CandidateOf(
@@ -318,7 +340,7 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     if (chosen.empty() && several_per_gpu && !request.numa_bind &&
         !candidates.empty()) {
       if (TakeOneAtATime(container, static_cast<int32_t>(ci), node, mode,
-                         gpu_policy, eligible, offer, pending, out)) {
+                         gpu_policy, explain, eligible, offer, pending, out)) {
         continue;
       }
     }

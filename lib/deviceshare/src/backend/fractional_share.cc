@@ -142,14 +142,6 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
           std::vector<ContainerShare>& pending) {
         const DeviceLedger& ledger = node.ledger(position);
         GpuOffer offer;
-        const ReasonCode admitted = gpu_policy.GpuAdmits(ledger, pending);
-        if (admitted != ReasonCode::kFits) {
-          offer.verdict = GpuVerdict{
-              admitted, ledger.gpu().index,
-              explain ? absl::StrCat("gpu-scheduler-policy ", gpu_policy.name())
-                      : ""};
-          return offer;
-        }
         offer.share = WholeShare(container, index, ledger);
         pending.push_back(offer.share);
         offer.verdict = CheckShares(ledger, pending, limit, explain);

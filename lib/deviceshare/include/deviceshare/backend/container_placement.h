@@ -43,7 +43,8 @@ struct GpuOffer {
 // Makes GPU `position`'s offer to `container` (index `container_index` in
 // the request), beside `pending`: the pod's shares already on that GPU from
 // its earlier containers. The offer may append to `pending` to check a
-// share but must leave it as it found it. Called only for eligible GPUs.
+// share but must leave it as it found it. Called only for eligible GPUs
+// that the GPU policy admits (PlacementPolicy::GpuAdmits).
 using GpuOfferFn = absl::FunctionRef<GpuOffer(
     const ContainerRequest& container, int32_t container_index, size_t position,
     std::vector<ContainerShare>& pending)>;
