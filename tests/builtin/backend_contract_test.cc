@@ -229,7 +229,11 @@ TEST_P(BackendContractTest, CommitIsAllOrNothing) {
   PodRequest filler = MakePod("filler", {GpuContainer("c", 1, 9000, 0)});
   filler.mode = backend_->mode();
   filler.use_uuids = {node.inventory().gpus[1].uuid};
-  ASSERT_OK(backend_->Allocate(filler, node, {}));
+  auto filled = backend_->Allocate(filler, node, {});
+  ASSERT_OK(filled);
+  // The filler's slot, for a backend whose grants carry one (mig): a grant
+  // without one would be a record that holds the GPU, taken as it is.
+  const MigSlot slot = filled->containers[0].devices[0].mig;
   NodeState before = node;
   // A hand-made allocation whose second grant cannot fit.
   PodAllocation allocation;
@@ -240,7 +244,7 @@ TEST_P(BackendContractTest, CommitIsAllOrNothing) {
   container.name = "c";
   for (const Gpu& gpu : node.inventory().gpus) {
     container.devices.push_back(
-        DeviceGrant{gpu.uuid, gpu.index, backend_->mode(), 5000, 0});
+        DeviceGrant{gpu.uuid, gpu.index, backend_->mode(), 5000, 0, slot});
   }
   allocation.containers.push_back(container);
   PodRequest greedy = MakePod("greedy", {GpuContainer("c", 2, 5000, 0)});

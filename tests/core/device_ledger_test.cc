@@ -400,5 +400,30 @@ TEST(DeviceLedgerTest, UsedByGroupCountsOnlyPodsThatUseTheGpu) {
   EXPECT_FALSE(ledger.UsedByGroup("ns/job-1"));
 }
 
+// A MIG share that holds the GPU (a record names the GPU but places no
+// instance, mig_allocation_test.go TestGetNodesUsageFailsClosedWithout
+// MigAllocation) is taken beside instances already there, and then no
+// share is taken until it leaves.
+TEST(DeviceLedgerTest, AShareThatHoldsTheGpuFailsItClosed) {
+  DeviceLedger ledger = MakeLedger(7);
+  ContainerShare placed = App(0, 4864, 14);
+  placed.mig = MigSlot{"1g.5gb", 6, 1};
+  ASSERT_OK(ledger.AddPod("placed", {placed}));
+  ContainerShare blind = App(0, 5120, 14);
+  blind.mig.holds_gpu = true;
+  EXPECT_TRUE(blind.is_mig());
+  ASSERT_OK(ledger.AddPod("blind", {blind}));
+  EXPECT_OK(ledger.CheckInvariants());
+  ContainerShare next = App(0, 4864, 14);
+  next.mig = MigSlot{"1g.5gb", 0, 1};
+  const GpuVerdict refused = ledger.CheckPod({next});
+  EXPECT_EQ(refused.code, ReasonCode::kPartitionTaken);
+  EXPECT_THAT(refused.detail, HasSubstr("does not place it"));
+  EXPECT_EQ(ledger.CheckPodCode({App(0, kGiB)}), ReasonCode::kPartitionTaken);
+  ASSERT_TRUE(ledger.RemovePod("blind"));
+  EXPECT_EQ(ledger.CheckPodCode({next}), ReasonCode::kFits);
+  EXPECT_OK(ledger.CheckInvariants());
+}
+
 }  // namespace
 }  // namespace deviceshare

@@ -529,6 +529,25 @@ TEST(SimulateUpstreamTest, HamiMigReservationsPastTheRecordAreCharged) {
   EXPECT_EQ(MigProbesPlaced(held, 7), 5);
 }
 
+// Kind 4. A pod whose HAMi record names a MIG GPU without its MIG
+// allocations holds an instance nobody can place: HAMi fails the GPU closed
+// (mig_allocation_test.go:59 TestGetNodesUsageFailsClosedWithoutMigAllocation),
+// and so no probe fits beside it, while one with its reservation leaves six
+// slices.
+TEST(SimulateUpstreamTest, HamiMigRecordWithoutItsReservationFailsClosed) {
+  EXPECT_EQ(MigProbesPlaced(
+                HamiMigRunningPod("blind", "GPU-n1-0,NVIDIA,5120,14:;", ""), 2),
+            0);
+  EXPECT_EQ(
+      MigProbesPlaced(
+          HamiMigRunningPod(
+              "placed", "GPU-n1-0,NVIDIA,5120,14:;",
+              R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
+              R"("profile":"1g.5gb","placement":{"start":6,"size":1}}])"),
+          7),
+      6);
+}
+
 // Kind 7. Records upstream's decoders read, charged as they charge them:
 // HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
 // vendor column, a fifth field) and Volcano's (utils.go

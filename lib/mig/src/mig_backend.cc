@@ -507,6 +507,13 @@ absl::Status MigBackend::Commit(const PodRequest& request,
     for (DeviceGrant& grant : container.devices) {
       std::optional<size_t> position = node.FindGpu(grant.uuid);
       if (!position || grant.mode != kMode) continue;
+      // A record that names the GPU but no instance on it (HAMi's record
+      // without its MIG allocations): fail closed, as HAMi does.
+      if (grant.mig.profile.empty() && grant.mig.group.empty() &&
+          !grant.mig.placed()) {
+        grant.mig.holds_gpu = true;
+        continue;
+      }
       const Gpu& gpu = node.inventory().gpus[*position];
       const GpuKind& kind = kinds_.Of(gpu);
       if (kind.model == nullptr) {

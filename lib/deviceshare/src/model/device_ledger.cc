@@ -31,6 +31,7 @@ PodCharge ChargeOf(absl::Span<const ContainerShare> shares) {
   int32_t& mig_instances = charge.mig_instances;
   for (const ContainerShare& share : shares) {
     if (share.is_mig()) {
+      charge.holds_gpu = charge.holds_gpu || share.mig.holds_gpu;
       const uint32_t mask = share.mig.mask();
       charge.mig_overlap = charge.mig_overlap || (charge.mig_mask & mask) != 0;
       charge.mig_mask |= mask;
@@ -80,6 +81,10 @@ DeviceLedger::DeviceLedger(const Gpu& gpu)
 ReasonCode DeviceLedger::CheckPodCode(
     absl::Span<const ContainerShare> shares) const {
   const PodCharge want = ChargeOf(shares);
+  // A share that holds the GPU is a record of what runs: it is taken as it
+  // is, and then nothing else is.
+  if (want.holds_gpu) return ReasonCode::kFits;
+  if (gpu_holders_ > 0) return ReasonCode::kPartitionTaken;
   if (want.mixes_mig || (want.mig_mask != 0 && used_slots_ > mig_instances_) ||
       (want.mig_mask == 0 && mig_instances_ > 0)) {
     return ReasonCode::kModeMismatch;
@@ -129,6 +134,8 @@ GpuVerdict DeviceLedger::CheckPod(
   } else if (code == ReasonCode::kSplitExhausted) {
     detail = absl::StrFormat("tenants=%d split=%d want=%d", used_slots_,
                              gpu_.split_count, want.slots);
+  } else if (code == ReasonCode::kPartitionTaken && gpu_holders_ > 0) {
+    detail = "held by a MIG instance whose record does not place it";
   } else if (code == ReasonCode::kPartitionTaken) {
     detail = absl::StrFormat(
         "memory slices taken=0x%x want=0x%x%s", mig_mask_, want.mig_mask,
@@ -187,6 +194,7 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
   if (entry.charge.exclusive) ++exclusive_pods_;
   mig_mask_ |= entry.charge.mig_mask;
   mig_instances_ += entry.charge.mig_instances;
+  if (entry.charge.holds_gpu) ++gpu_holders_;
   pods_.emplace(std::string(pod_uid), std::move(entry));
   return absl::OkStatus();
 }
@@ -201,6 +209,7 @@ bool DeviceLedger::RemovePod(absl::string_view pod_uid) {
   if (charge.exclusive) --exclusive_pods_;
   mig_mask_ &= ~charge.mig_mask;
   mig_instances_ -= charge.mig_instances;
+  if (charge.holds_gpu) --gpu_holders_;
   pods_.erase(it);
   return true;
 }
@@ -242,6 +251,7 @@ absl::Status DeviceLedger::CheckInvariants() const {
   int32_t exclusive = 0;
   uint32_t mig_mask = 0;
   int32_t mig_instances = 0;
+  int32_t holders = 0;
   bool mig_overlap = false;
   for (const auto& [uid, entry] : pods_) {
     if (entry.charge != ChargeOf(entry.shares)) {
@@ -261,6 +271,7 @@ absl::Status DeviceLedger::CheckInvariants() const {
                   (mig_mask & entry.charge.mig_mask) != 0;
     mig_mask |= entry.charge.mig_mask;
     mig_instances += entry.charge.mig_instances;
+    if (entry.charge.holds_gpu) ++holders;
   }
   auto broken = [&](absl::string_view what) {
     return absl::InternalError(absl::StrFormat(
@@ -272,7 +283,8 @@ absl::Status DeviceLedger::CheckInvariants() const {
   };
   if (memory != used_memory_mib_ || cores != used_cores_ ||
       slots != used_slots_ || exclusive != exclusive_pods_ ||
-      mig_mask != mig_mask_ || mig_instances != mig_instances_) {
+      mig_mask != mig_mask_ || mig_instances != mig_instances_ ||
+      holders != gpu_holders_) {
     return broken("totals differ from a recomputation");
   }
   if (mig_overlap) return broken("MIG instances overlap");
@@ -285,7 +297,10 @@ absl::Status DeviceLedger::CheckInvariants() const {
   if (mig_instances_ == 0 && used_cores_ > gpu_.core_capacity) {
     return broken("cores over capacity");
   }
-  if (used_slots_ > slot_capacity_) return broken("tenants over capacity");
+  // A holder is taken as its record says, beside whatever is there.
+  if (used_slots_ > slot_capacity_ && gpu_holders_ == 0) {
+    return broken("tenants over capacity");
+  }
   if (used_memory_mib_ < 0 || used_cores_ < 0 || used_slots_ < 0) {
     return broken("negative usage");
   }
@@ -300,7 +315,9 @@ bool DeviceLedger::operator==(const DeviceLedger& other) const {
          used_memory_mib_ == other.used_memory_mib_ &&
          used_cores_ == other.used_cores_ && used_slots_ == other.used_slots_ &&
          exclusive_pods_ == other.exclusive_pods_ &&
-         mig_mask_ == other.mig_mask_ && mig_instances_ == other.mig_instances_;
+         mig_mask_ == other.mig_mask_ &&
+         mig_instances_ == other.mig_instances_ &&
+         gpu_holders_ == other.gpu_holders_;
 }
 
 }  // namespace deviceshare

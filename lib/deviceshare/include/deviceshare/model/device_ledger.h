@@ -16,12 +16,16 @@
 //   sum of charged memory <= memory capacity     (GPUs without MIG shares)
 //   sum of charged cores  <= core capacity       (GPUs without MIG shares)
 //   sum of slots          <= slot capacity: the split count (a backend may
-//     hold a GPU of its mode to fewer tenants, as mps does)
+//     hold a GPU of its mode to fewer tenants, as mps does), unless a pod
+//     holds the GPU (below)
 //   a pod with an exclusive share (cores >= 100) is the only pod, and holds
 //     a single app container on the GPU
 //   MIG instances never overlap, and MIG and non-MIG shares never mix on
 //     one GPU
 //   the totals equal a recomputation from the tenants
+// A MIG share whose slot holds the GPU (MigSlot::holds_gpu: a record names
+// an instance without placing it) is taken beside whatever is there, and
+// while it stays no other share is: the GPU fails closed.
 //
 // Thread safety: none; a DeviceLedger is owned by its NodeState and guarded
 // by whoever owns that.
@@ -54,7 +58,7 @@ struct ContainerShare {
   int32_t cores = 0;
   MigSlot mig;  // placed for a MIG instance
 
-  bool is_mig() const { return mig.placed(); }
+  bool is_mig() const { return mig.placed() || mig.holds_gpu; }
   bool exclusive() const { return cores >= 100 && !is_mig(); }
   bool operator==(const ContainerShare& other) const = default;
 };
@@ -69,6 +73,7 @@ struct PodCharge {
   uint32_t mig_mask = 0;      // memory slices of the pod's MIG instances
   bool mig_overlap = false;   // two of them overlap
   bool mixes_mig = false;     // MIG and non-MIG shares together
+  bool holds_gpu = false;     // a MIG share with MigSlot::holds_gpu
 
   bool operator==(const PodCharge& other) const = default;
 };
@@ -154,6 +159,7 @@ class DeviceLedger {
   int32_t slot_capacity_ = 0;
   uint32_t mig_mask_ = 0;
   int32_t mig_instances_ = 0;
+  int32_t gpu_holders_ = 0;  // pods with a MigSlot::holds_gpu share
 };
 
 }  // namespace deviceshare

@@ -25,6 +25,12 @@ struct MigSlot {
   // in it. Empty / -1 in placement mode.
   std::string group;
   int32_t position = -1;
+  // An instance a record names on a MIG GPU without saying which (HAMi's
+  // record without its hami.io/vgpu-mig-allocations): it holds the whole
+  // GPU until its pod leaves, so nothing is placed beside an instance of
+  // unknown size (HAMi fails closed: mig_allocation_test.go
+  // TestGetNodesUsageFailsClosedWithoutMigAllocation).
+  bool holds_gpu = false;
 
   bool placed() const { return start >= 0 && size > 0; }
   // Bit s set for every memory slice s the instance covers; 0 when not
