@@ -242,11 +242,6 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
         GpuVerdict{code, gpu.index, options.explain ? std::move(detail) : ""};
     return offer;
   };
-  const ReasonCode admitted = options.gpu_policy->GpuAdmits(ledger, pending);
-  if (admitted != ReasonCode::kFits) {
-    return miss(admitted, absl::StrCat("gpu-scheduler-policy ",
-                                       options.gpu_policy->name()));
-  }
   const GpuKind& kind = kinds_.Of(gpu);
   if (kind.model == nullptr) {
     return miss(kMigUnknownModel,
