@@ -498,54 +498,78 @@ std::string HamiMigRunningPod(const std::string& name,
       "      limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 4000}\n");
 }
 
-// How many of `probes` pods of one 1g.5gb instance each a MIG A100-40GB
-// (seven slices) still takes beside `running`.
-int MigProbesPlaced(const std::string& running, int probes) {
-  std::vector<std::string> docs = {running};
+// How many of `probes` pods, each asking `limits` with `annotations`, a
+// MIG A100-40GB (seven 1g.5gb slices) on node n1 takes beside `running`.
+int MigProbesPlaced(
+    const std::string& running, int probes,
+    const std::string& limits = "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000",
+    const std::string& annotations = "nvidia.com/vgpu-mode: mig") {
+  std::vector<std::string> docs;
+  if (!running.empty()) docs.push_back(running);
   for (int i = 0; i < probes; ++i) {
-    docs.push_back(PodYaml(absl::StrCat("probe", i),
-                           "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000",
-                           "nvidia.com/vgpu-mode: mig"));
+    docs.push_back(PodYaml(absl::StrCat("probe", i), limits, annotations));
   }
   auto report = SimulateJson(
       ShortCluster({ShortNode(
           "n1", Gpus("n1", 1, 40960, "NVIDIA A100-SXM4-40GB", "mode: mig"))}),
       Docs(docs), "scheduler: {modes: [hami-core, mig]}\n");
   EXPECT_OK(report);
-  return report.ok() ? static_cast<int>((*report)["placements"].size()) : -1;
+  if (!report.ok()) return -1;
+  int instances = 0;
+  for (const Json& placement : (*report)["placements"]) {
+    for (const Json& container : placement["containers"]) {
+      instances += static_cast<int>(container["devices"].size());
+    }
+  }
+  return instances;
 }
 
-// Kind 4. HAMi restores every MIG reservation of a pod, also those its
-// record does not list yet (mig_allocation_test.go:82
-// TestGetNodesUsageRestoresUnconsumedMigReservations): two 1g.5gb
-// placements held, five of seven slices left.
-TEST(SimulateUpstreamTest, HamiMigReservationsPastTheRecordAreCharged) {
-  const std::string held = HamiMigRunningPod(
-      "held", "GPU-n1-0,NVIDIA,5120,14:;",
-      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
-      R"("profile":"1g.5gb","placement":{"start":6,"size":1}},)"
+// HAMi's pkg/scheduler/mig_allocation_test.go (and device_test.go's MIG
+// request cases), restated: what a MIG GPU still takes beside the pods its
+// records restore, counted in 1g.5gb instances granted to probes. Kind 4:
+// records are restored with their reservations, also those the record does
+// not list yet; a record without any fails the GPU closed.
+TEST(SimulateUpstreamTableTest, HamiMigAllocation) {
+  const std::string record = "GPU-n1-0,NVIDIA,5120,14:;";
+  const std::string at6 =
+      R"({"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
+      R"("profile":"1g.5gb","placement":{"start":6,"size":1}})";
+  const std::string at5 =
       R"({"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-n1-0",)"
-      R"("profile":"1g.5gb","placement":{"start":5,"size":1}}])");
-  EXPECT_EQ(MigProbesPlaced(held, 7), 5);
-}
-
-// Kind 4. A pod whose HAMi record names a MIG GPU without its MIG
-// allocations holds an instance nobody can place: HAMi fails the GPU closed
-// (mig_allocation_test.go:59 TestGetNodesUsageFailsClosedWithoutMigAllocation),
-// and so no probe fits beside it, while one with its reservation leaves six
-// slices.
-TEST(SimulateUpstreamTest, HamiMigRecordWithoutItsReservationFailsClosed) {
-  EXPECT_EQ(MigProbesPlaced(
-                HamiMigRunningPod("blind", "GPU-n1-0,NVIDIA,5120,14:;", ""), 2),
-            0);
-  EXPECT_EQ(
-      MigProbesPlaced(
-          HamiMigRunningPod(
-              "placed", "GPU-n1-0,NVIDIA,5120,14:;",
-              R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
-              R"("profile":"1g.5gb","placement":{"start":6,"size":1}}])"),
-          7),
-      6);
+      R"("profile":"1g.5gb","placement":{"start":5,"size":1}})";
+  struct Row {
+    const char* upstream;
+    std::string running;
+    int probes;
+    std::string limits;
+    std::string annotations;
+    int instances;
+  };
+  const std::string one = "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000";
+  const std::string mig = "nvidia.com/vgpu-mode: mig";
+  const Row rows[] = {
+      {":207 TestFitInDevicesAllowsMultipleMigPlacementsOnSingleGPU: "
+       "gpu=2 takes two instances of the one GPU",
+       "", 1, "nvidia.com/gpu: 2, nvidia.com/gpumem: 4000", mig, 2},
+      {":33 TestGetNodesUsageRestoresMigAllocationByProfileAndPlacement: "
+       "placement 6 restored, six slices left",
+       HamiMigRunningPod("held", record, absl::StrCat("[", at6, "]")), 7, one,
+       mig, 6},
+      {":59 TestGetNodesUsageFailsClosedWithoutMigAllocation: nothing fits",
+       HamiMigRunningPod("blind", record, ""), 2, one, mig, 0},
+      {":82 TestGetNodesUsageRestoresUnconsumedMigReservations: 5 and 6 held",
+       HamiMigRunningPod("held", record, absl::StrCat("[", at6, ",", at5, "]")),
+       7, one, mig, 5},
+      {":162 TestIsMIGRequest \"MIG mode without Pod annotation\": a pod "
+       "naming no mode is a MIG request on a MIG GPU",
+       "", 8, one, "", 7},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    EXPECT_EQ(
+        MigProbesPlaced(row.running, row.probes, row.limits, row.annotations),
+        row.instances);
+  }
 }
 
 // Kind 7. Records upstream's decoders read, charged as they charge them:
