@@ -3,15 +3,20 @@
 // NUMA then Index ascending and Fit takes from the end). Utilisation plays
 // no part at the GPU level; between nodes it ranks as spread.
 #include "deviceshare/policy/builtin_policies.h"
+#include "spread_ranked_policy.h"
 
 namespace deviceshare {
 namespace {
 
-class NumaPolicyImpl final : public PlacementPolicy {
+class NumaPolicyImpl final : public internal::SpreadRankedPolicy {
  public:
   absl::string_view name() const override { return kNumaPolicyName; }
   int GpuScore(const DeviceLedger& ledger,
                const PodCharge& extra) const override {
+    return 0;
+  }
+  int WeightedGpuScore(const DeviceLedger& ledger, const PodCharge& extra,
+                       const DeviceScoringWeights& weights) const override {
     return 0;
   }
   // The backend's own preferences (a MIG offer that needs no repartition,
@@ -20,13 +25,6 @@ class NumaPolicyImpl final : public PlacementPolicy {
     return GpuRank{gpu.numa_node, offer_score, gpu.index};
   }
   ChainRole chain_role() const override { return ChainRole::kNumaKey; }
-  int NodeScore(const NodeState& node,
-                const PodAllocation& placement) const override {
-    return SpreadPolicy().NodeScore(node, placement);
-  }
-  int ScoreBound(const UtilisationRange& after) const override {
-    return SpreadPolicy().ScoreBound(after);
-  }
 };
 
 }  // namespace

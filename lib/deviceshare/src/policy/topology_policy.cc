@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "deviceshare/policy/builtin_policies.h"
+#include "spread_ranked_policy.h"
 
 namespace deviceshare {
 namespace {
@@ -70,17 +71,9 @@ void BestSet(absl::Span<const GpuCandidate> ranked, size_t from, int32_t left,
   }
 }
 
-class TopologyPolicyImpl final : public PlacementPolicy {
+class TopologyPolicyImpl final : public internal::SpreadRankedPolicy {
  public:
   absl::string_view name() const override { return kTopologyPolicyName; }
-  int GpuScore(const DeviceLedger& ledger,
-               const PodCharge& extra) const override {
-    return SpreadPolicy().GpuScore(ledger, extra);
-  }
-  int WeightedGpuScore(const DeviceLedger& ledger, const PodCharge& extra,
-                       const DeviceScoringWeights& weights) const override {
-    return SpreadPolicy().WeightedGpuScore(ledger, extra, weights);
-  }
   bool picks_gpus() const override { return true; }
   std::vector<size_t> PickGpus(absl::Span<const GpuCandidate> ranked,
                                int32_t want) const override {
@@ -95,13 +88,6 @@ class TopologyPolicyImpl final : public PlacementPolicy {
     return best_set;
   }
   ChainRole chain_role() const override { return ChainRole::kFilter; }
-  int NodeScore(const NodeState& node,
-                const PodAllocation& placement) const override {
-    return SpreadPolicy().NodeScore(node, placement);
-  }
-  int ScoreBound(const UtilisationRange& after) const override {
-    return SpreadPolicy().ScoreBound(after);
-  }
 };
 
 }  // namespace
