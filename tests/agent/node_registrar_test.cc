@@ -100,6 +100,47 @@ TEST_P(RegistrarTest, SchedulerReadsBackWhatTheAgentWrote) {
   EXPECT_TRUE(ReadBack()[1].healthy);
 }
 
+// HAMi's device plugin writes hami.io/node-nvidia-score beside its
+// registration (calculate_score.go): the agent rates each discovered link,
+// and the scheduler reads the same scores back for topology-aware pods.
+TEST(RegistrarPairScoreTest, HamiRegistersPairScoresFromLinks) {
+  FakeApiServer server;
+  server.UpsertNode({{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata", {{"name", "gpu-node"}}}});
+  auto client = kube::ApiClient::Create(server.kube_config());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<DiscoveredGpu> discovered = TwoGpus();
+  discovered.push_back(discovered[1]);
+  discovered[2].uuid = "GPU-11111111-2222-3333-4444-777777777777";
+  discovered[2].index = 2;
+  discovered[0].links = {GpuLink{1, 18, false}, GpuLink{2, 0, true}};
+  discovered[1].links = {GpuLink{0, 18, false}, GpuLink{2, 0, false}};
+  discovered[2].links = {GpuLink{0, 0, true}, GpuLink{1, 0, false}};
+  absl::StatusOr<std::vector<Gpu>> gpus =
+      RegisteredGpus(discovered, DeviceConfig{}, hamicore::kMode);
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ((*gpus)[0].pair_scores,
+            (std::vector<GpuPairScore>{{discovered[1].uuid, 1800},
+                                       {discovered[2].uuid, 20}}));
+  EXPECT_EQ((*gpus)[1].pair_scores[1], (GpuPairScore{discovered[2].uuid, 10}));
+
+  NodeRegistrar registrar(client->get(), "gpu-node", Dialect::kHami, 1);
+  ASSERT_TRUE(registrar.Register(*gpus).ok());
+  absl::StatusOr<NodeInventory> inventory =
+      ParseNodeInventory(*server.GetNode("gpu-node"), 1);
+  ASSERT_TRUE(inventory.ok()) << inventory.status();
+  for (size_t i = 0; i < gpus->size(); ++i) {
+    EXPECT_EQ(inventory->gpus[i].pair_scores, (*gpus)[i].pair_scores) << i;
+  }
+  // Nothing new: no patch.
+  const size_t patches = server.Patches().size();
+  absl::StatusOr<bool> again = registrar.Register(*gpus);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  EXPECT_EQ(server.Patches().size(), patches);
+}
+
 // Volcano's plugin registers MiB / gpuMemoryFactor (upstream-volcano.md
 // §9); the scheduler reads it back in MiB. HAMi's registration is in MiB.
 TEST_P(RegistrarTest, VolcanoRegistersMemoryInFactorUnits) {

@@ -507,4 +507,21 @@ absl::Status MergeHamiMigAllocations(
   return absl::OkStatus();
 }
 
+std::string EncodeHamiPairScores(const std::vector<Gpu>& gpus) {
+  OrderedJson list = OrderedJson::array();
+  for (const Gpu& gpu : gpus) {
+    if (gpu.pair_scores.empty()) continue;
+    OrderedJson scores = OrderedJson::object();
+    for (const GpuPairScore& pair : gpu.pair_scores) {
+      scores[pair.peer_uuid] = pair.score;
+    }
+    OrderedJson entry;
+    entry["uuid"] = gpu.uuid;
+    entry["score"] = std::move(scores);
+    list.push_back(std::move(entry));
+  }
+  if (list.empty()) return "";
+  return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
 }  // namespace deviceshare

@@ -1,5 +1,8 @@
 #include "deviceshare/agent/node_registrar.h"
 
+#include <map>
+#include <string>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
@@ -12,6 +15,32 @@
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
+
+namespace {
+
+// HAMi's pair score from what discovery knows of a link
+// (calculate_score.go: 100 per NVLink, else 20 for a PCIe path on one CPU
+// socket and 10 across sockets; the PCIe switch levels between are not
+// discovered, so such pairs score as the socket says).
+int32_t PairScore(const GpuLink& link) {
+  if (link.nvlinks > 0) return 100 * link.nvlinks;
+  return link.same_numa ? 20 : 10;
+}
+
+void SetPairScores(std::vector<Gpu>& gpus) {
+  for (Gpu& gpu : gpus) {
+    gpu.pair_scores.clear();
+    for (const GpuLink& link : gpu.links) {
+      for (const Gpu& peer : gpus) {
+        if (peer.index == link.peer_index && peer.uuid != gpu.uuid) {
+          gpu.pair_scores.push_back({peer.uuid, PairScore(link)});
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
@@ -26,6 +55,7 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     DS_ASSIGN_OR_RETURN(Gpu gpu, RegisteredGpu(std::move(physical), config));
     registered.push_back(std::move(gpu));
   }
+  SetPairScores(registered);
   return registered;
 }
 
@@ -60,9 +90,14 @@ NodeRegistrar::NodeRegistrar(kube::ApiClient* client, std::string node_name,
       volcano_memory_factor_(volcano_memory_factor) {}
 
 absl::StatusOr<bool> NodeRegistrar::Register(const std::vector<Gpu>& gpus) {
-  const std::string key = RegistrationKey(dialect_);
-  const std::string value =
-      RegistrationValue(gpus, dialect_, volcano_memory_factor_);
+  std::map<std::string, std::string> wanted = {
+      {RegistrationKey(dialect_),
+       RegistrationValue(gpus, dialect_, volcano_memory_factor_)}};
+  // HAMi's device plugin writes the pair scores beside its registration.
+  if (dialect_ == Dialect::kHami) {
+    std::string scores = EncodeHamiPairScores(gpus);
+    if (!scores.empty()) wanted[keys::kHamiPairScore] = std::move(scores);
+  }
   DS_ASSIGN_OR_RETURN(nlohmann::json node,
                       client_->Get(kube::NodePath(node_name_)));
   const nlohmann::json* annotations = nullptr;
@@ -71,15 +106,18 @@ absl::StatusOr<bool> NodeRegistrar::Register(const std::vector<Gpu>& gpus) {
       node["metadata"].contains("annotations")) {
     annotations = &node["metadata"]["annotations"];
   }
-  if (annotations != nullptr && annotations->is_object()) {
-    auto current = annotations->find(key);
-    if (current != annotations->end() && current->is_string() &&
-        current->get<std::string>() == value) {
-      return false;
-    }
-  }
   nlohmann::json patch;
-  patch["metadata"]["annotations"][key] = value;
+  for (const auto& [key, value] : wanted) {
+    if (annotations != nullptr && annotations->is_object()) {
+      auto current = annotations->find(key);
+      if (current != annotations->end() && current->is_string() &&
+          current->get<std::string>() == value) {
+        continue;
+      }
+    }
+    patch["metadata"]["annotations"][key] = value;
+  }
+  if (patch.is_null()) return false;
   DS_RETURN_IF_ERROR(
       client_->MergePatch(kube::NodePath(node_name_), patch).status());
   return true;

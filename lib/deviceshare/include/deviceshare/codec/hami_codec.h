@@ -42,6 +42,12 @@
 namespace deviceshare {
 
 std::string EncodeHamiNodeRegisterJson(const std::vector<Gpu>& gpus);
+
+// hami.io/node-nvidia-score for `gpus`: a JSON list of {"uuid": ...,
+// "score": {peer uuid: score}} for every GPU with pair scores, in GPU order
+// (HAMi's device plugin's form, read back by the scheduler's node parser);
+// "" when no GPU has any.
+std::string EncodeHamiPairScores(const std::vector<Gpu>& gpus);
 absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegisterJson(
     absl::string_view text);
 

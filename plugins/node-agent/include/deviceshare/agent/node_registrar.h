@@ -28,7 +28,9 @@ namespace deviceshare::agent {
 
 // The GPUs as the node registers them: each physical GPU through
 // RegisteredGpu(config); a GPU in MIG mode is mode mig, any other gets
-// `whole_gpu_mode` (hami-core or mps; an MPS GPU is mps_capable).
+// `whole_gpu_mode` (hami-core or mps; an MPS GPU is mps_capable). Each GPU's
+// links become HAMi's pair scores (100 per NVLink, else 20 on one CPU
+// socket, 10 across), for the topology-aware policy.
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
     SharingMode whole_gpu_mode);
@@ -52,8 +54,10 @@ class NodeRegistrar {
   NodeRegistrar(kube::ApiClient* client, std::string node_name, Dialect dialect,
                 int32_t volcano_memory_factor);
 
-  // Patches the node's annotation to `gpus` unless it already says so.
-  // Returns true when it patched. NotFound when the node does not exist.
+  // Patches the node's annotation to `gpus` unless it already says so (in
+  // HAMi's dialect also hami.io/node-nvidia-score when a GPU has pair
+  // scores). Returns true when it patched. NotFound when the node does not
+  // exist.
   absl::StatusOr<bool> Register(const std::vector<Gpu>& gpus);
 
  private:
