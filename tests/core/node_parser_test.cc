@@ -62,6 +62,32 @@ TEST(NodeParserTest, VolcanoRegistration) {
             *DecodeVolcanoNodeRegister(goldens::kVolcanoRegister));
 }
 
+// Volcano's decodeNodeDevices (utils.go) serves a `mig` device whose type
+// no knownMigGeometries entry lists as hami-core (upstream-cases.md row G9);
+// a listed type keeps `mig`, matched as a substring (row G11). The rule is
+// Volcano's registration's alone.
+TEST(NodeParserTest, VolcanoMigDeviceOfAnUnlistedModelFallsBackToTheDefault) {
+  DeviceConfig config;
+  config.volcano_mode_models = {
+      RegisteredModeModels{SharingMode("mig"), {"A100-SXM4-80GB"}}};
+  const std::string listed = goldens::kVolcanoRegister;
+  const std::string unlisted =
+      "GPU-b,10,81920,NVIDIA-NVIDIA A100 80GB PCIe,true,mig:"
+      "GPU-c,10,81920,NVIDIA-NVIDIA A100 80GB PCIe,true,hami-core:";
+  auto inventory = ParseNodeInventory(
+      NodeWith({{keys::kVolcanoNodeRegister, listed + unlisted}}), config);
+  ASSERT_OK(inventory);
+  ASSERT_EQ(inventory->gpus.size(), 3u);
+  EXPECT_EQ(inventory->gpus[0].mode, SharingMode("mig"));
+  EXPECT_EQ(inventory->gpus[1].mode, kDefaultSharingMode);
+  EXPECT_EQ(inventory->gpus[2].mode, kDefaultSharingMode);
+  // Without the rule (no configmap search) every registered mode stands.
+  auto plain =
+      ParseNodeInventory(NodeWith({{keys::kVolcanoNodeRegister, unlisted}}), 1);
+  ASSERT_OK(plain);
+  EXPECT_EQ(plain->gpus[0].mode, SharingMode("mig"));
+}
+
 TEST(NodeParserTest, HamiRegistrationWinsOverVolcano) {
   auto inventory = ParseNodeInventory(
       NodeWith({{keys::kVolcanoNodeRegister, goldens::kVolcanoRegister},

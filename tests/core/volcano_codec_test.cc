@@ -247,6 +247,39 @@ TEST(VolcanoCodecTest, MemoryFactorScalesBothStrings) {
                AllOf(HasSubstr("memMiB"), HasSubstr("gpuMemoryFactor 2"))));
 }
 
+// Volcano writes the request's memory and cores for a MIG instance it chose
+// (utils.go encodePodDevices; mig_test.go:37 TestFindMatch "Match 1g.10gb and
+// available", upstream-cases.md row G1), not the instance's 9728/14; under
+// gpuMemoryFactor 2 the 12288 MiB asked are 6144 units (row G13).
+TEST(VolcanoCodecTest, MigGrantThatKnowsItsAskIsWrittenWithIt) {
+  DeviceGrant grant = Grant("GPU-a", 9728, 14);
+  grant.mode = SharingMode("mig");
+  grant.mig = MigSlot{.profile = "1g.10gb",
+                      .start = 0,
+                      .size = 1,
+                      .group = "group1",
+                      .position = 0};
+  grant.mig.asked_memory_mib = 10;
+  grant.mig.asked_cores = 0;
+  PodAllocation allocation;
+  allocation.containers.push_back(Container(0, false, {grant}));
+  EXPECT_EQ(EncodeVolcanoAllocation(allocation),
+            "GPU-a[group1-0],NVIDIA,10,0:");
+  grant.memory_mib = 19968;
+  grant.mig.group = "group2";
+  grant.mig.asked_memory_mib = 12288;
+  grant.mig.asked_cores = 50;
+  allocation.containers[0].devices = {grant};
+  EXPECT_EQ(EncodeVolcanoAllocation(allocation, 2),
+            "GPU-a[group2-0],NVIDIA,6144,50:");
+  // A grant that does not know its ask (read back) writes what it carries.
+  grant.mig.asked_memory_mib = -1;
+  grant.mig.asked_cores = -1;
+  allocation.containers[0].devices = {grant};
+  EXPECT_EQ(EncodeVolcanoAllocation(allocation),
+            "GPU-a[group2-0],NVIDIA,19968,14:");
+}
+
 TEST(VolcanoCodecTest, SkippedDevicesAreReportedNamingFieldAndValue) {
   const BadInput cases[] = {
       {"GPU-a,NVIDIA,3000", "container 0 device 0", "UUID,NVIDIA",

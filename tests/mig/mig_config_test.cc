@@ -251,6 +251,30 @@ TEST(ConfigMigTest, ConfigMapSearchNeedsGeometriesAndUnusedKeysAreSaid) {
                         "placement"));
 }
 
+// Volcano's decodeNodeDevices reads a `mig` device whose type no
+// knownMigGeometries entry lists as hami-core (upstream-cases.md row G9):
+// the configmap search tells the registration reader every listed model;
+// the placement search (HAMi's, which has no such fallback) tells nothing.
+TEST(ConfigMigTest, ConfigMapSearchListsTheModelsThatKeepMig) {
+  const std::string geometries =
+      "nvidia:\n  knownMigGeometries:\n"
+      "  - models: [A30]\n    allowedGeometries:\n    - group: g1\n"
+      "      geometries: [{name: 1g.6gb, memory: 6144, count: 4}]\n"
+      "  - models: [A100-SXM4-80GB, A100-PCIE-80GB]\n"
+      "    allowedGeometries:\n    - group: g1\n"
+      "      geometries: [{name: 1g.10gb, memory: 9728, count: 7}]\n";
+  Config configmap =
+      MustParse("scheduler: {modes: [hami-core, mig], migSearch: configmap}\n" +
+                geometries);
+  EXPECT_THAT(
+      configmap.device.volcano_mode_models,
+      ElementsAre(RegisteredModeModels{
+          SharingMode("mig"), {"A30", "A100-SXM4-80GB", "A100-PCIE-80GB"}}));
+  Config placement =
+      MustParse("scheduler: {modes: [hami-core, mig]}\n" + geometries);
+  EXPECT_THAT(placement.device.volcano_mode_models, IsEmpty());
+}
+
 // Without the mig backend's extension its keys are unknown, as any other.
 TEST(MigConfigTest, KeysAreUnknownWithoutTheExtension) {
   EXPECT_THAT(

@@ -339,6 +339,60 @@ TEST_F(MigConfigMapTest, VolcanoGrantWithOnlyGroupAndPositionCommits) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+// Volcano's mig.go findMatch/pickFromGroup compare the instance memory
+// alone (upstream-volcano.md §11 "Cores ... ignored"; upstream-cases.md row
+// G6), as HAMi's knownMigGeometries search did (device.go before 2.8): 10
+// MiB with 50% of the cores takes group1's first 1g.10gb. The grant charges
+// the instance and remembers the ask for Volcano's record (row G1).
+TEST_F(MigConfigMapTest, CoresDoNotChooseTheInstance) {
+  NodeState node = MakeNodeState({A100(0)});
+  absl::StatusOr<PodAllocation> placed =
+      Allocate(MigPod("a", {GpuContainer("c", 1, 10, 50)}), node);
+  ASSERT_OK(placed);
+  const DeviceGrant& grant = OnlyGrant(*placed);
+  EXPECT_EQ(grant.mig.group, "group1");
+  EXPECT_EQ(grant.mig.position, 0);
+  EXPECT_EQ(grant.mig.profile, "1g.10gb");
+  EXPECT_EQ(grant.memory_mib, 9728);
+  EXPECT_EQ(grant.cores, 14);
+  EXPECT_EQ(grant.mig.asked_memory_mib, 10);
+  EXPECT_EQ(grant.mig.asked_cores, 50);
+  // A container that asks no memory still wants the whole card.
+  NodeState idle = MakeNodeState({A100(0)});
+  placed = Allocate(MigPod("b", {GpuContainer("c", 1, 0)}), idle);
+  ASSERT_OK(placed);
+  EXPECT_EQ(OnlyGrant(*placed).mig.group, "group4");
+}
+
+// Volcano's record carries the request's figures (row G1); read back
+// (addMigUsed, row G8) it holds the whole instance it names: the ledger is
+// charged the geometry's 19968 MiB and the 2g's 28%, never the record's
+// 10 MiB.
+TEST_F(MigConfigMapTest, RecordWithTheRequestFiguresIsChargedTheInstance) {
+  NodeState node = MakeNodeState({A100(0)});
+  DeviceGrant grant;
+  grant.uuid = "GPU-a100-0";
+  grant.mode = mig::kMode;
+  grant.memory_mib = 10;
+  grant.cores = 0;
+  grant.mig.group = "group2";
+  grant.mig.position = 0;
+  PodAllocation allocation;
+  allocation.pod_uid = "uid-a";
+  allocation.pod_key = "default/a";
+  allocation.node_name = "n1";
+  allocation.containers.push_back(testing::Container(0, false, {grant}));
+  ASSERT_OK(backend_->Commit(MigPod("a", {GpuContainer("c0", 1, 10)}),
+                             allocation, node));
+  absl::Span<const ContainerShare> shares = node.ledger(0).SharesOf("uid-a");
+  ASSERT_EQ(shares.size(), 1u);
+  EXPECT_EQ(shares[0].memory_mib, 19968);
+  EXPECT_EQ(shares[0].cores, 28);
+  EXPECT_EQ(shares[0].mig.profile, "2g.20gb");
+  EXPECT_EQ(node.ledger(0).used_memory_mib(), 19968);
+  EXPECT_OK(node.CheckInvariants());
+}
+
 TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionIsRejected) {
   NodeState node = MakeNodeState({A100(0)});
   DeviceGrant grant;

@@ -195,6 +195,115 @@ TEST(SimulateMigTest, TwoInstancesOfOneMigGpuServeAGpuCountOfTwo) {
               HasSubstr("InsufficientGpus"));
 }
 
+// --- Kind 5 of the upstream inventory: Volcano's dynamic MIG -------------
+// (docs/reference/upstream-cases.md §G). The config, node and pods are
+// Volcano's: knownMigGeometries groups for the A100-80GB, a node registered
+// in volcano.sh/node-vgpu-register, pods asking volcano.sh/vgpu-*.
+
+constexpr char kVolcanoMigConfig[] =
+    R"(scheduler: {modes: [hami-core, mig], migSearch: configmap}
+nvidia:
+  knownMigGeometries:
+  - models: ["A100-SXM4-80GB", "A100-80GB-PCIe", "A100-PCIE-80GB"]
+    allowedGeometries:
+    - group: group1
+      geometries: [{name: 1g.10gb, memory: 9728, count: 7}]
+    - group: group2
+      geometries: [{name: 2g.20gb, memory: 19968, count: 3},
+                   {name: 1g.10gb, memory: 9728, count: 1}]
+    - group: group3
+      geometries: [{name: 3g.40gb, memory: 40192, count: 2}]
+    - group: group4
+      geometries: [{name: 7g.80gb, memory: 80896, count: 1}]
+)";
+
+// Node n with one GPU GPU-a of `type`, registered `mig` in Volcano's
+// dialect.
+std::string VolcanoMigNode(
+    const std::string& type = "NVIDIA-NVIDIA A100-SXM4-80GB") {
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+      "    volcano.sh/node-vgpu-register: 'GPU-a,10,81920,",
+      type, ",true,mig:'\n");
+}
+
+// Volcano limits for one GPU of `memory` MiB and `cores` %.
+std::string VolcanoAsk(int memory, int cores = 0) {
+  return absl::StrCat("volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: ",
+                      memory, ", volcano.sh/vgpu-cores: ", cores);
+}
+
+constexpr char kVolcanoMig[] = "volcano.sh/vgpu-mode: mig";
+
+// Volcano's mig.go TryAddPod/findMatch choose by memory alone (row G6; the
+// cores are charged, never matched): 10 MiB with vgpu-cores 50 takes the
+// first 1g.10gb of group1, not the 7g.80gb that holds 50% of the SMs.
+TEST(SimulateVolcanoMigTest, CoresDoNotChooseTheInstance) {
+  auto report =
+      SimulateJson(VolcanoMigNode(),
+                   Docs({PodYaml("cores", VolcanoAsk(10, 50), kVolcanoMig),
+                         PodYaml("next", VolcanoAsk(10), kVolcanoMig)}),
+                   kVolcanoMigConfig);
+  ASSERT_OK(report);
+  const Json cores = DeviceOf(*report, "cores");
+  ASSERT_FALSE(cores.is_null()) << report->dump(1);
+  EXPECT_EQ(cores["mig_group"], "group1");
+  EXPECT_EQ(cores["mig_position"], 0);
+  EXPECT_EQ(cores["mig_profile"], "1g.10gb");
+  EXPECT_EQ(cores["memory_mib"], 9728);  // the ledger charges the instance
+  // The GPU is not full: the next pod gets the next 1g.10gb.
+  EXPECT_EQ(DeviceOf(*report, "next")["mig_position"], 1);
+}
+
+// A record Volcano writes carries the request's figures
+// (mig_test.go:37 TestFindMatch "Match 1g.10gb and available" and
+// utils.go encodePodDevices, row G1); read back it still holds the whole
+// instance it names (addMigUsed, row G8): group1 is committed, position 0
+// is taken, and the GPU is charged 9728 MiB for it, not 10.
+TEST(SimulateVolcanoMigTest, RecordWithTheRequestFiguresHoldsTheWholeSlot) {
+  const std::string bound = absl::StrCat(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bound\n"
+      "  namespace: default\n  annotations:\n"
+      "    volcano.sh/vgpu-mode: mig\n"
+      "    volcano.sh/vgpu-ids-new: 'GPU-a[group1-0],NVIDIA,10,0:'\n"
+      "spec:\n  nodeName: n\n  containers:\n  - name: main\n    image: x\n"
+      "    resources:\n      limits: {",
+      VolcanoAsk(10), "}\n");
+  auto report =
+      SimulateJson(VolcanoMigNode(),
+                   Docs({bound, PodYaml("next", VolcanoAsk(10), kVolcanoMig)}),
+                   kVolcanoMigConfig);
+  ASSERT_OK(report);
+  const Json next = DeviceOf(*report, "next");
+  ASSERT_FALSE(next.is_null()) << report->dump(1);
+  EXPECT_EQ(next["mig_group"], "group1");
+  EXPECT_EQ(next["mig_position"], 1);
+  EXPECT_EQ((*report)["summary"]["gpu_memory_allocated_mib"], 2 * 9728);
+}
+
+// Volcano's decodeNodeDevices (utils.go) serves a `mig` device whose type
+// no knownMigGeometries entry lists as hami-core (row G9): a pod that names
+// no mode fits it as hami-core, a MIG pod stays pending (row G10).
+TEST(SimulateVolcanoMigTest, UnlistedModelFallsBackToHamiCore) {
+  auto report =
+      SimulateJson(VolcanoMigNode("NVIDIA-NVIDIA A100 80GB PCIe"),
+                   Docs({PodYaml("plain", VolcanoAsk(1000)),
+                         PodYaml("mig", VolcanoAsk(1000), kVolcanoMig)}),
+                   kVolcanoMigConfig);
+  ASSERT_OK(report);
+  const Json plain = DeviceOf(*report, "plain");
+  ASSERT_FALSE(plain.is_null()) << report->dump(1);
+  EXPECT_EQ(plain["mode"], "hami-core");
+  EXPECT_EQ(plain["memory_mib"], 1000);
+  EXPECT_FALSE(UnschedulableOf(*report, "mig").is_null());
+
+  // A listed model keeps its mode: the pod naming none gets an instance.
+  auto listed = SimulateJson(
+      VolcanoMigNode(), PodYaml("plain", VolcanoAsk(1000)), kVolcanoMigConfig);
+  ASSERT_OK(listed);
+  EXPECT_EQ(DeviceOf(*listed, "plain")["mode"], "mig");
+}
+
 TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {
   const std::string cluster = ShortCluster({ShortNode(
       "n1", Gpus("n1", 1, kH100MiB, kH100, "mode: mps, split: 64"))});

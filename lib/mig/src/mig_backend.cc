@@ -128,11 +128,17 @@ struct Miss {
   std::string detail;
 };
 
-MigDemand DemandOf(const ContainerRequest& container, const GpuKind& kind) {
+// `by_memory`: the configMap search, where only memory chooses the instance
+// as both upstreams' knownMigGeometries searches do (Volcano mig.go findMatch
+// and HAMi's before 2.8 compare the instance memory alone; the cores asked
+// are charged, not matched). A container that asks no memory still wants the
+// whole card: the largest instance.
+MigDemand DemandOf(const ContainerRequest& container, const GpuKind& kind,
+                   bool by_memory) {
   MigDemand demand;
   demand.profile = container.mig_profile;
   if (!container.mig_profile.empty()) return demand;
-  demand.cores_percent = container.cores;
+  demand.cores_percent = by_memory ? 0 : container.cores;
   if (container.memory_mib > 0) {
     demand.memory_mib = container.memory_mib;
   } else if (container.memory_percent > 0) {
@@ -142,6 +148,22 @@ MigDemand DemandOf(const ContainerRequest& container, const GpuKind& kind) {
     demand.cores_percent = 100;  // the whole card: the largest profile
   }
   return demand;
+}
+
+// What Volcano writes for the container in its record (utils.go
+// encodePodDevices takes the request, not the instance): the MiB asked, the
+// percentage's share of the registered memory, or the whole registered
+// memory; and the cores asked.
+void SetAsked(const ContainerRequest& container, const Gpu& gpu,
+              MigSlot& slot) {
+  if (container.memory_mib > 0) {
+    slot.asked_memory_mib = container.memory_mib;
+  } else if (container.memory_percent > 0) {
+    slot.asked_memory_mib = gpu.memory_mib * container.memory_percent / 100;
+  } else {
+    slot.asked_memory_mib = gpu.memory_mib;
+  }
+  slot.asked_cores = container.cores;
 }
 
 std::string DemandText(const MigDemand& demand) {
@@ -226,6 +248,10 @@ class MigBackend final : public SharingBackend {
   // and start of a Volcano group-position id).
   absl::Status Resolve(const GpuKind& kind, const Gpu& gpu,
                        MigSlot& slot) const;
+  // Raises a resolved grant's figures to its instance's: the geometry's
+  // memory for a group position, else the profile's, and the profile's
+  // compute share.
+  void ChargeInstance(const GpuKind& kind, DeviceGrant& grant) const;
 
   const bool configmap_;
   GpuKinds kinds_;
@@ -251,7 +277,7 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
                     : "");
   }
   const MigModel& model = *kind.model;
-  const MigDemand demand = DemandOf(container, kind);
+  const MigDemand demand = DemandOf(container, kind, configmap_);
   const GpuMigState state = StateOf(model, ledger, pending);
   Pick pick;
   if (configmap_) {
@@ -283,6 +309,7 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
   share.cores = profile.compute_slices * 100 / model.compute_slices;
   share.mig = MigSlot{profile.name, pick.start, profile.memory_slices,
                       pick.group, pick.position};
+  if (configmap_) SetAsked(container, gpu, share.mig);
   offer.mig_action = pick.action;
   pending.push_back(share);
   offer.verdict = options.explain
@@ -494,6 +521,22 @@ absl::Status MigBackend::Resolve(const GpuKind& kind, const Gpu& gpu,
   return absl::OkStatus();
 }
 
+void MigBackend::ChargeInstance(const GpuKind& kind, DeviceGrant& grant) const {
+  const MigModel& model = *kind.model;
+  const MigProfile& profile = *model.FindProfile(grant.mig.profile);
+  int64_t memory_mib = profile.memory_mib;
+  for (const LaidGroup& group : kind.groups) {
+    if (group.name != grant.mig.group) continue;
+    if (grant.mig.position >= 0 &&
+        static_cast<size_t>(grant.mig.position) < group.slots.size()) {
+      memory_mib = group.slots[grant.mig.position].memory_mib;
+    }
+    break;
+  }
+  grant.memory_mib = std::max(grant.memory_mib, memory_mib);
+  grant.cores = profile.compute_slices * 100 / model.compute_slices;
+}
+
 absl::Status MigBackend::Commit(const PodRequest& request,
                                 const PodAllocation& allocation,
                                 NodeState& node) const {
@@ -522,6 +565,10 @@ absl::Status MigBackend::Commit(const PodRequest& request,
             status.code(),
             absl::StrCat("pod ", allocation.pod_key, ": ", status.message()));
       }
+      // The instance is held whole whatever a record read back says:
+      // Volcano's carries the request's figures (`GPU-a[group1-0],NVIDIA,
+      // 10,0:`), and a slot charged less would look free to the next pod.
+      ChargeInstance(kind, grant);
       // Per-profile caps (a +me profile: one instance per GPU).
       const int profile = kind.model->ProfileIndex(grant.mig.profile);
       int32_t count = 0;

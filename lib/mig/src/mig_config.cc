@@ -82,6 +82,18 @@ absl::Status CheckMigSettings(Config& config) {
     return PathError("scheduler.migSearch",
                      "\"configmap\" needs nvidia.knownMigGeometries");
   }
+  if (mig_enabled && configmap) {
+    // Volcano's decodeNodeDevices serves a `mig` device whose type no
+    // knownMigGeometries entry lists as hami-core (HAMi's own search leaves
+    // such a device without geometries instead: no fallback there).
+    RegisteredModeModels rule{kMode, {}};
+    for (const KnownMigGeometries& entry : mig.known_geometries) {
+      rule.models.insert(rule.models.end(), entry.models.begin(),
+                         entry.models.end());
+    }
+    std::erase(config.device.volcano_mode_models, rule);  // checked twice
+    config.device.volcano_mode_models.push_back(std::move(rule));
+  }
   auto unused = [&](absl::string_view key, absl::string_view why) {
     config.notices.push_back(
         absl::StrFormat("%s.%s: not used: %s", kNvidia, key, why));

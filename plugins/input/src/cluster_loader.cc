@@ -44,7 +44,7 @@ absl::Status AddDraObject(const Json& object, const std::string& kind,
 
 // Reads one Node object; skipped (with a note) when it registers no GPU.
 absl::Status AddNodeObject(const Json& object, absl::string_view where,
-                           size_t document, int32_t volcano_memory_factor,
+                           size_t document, const DeviceConfig& config,
                            YamlDocumentErrors& errors, LoadedCluster& cluster) {
   std::string kind = KindOf(object);
   if (kind == "ResourceSlice" || kind == "DeviceClass") {
@@ -57,7 +57,7 @@ absl::Status AddNodeObject(const Json& object, absl::string_view where,
                          "(or a List of them)",
                          where, kind)));
   }
-  auto inventory = ParseNodeInventory(object, volcano_memory_factor);
+  auto inventory = ParseNodeInventory(object, config);
   if (absl::IsNotFound(inventory.status())) {
     absl::Status located = errors.At(
         document,
@@ -77,7 +77,7 @@ absl::Status AddNodeObject(const Json& object, absl::string_view where,
 
 // Reads documents of Node objects and Lists of them.
 absl::Status AddNodeDocuments(const std::vector<Json>& documents,
-                              int32_t volcano_memory_factor,
+                              const DeviceConfig& config,
                               YamlDocumentErrors& errors,
                               LoadedCluster& cluster) {
   for (size_t d = 0; d < documents.size(); ++d) {
@@ -98,7 +98,7 @@ absl::Status AddNodeDocuments(const std::vector<Json>& documents,
     if (!objects.ok()) return errors.At(number, objects.status());
     for (const DocumentObject& object : *objects) {
       DS_RETURN_IF_ERROR(AddNodeObject(*object.object, object.where, number,
-                                       volcano_memory_factor, errors, cluster));
+                                       config, errors, cluster));
     }
   }
   return absl::OkStatus();
@@ -151,8 +151,7 @@ absl::StatusOr<LoadedCluster> LoadClusterYaml(absl::string_view text,
       cluster.nodes.push_back(std::move(node.inventory));
     }
   } else {
-    DS_RETURN_IF_ERROR(
-        AddNodeDocuments(*documents, config.memory_factor, errors, cluster));
+    DS_RETURN_IF_ERROR(AddNodeDocuments(*documents, config, errors, cluster));
   }
   absl::Status unique = CheckClusterUnique(cluster.nodes);
   if (!unique.ok()) return InFile(file, unique);

@@ -90,6 +90,13 @@ std::string EncodeVolcanoAllocation(const PodAllocation& allocation,
     if (container.is_init || container.devices.empty()) continue;
     std::vector<DeviceGrant> in_units = container.devices;
     for (DeviceGrant& grant : in_units) {
+      // Volcano writes what the container asked for a MIG instance it chose
+      // from a knownMigGeometries group (utils.go encodePodDevices), not
+      // the instance's figures; the reader charges the instance anyway.
+      if (grant.mig.asked_memory_mib >= 0) {
+        grant.memory_mib = grant.mig.asked_memory_mib;
+      }
+      if (grant.mig.asked_cores >= 0) grant.cores = grant.mig.asked_cores;
       grant.memory_mib = (grant.memory_mib + factor - 1) / factor;
     }
     std::string entry;

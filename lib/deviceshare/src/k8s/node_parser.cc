@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -60,11 +61,34 @@ absl::StatusOr<int64_t> Allocatable(
       "%s: %s is a %s, want a quantity", field, Dump(*it), it->type_name()));
 }
 
+bool ModelListed(const std::vector<std::string>& models,
+                 const std::string& gpu_model) {
+  const std::string lowered = absl::AsciiStrToLower(gpu_model);
+  return std::any_of(
+      models.begin(), models.end(), [&](const std::string& model) {
+        return absl::StrContains(lowered, absl::AsciiStrToLower(model));
+      });
+}
+
+// Volcano's decodeNodeDevices: a GPU registered in a mode it cannot serve
+// for that model (a `mig` device no knownMigGeometries entry lists) is
+// served in the default mode instead.
+void ApplyVolcanoModeFallback(const DeviceConfig& config,
+                              std::vector<Gpu>& gpus) {
+  for (Gpu& gpu : gpus) {
+    for (const RegisteredModeModels& rule : config.volcano_mode_models) {
+      if (gpu.mode == rule.mode && !ModelListed(rule.models, gpu.model)) {
+        gpu.mode = kDefaultSharingMode;
+      }
+    }
+  }
+}
+
 // HAMi's annotation wins when a node carries both: it is the richer format
 // (NUMA, core capacity, index).
 absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
     const Json& annotations, absl::string_view node,
-    int32_t volcano_memory_factor) {
+    const DeviceConfig& config) {
   constexpr absl::string_view kPath = "metadata.annotations";
   DS_ASSIGN_OR_RETURN(const Json* hami,
                       Member(annotations, keys::kHamiNodeRegister,
@@ -76,8 +100,12 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
                       Member(annotations, keys::kVolcanoNodeRegister,
                              Json::value_t::string, kPath));
   if (volcano != nullptr) {
-    return DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>(),
-                                     volcano_memory_factor);
+    DS_ASSIGN_OR_RETURN(
+        std::vector<Gpu> gpus,
+        DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>(),
+                                  config.memory_factor));
+    ApplyVolcanoModeFallback(config, gpus);
+    return gpus;
   }
   return absl::NotFoundError(
       absl::StrFormat("node %s has neither %s nor %s: no shareable GPU", node,
@@ -160,6 +188,13 @@ absl::Status ReadCordon(const Json* annotations, NodeInventory& inventory) {
 
 absl::StatusOr<NodeInventory> ParseNodeInventory(
     const Json& node, int32_t volcano_memory_factor) {
+  DeviceConfig config;
+  config.memory_factor = volcano_memory_factor;
+  return ParseNodeInventory(node, config);
+}
+
+absl::StatusOr<NodeInventory> ParseNodeInventory(const Json& node,
+                                                 const DeviceConfig& config) {
   if (!node.is_object()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("node: JSON %s, want a Node object", node.type_name()));
@@ -184,7 +219,7 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(
   static const Json kNoAnnotations = Json::object();
   auto gpus =
       DecodeRegistration(annotations != nullptr ? *annotations : kNoAnnotations,
-                         inventory.name, volcano_memory_factor);
+                         inventory.name, config);
   if (!gpus.ok()) {
     if (absl::IsNotFound(gpus.status())) return gpus.status();
     return WithNode(inventory.name, gpus.status());

@@ -112,7 +112,7 @@ void Extender::ApplyNode(const nlohmann::json& node) {
   const std::string name = Text(node, {"metadata", "name"});
   if (name.empty()) return;
   absl::StatusOr<NodeInventory> inventory =
-      ParseNodeInventory(node, scheduler_->config().device.memory_factor);
+      ParseNodeInventory(node, scheduler_->config().device);
   if (!inventory.ok()) {
     if (inventory.status().code() != absl::StatusCode::kNotFound) {
       LogNode(LogLevel::kWarn, name,

@@ -53,7 +53,9 @@ absl::StatusOr<std::vector<Gpu>> DecodeVolcanoNodeRegister(
     absl::string_view text, int32_t memory_factor = 1);
 
 // Encodes the app containers that hold at least one device (Volcano counts
-// only those); init containers and GPU-less containers get no entry.
+// only those); init containers and GPU-less containers get no entry. A MIG
+// grant that knows what its container asked (MigSlot::asked_memory_mib,
+// asked_cores) is written with those figures, as Volcano writes them.
 std::string EncodeVolcanoAllocation(const PodAllocation& allocation,
                                     int32_t memory_factor = 1);
 // One vector of grants per entry, in order. Grants have gpu_index -1 and

@@ -29,7 +29,9 @@ struct ConfigExtension {
   std::vector<std::string> nvidia_keys;
   std::vector<std::string> scheduler_keys;
   // Checks the owned values (config.extensions) once the file is read, with
-  // the whole config in view; may append to config.notices. Null: none.
+  // the whole config in view; may append to config.notices, and may fill
+  // the settings the core applies for the owner without knowing it
+  // (DeviceConfig::volcano_mode_models). Null: none.
   std::function<absl::Status(Config& config)> check;
 };
 

@@ -16,11 +16,25 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/model/sharing_mode.h"
+
 namespace deviceshare {
 
 // How HAMi's admission webhook treats `gpucores` (`gpuCorePolicy`); passed
 // to the container as GPU_CORE_UTILIZATION_POLICY.
 enum class GpuCorePolicy { kDefault, kForce, kDisable };
+
+// A mode that a Volcano registration gives only GPUs of some models: any
+// other GPU it registers in `mode` is read in the default mode, as Volcano's
+// decodeNodeDevices reads a `mig` device whose type no knownMigGeometries
+// entry lists as hami-core. `models` match as case-insensitive substrings of
+// the registered type.
+struct RegisteredModeModels {
+  SharingMode mode;
+  std::vector<std::string> models;
+
+  bool operator==(const RegisteredModeModels& other) const = default;
+};
 
 struct DeviceConfig {
   // Resource names (HAMi lets users rename them).
@@ -48,6 +62,10 @@ struct DeviceConfig {
   int32_t lib_cuda_log_level = -1;    // libCudaLogLevel; -1 = not set
   std::string runtime_class_name;     // runtimeClassName (webhook only)
   bool enable_numa_topology = false;  // enableNumaTopology
+  // Not a key of the file: the owner of a mode fills it in when the config
+  // is checked (config/config_extension.h), and reading a Volcano
+  // registration applies it (k8s/node_parser.h).
+  std::vector<RegisteredModeModels> volcano_mode_models;
 
   bool operator==(const DeviceConfig& other) const = default;
 };

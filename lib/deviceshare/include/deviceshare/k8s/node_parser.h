@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "deviceshare/config/device_config.h"
 #include "deviceshare/model/node_inventory.h"
 #include "nlohmann/json_fwd.hpp"
 
@@ -22,6 +23,13 @@ namespace deviceshare {
 // in MiB either way.
 absl::StatusOr<NodeInventory> ParseNodeInventory(const nlohmann::json& node,
                                                  int32_t volcano_memory_factor);
+
+// The same with the whole device config: its memory_factor as above, and a
+// Volcano registration's GPUs in a mode of `volcano_mode_models` whose type
+// lists none of the mode's models are read in the default mode (Volcano's
+// decodeNodeDevices fallback).
+absl::StatusOr<NodeInventory> ParseNodeInventory(const nlohmann::json& node,
+                                                 const DeviceConfig& config);
 
 }  // namespace deviceshare
 

@@ -31,6 +31,13 @@ struct MigSlot {
   // unknown size (HAMi fails closed: mig_allocation_test.go
   // TestGetNodesUsageFailsClosedWithoutMigAllocation).
   bool holds_gpu = false;
+  // configMap mode, a grant just chosen: what its container asked (MiB,
+  // cores %), -1 when unknown. Volcano writes these figures, not the
+  // instance's, in its record (utils.go encodePodDevices); the ledger still
+  // charges the instance (DeviceGrant::memory_mib / cores), and a record read
+  // back is charged at least the instance it names.
+  int64_t asked_memory_mib = -1;
+  int32_t asked_cores = -1;
 
   bool placed() const { return start >= 0 && size > 0; }
   // Bit s set for every memory slice s the instance covers; 0 when not
