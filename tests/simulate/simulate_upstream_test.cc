@@ -592,6 +592,11 @@ TEST(SimulateUpstreamTest, LooseRecordsOfRunningPodsAreCharged) {
        "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 10000",
        "volcano.sh/vgpu-ids-new",
        "GPU-n-0,NVIDIA,-5,30:GPU-n-0,NVIDIA,10000,10"},
+      {"HAMi, a stale device beside a valid one (scheduler_test.go "
+       "Test_getNodesUsage_StalePodDeviceAllocation MixedStaleAndValid)",
+       "nvidia.com/gpu: 2, nvidia.com/gpumem: 10000",
+       "hami.io/vgpu-devices-allocated",
+       "GPU-gone,NVIDIA,10000,10:GPU-n-0,NVIDIA,10000,10:;"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.upstream);

@@ -76,21 +76,36 @@ absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   // share reads as hami-core; MIG ids are marked): a share takes the mode
   // of the GPU it sits on. Copied only when a mode differs: a placement
   // the scheduler made already has them right.
+  // A grant on a GPU the node does not have (a stale record) is skipped and
+  // the rest charged, as HAMi skips it (scheduler_test.go
+  // Test_getNodesUsage_StalePodDeviceAllocation). A pod none of whose
+  // grants the node has is not charged here at all: it is displaced.
   std::optional<PodAllocation> adopted;
+  bool any_found = false;
   const auto& containers = record.allocation.containers;
   for (size_t c = 0; c < containers.size(); ++c) {
     for (size_t d = 0; d < containers[c].devices.size(); ++d) {
       const DeviceGrant& grant = containers[c].devices[d];
       if (grant.has_partition()) continue;
       std::optional<size_t> position = node.FindGpu(grant.uuid);
-      if (!position) continue;
-      const SharingMode gpu_mode = node.inventory().gpus[*position].mode;
-      if (gpu_mode == grant.mode) continue;
+      any_found = any_found || position.has_value();
+      SharingMode gpu_mode = grant.mode;
+      if (position) gpu_mode = node.inventory().gpus[*position].mode;
+      if (position && gpu_mode == grant.mode) continue;
       if (!adopted) adopted = record.allocation;
       adopted->containers[c].devices[d].mode = gpu_mode;
+      if (!position) adopted->containers[c].devices[d].uuid.clear();
     }
   }
-  const PodAllocation& allocation = adopted ? *adopted : record.allocation;
+  if (adopted && any_found) {
+    for (ContainerAllocation& container : adopted->containers) {
+      std::erase_if(container.devices, [](const DeviceGrant& grant) {
+        return grant.uuid.empty();
+      });
+    }
+  }
+  const PodAllocation& allocation =
+      adopted && any_found ? *adopted : record.allocation;
   std::vector<SharingMode> modes = ModesOf(allocation);
   if (modes.size() > 1) {
     return absl::InvalidArgumentError(
