@@ -82,30 +82,33 @@ absl::Status ClusterState::Charge(const PodRecord& record, NodeState& node) {
   // grants the node has is not charged here at all: it is displaced.
   std::optional<PodAllocation> adopted;
   bool any_found = false;
+  bool any_stale = false;
   const auto& containers = record.allocation.containers;
   for (size_t c = 0; c < containers.size(); ++c) {
     for (size_t d = 0; d < containers[c].devices.size(); ++d) {
       const DeviceGrant& grant = containers[c].devices[d];
       if (grant.has_partition()) continue;
       std::optional<size_t> position = node.FindGpu(grant.uuid);
-      any_found = any_found || position.has_value();
-      SharingMode gpu_mode = grant.mode;
-      if (position) gpu_mode = node.inventory().gpus[*position].mode;
-      if (position && gpu_mode == grant.mode) continue;
+      if (!position) {
+        any_stale = true;
+        continue;
+      }
+      any_found = true;
+      const SharingMode gpu_mode = node.inventory().gpus[*position].mode;
+      if (gpu_mode == grant.mode) continue;
       if (!adopted) adopted = record.allocation;
       adopted->containers[c].devices[d].mode = gpu_mode;
-      if (!position) adopted->containers[c].devices[d].uuid.clear();
     }
   }
-  if (adopted && any_found) {
+  if (any_stale && any_found) {
+    if (!adopted) adopted = record.allocation;
     for (ContainerAllocation& container : adopted->containers) {
-      std::erase_if(container.devices, [](const DeviceGrant& grant) {
-        return grant.uuid.empty();
+      std::erase_if(container.devices, [&](const DeviceGrant& grant) {
+        return !grant.has_partition() && !node.FindGpu(grant.uuid);
       });
     }
   }
-  const PodAllocation& allocation =
-      adopted && any_found ? *adopted : record.allocation;
+  const PodAllocation& allocation = adopted ? *adopted : record.allocation;
   std::vector<SharingMode> modes = ModesOf(allocation);
   if (modes.size() > 1) {
     return absl::InvalidArgumentError(
