@@ -1,7 +1,6 @@
 #include "deviceshare/codec/hami_codec.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -11,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "codec/hami_mig_profiles.h"
+#include "codec/json_members.h"
 #include "codec/register_entry.h"
 #include "codec/wire_fields.h"
 #include "deviceshare/codec/annotation_keys.h"
@@ -25,7 +26,13 @@ namespace {
 using OrderedJson = nlohmann::ordered_json;
 using Json = nlohmann::json;
 
+using wire::JsonFieldError;
+using wire::JsonInt;
+using wire::JsonIntValue;
+using wire::JsonString;
+using wire::MissingField;
 using wire::RegisterColumn;
+using wire::RequiredInt;
 
 // Legacy entries: UUID,split,memMiB,devcore,type,numa,health[,index,mode];
 // the 7-field form predates the index column. HAMi wrote the GPUs in
@@ -44,68 +51,6 @@ std::string EntryWhere(size_t index) {
 }
 
 // JSON form (HAMi >= 2.8).
-
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-// JSON values quote themselves, so the value is shown as JSON text.
-absl::Status JsonFieldError(absl::string_view where, absl::string_view field,
-                            const Json& value, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s field %s: %s %s", where, field, Dump(value), why));
-}
-
-// Checks one integer JSON value of field `field`: within [0, max], or -1
-// read as 0 when `unknown_numa_is_zero`.
-absl::StatusOr<int64_t> JsonIntValue(const Json& value, absl::string_view field,
-                                     int64_t max, absl::string_view where,
-                                     bool unknown_numa_is_zero = false) {
-  if (value.is_number_float() && std::abs(value.get<double>()) >= 0x1p63) {
-    // nlohmann reads integers beyond uint64 as doubles.
-    return JsonFieldError(where, field, value,
-                          absl::StrCat("is out of range (max ", max, ")"));
-  }
-  if (!value.is_number_integer()) {
-    return JsonFieldError(where, field, value, "is not an integer");
-  }
-  if (value.is_number_unsigned()) {
-    uint64_t n = value.get<uint64_t>();
-    if (n > static_cast<uint64_t>(max)) {
-      return JsonFieldError(where, field, value,
-                            absl::StrCat("is out of range (max ", max, ")"));
-    }
-    return static_cast<int64_t>(n);
-  }
-  int64_t n = value.get<int64_t>();
-  if (n == -1 && unknown_numa_is_zero) return 0;
-  if (n < 0) return JsonFieldError(where, field, value, "is negative");
-  if (n > max) {
-    return JsonFieldError(where, field, value,
-                          absl::StrCat("is out of range (max ", max, ")"));
-  }
-  return n;
-}
-
-// Reads an optional integer member; absent means zero (Go's omitempty).
-absl::StatusOr<int64_t> JsonInt(const Json& entry, const char* name,
-                                int64_t max, absl::string_view where,
-                                bool unknown_numa_is_zero = false) {
-  auto it = entry.find(name);
-  if (it == entry.end()) return 0;
-  return JsonIntValue(*it, name, max, where, unknown_numa_is_zero);
-}
-
-// Reads an optional string member; absent means "".
-absl::StatusOr<std::string> JsonString(const Json& entry, const char* name,
-                                       absl::string_view where) {
-  auto it = entry.find(name);
-  if (it == entry.end()) return std::string();
-  if (!it->is_string()) {
-    return JsonFieldError(where, name, *it, "is not a string");
-  }
-  return it->get<std::string>();
-}
 
 absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
   const std::string where = EntryWhere(index);
@@ -139,8 +84,9 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
     }
     gpu.healthy = it->get<bool>();
   }
-  // Other members (migProfiles, devicevendor, custominfo, ...) are skipped.
-  // TODO(mig): read migProfiles into the GPU's MIG facts.
+  DS_ASSIGN_OR_RETURN(gpu.mig_profiles,
+                      wire::ReadHamiMigProfiles(entry, where));
+  // Other members (devicevendor, custominfo, ...) are skipped.
   gpu.index = static_cast<int32_t>(gpu_index);
   gpu.split_count = static_cast<int32_t>(count);
   gpu.core_capacity = static_cast<int32_t>(devcore);
@@ -150,26 +96,6 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
 }
 
 // MIG allocations (HAMi >= 2.10, `hami.io/vgpu-mig-allocations`).
-
-absl::Status MissingField(absl::string_view where, absl::string_view field,
-                          absl::string_view why = "") {
-  return absl::InvalidArgumentError(
-      absl::StrCat(where, " field ", field, ": is missing", why));
-}
-
-// A required integer member `name` of `object` in [min, max]; `field`
-// names it in errors ("placement.size").
-absl::StatusOr<int64_t> RequiredInt(const Json& object, const char* name,
-                                    absl::string_view field, int64_t min,
-                                    int64_t max, absl::string_view where) {
-  auto it = object.find(name);
-  if (it == object.end()) return MissingField(where, field);
-  DS_ASSIGN_OR_RETURN(int64_t value, JsonIntValue(*it, field, max, where));
-  if (value < min) {
-    return JsonFieldError(where, field, *it, absl::StrCat("is below ", min));
-  }
-  return value;
-}
 
 // A required index member `name` below `count`, the number of `what`s.
 absl::StatusOr<size_t> RequiredIndex(const Json& entry, const char* name,
@@ -328,6 +254,9 @@ std::string EncodeHamiNodeRegisterJson(const std::vector<Gpu>& gpus) {
     if (!gpu.model.empty()) entry["type"] = gpu.model;
     if (gpu.numa_node != 0) entry["numa"] = gpu.numa_node;
     entry["mode"] = std::string(SharingModeName(gpu.mode));
+    if (!gpu.mig_profiles.empty()) {
+      entry["migProfiles"] = wire::HamiMigProfilesJson(gpu.mig_profiles);
+    }
     if (gpu.healthy) entry["health"] = true;
     list.push_back(std::move(entry));
   }

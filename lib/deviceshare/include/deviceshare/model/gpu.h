@@ -33,6 +33,31 @@ struct GpuLink {
   bool operator==(const GpuLink& other) const = default;
 };
 
+// Where one MIG GPU instance of a profile may sit: memory slices
+// [start, start + size), as NVML's GetGpuInstancePossiblePlacements gives.
+struct MigPlacement {
+  int32_t start = 0;
+  int32_t size = 0;
+
+  bool operator==(const MigPlacement& other) const = default;
+};
+
+// A MIG GPU-instance profile as the node registered it (HAMi's
+// `migProfiles`, filled by its device plugin from NVML). When a GPU has
+// them they are its catalogue: only these profiles at these placements,
+// with this memory, are handed out (HAMi's scheduler knows no other).
+struct RegisteredMigProfile {
+  std::string name;        // "1g.5gb"
+  int64_t memory_mib = 0;  // the instance's memory (NVML memorySizeMB)
+  // Share of the GPU's SMs in percent, ceil(profile SMs x 100 / full SMs);
+  // what a grant of the profile is charged. 0 = not reported.
+  int32_t cores = 0;
+  int32_t slice_count = 0;  // NVML sliceCount (compute slices)
+  std::vector<MigPlacement> placements;
+
+  bool operator==(const RegisteredMigProfile& other) const = default;
+};
+
 struct Gpu {
   std::string uuid;   // "GPU-0fc3eda5-..."
   int32_t index = 0;  // NVML index (minor order) on the node
@@ -62,6 +87,9 @@ struct Gpu {
   // found them (mode mig only; empty = none or not reported). Pods' grants
   // may reuse a free one; an idle GPU may be repartitioned.
   std::vector<MigSlot> mig_instances;
+  // The MIG profiles the node registered for this GPU (mode mig; empty =
+  // none registered: the built-in table for its model applies).
+  std::vector<RegisteredMigProfile> mig_profiles;
 
   bool operator==(const Gpu& other) const = default;
 };
