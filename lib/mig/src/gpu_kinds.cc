@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "registered_model.h"
 
 namespace deviceshare::mig::internal {
 namespace {
@@ -20,7 +22,27 @@ bool ModelListed(const std::vector<std::string>& models,
   return false;
 }
 
+// Equal inputs give equal hashes; a collision is told apart by comparing.
+size_t RegisteredHash(const Gpu& gpu) {
+  size_t hash = absl::HashOf(gpu.pci_device_id, gpu.model);
+  for (const RegisteredMigProfile& profile : gpu.mig_profiles) {
+    hash = absl::HashOf(hash, profile.name, profile.memory_mib, profile.cores,
+                        profile.slice_count);
+    for (const MigPlacement& placement : profile.placements) {
+      hash = absl::HashOf(hash, placement.start, placement.size);
+    }
+  }
+  return hash;
+}
+
 }  // namespace
+
+int32_t GpuKind::CoresOf(int profile) const {
+  if (profile >= 0 && static_cast<size_t>(profile) < cores.size()) {
+    return cores[profile];
+  }
+  return model->profiles[profile].compute_slices * 100 / model->compute_slices;
+}
 
 GpuKinds::GpuKinds(const MigConfig& config, const MigCatalog& catalog)
     : config_(config),
@@ -35,6 +57,7 @@ GpuKinds::GpuKinds(const MigConfig& config, const MigCatalog& catalog)
 }
 
 const GpuKind& GpuKinds::Of(const Gpu& gpu) const {
+  if (!gpu.mig_profiles.empty()) return OfRegistered(gpu);
   auto key = std::make_pair(gpu.pci_device_id, gpu.model);
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -47,18 +70,69 @@ const GpuKind& GpuKinds::Of(const Gpu& gpu) const {
   return *it->second;
 }
 
+const GpuKind& GpuKinds::OfRegistered(const Gpu& gpu) const {
+  const size_t hash = RegisteredHash(gpu);
+  auto same = [&](const RegisteredEntry& entry) {
+    return entry.pci_device_id == gpu.pci_device_id &&
+           entry.model == gpu.model && entry.profiles == gpu.mig_profiles;
+  };
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = registered_.find(hash);
+    if (it != registered_.end()) {
+      for (const RegisteredEntry& entry : it->second) {
+        if (same(entry)) return *entry.kind;
+      }
+    }
+  }
+  std::unique_ptr<GpuKind> built = Build(gpu);
+  absl::MutexLock lock(&mu_);
+  std::vector<RegisteredEntry>& bucket = registered_[hash];
+  for (const RegisteredEntry& entry : bucket) {
+    if (same(entry)) return *entry.kind;  // another thread built it first
+  }
+  bucket.push_back(RegisteredEntry{gpu.pci_device_id, gpu.model,
+                                   gpu.mig_profiles, std::move(built)});
+  return *bucket.back().kind;
+}
+
 std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
   auto kind = std::make_unique<GpuKind>();
   const MigModel* model = catalog_.Match(gpu);
-  if (model == nullptr) return kind;
-  const size_t index = static_cast<size_t>(model - catalog_.models().data());
-  if (searches_[index] == nullptr) return kind;
-  kind->model = model;
-  kind->search = searches_[index].get();
+  const size_t index =
+      model ? static_cast<size_t>(model - catalog_.models().data()) : 0;
+  if (!gpu.mig_profiles.empty()) {
+    absl::StatusOr<RegisteredModel> registered =
+        BuildRegisteredModel(gpu, model);
+    absl::StatusOr<SlotSearch> search =
+        registered.ok() ? SlotSearch::Create(registered->catalog.models()[0])
+                        : absl::StatusOr<SlotSearch>(registered.status());
+    kind->registered = true;
+    if (!search.ok()) {
+      kind->model_status = search.status();
+      return kind;
+    }
+    kind->own_catalog =
+        std::make_unique<MigCatalog>(std::move(registered->catalog));
+    kind->own_search = std::make_unique<SlotSearch>(*std::move(search));
+    kind->cores = std::move(registered->cores);
+    kind->model = &kind->own_catalog->models()[0];
+    kind->search = kind->own_search.get();
+  } else {
+    if (model == nullptr || searches_[index] == nullptr) return kind;
+    kind->model = model;
+    kind->search = searches_[index].get();
+  }
+  Complete(gpu, *kind);
+  return kind;
+}
+
+void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {
+  const MigModel* model = kind.model;
   for (const MigProfile& profile : model->profiles) {
     if (!profile.variant) {
-      kind->largest_memory_mib =
-          std::max(kind->largest_memory_mib, profile.memory_mib);
+      kind.largest_memory_mib =
+          std::max(kind.largest_memory_mib, profile.memory_mib);
     }
   }
   for (const MigProfileAllowlist& entry : config_.profile_allowlist) {
@@ -68,31 +142,30 @@ std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
       int profile = model->ProfileIndex(name);
       if (profile >= 0) allowed.push_back(profile);
     }
-    kind->allowed = std::move(allowed);
+    kind.allowed = std::move(allowed);
     break;
   }
-  if (!configmap_) return kind;
-  kind->groups_status = absl::NotFoundError(absl::StrFormat(
+  if (!configmap_) return;
+  kind.groups_status = absl::NotFoundError(absl::StrFormat(
       "no knownMigGeometries entry lists model \"%s\"", gpu.model));
   for (const KnownMigGeometries& entry : config_.known_geometries) {
     if (!ModelListed(entry.models, gpu.model)) continue;
-    kind->groups_status = absl::OkStatus();
+    kind.groups_status = absl::OkStatus();
     for (size_t g = 0; g < entry.geometries.size(); ++g) {
       const MigGeometry& geometry = entry.geometries[g];
       absl::StatusOr<std::vector<GeometrySlot>> slots =
           LayGeometry(*model, geometry);
       if (!slots.ok()) {
-        kind->groups_status = slots.status();
-        kind->groups.clear();
+        kind.groups_status = slots.status();
+        kind.groups.clear();
         break;
       }
-      kind->groups.push_back(
+      kind.groups.push_back(
           LaidGroup{geometry.group.empty() ? absl::StrCat(g) : geometry.group,
                     *std::move(slots)});
     }
     break;
   }
-  return kind;
 }
 
 }  // namespace deviceshare::mig::internal

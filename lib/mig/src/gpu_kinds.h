@@ -3,8 +3,10 @@
 // What the mig backend derives from a GPU's model string and PCI id, once
 // per distinct GPU kind: its catalog model and slot search, the profiles
 // migProfileAllowlist allows, and (configMap mode) the knownMigGeometries
-// groups laid out on it. Nodes repeat a few GPU kinds thousands of times,
-// so the result is cached.
+// groups laid out on it. A GPU that registered its MIG profiles
+// (Gpu::mig_profiles) is its own kind: its model is built from them
+// (src/registered_model.h), keyed by type, PCI id and the profiles. Nodes
+// repeat a few GPU kinds thousands of times, so the result is cached.
 //
 // Thread safety: Of() is safe to call concurrently.
 #ifndef DEVICESHARE_MIG_SRC_GPU_KINDS_H_
@@ -38,6 +40,17 @@ struct LaidGroup {
 struct GpuKind {
   const MigModel* model = nullptr;  // nullptr: the catalog lacks the model
   const SlotSearch* search = nullptr;
+  // Why `model` is null for a GPU with registered profiles (they make no
+  // model); OK otherwise.
+  absl::Status model_status;
+  // Built from the GPU's registered profiles: the kind owns its model and
+  // search, a grant is charged cores[profile], and memory percentages are
+  // of the GPU's registered memory (HAMi's Totalmem), not of the largest
+  // profile.
+  bool registered = false;
+  std::unique_ptr<MigCatalog> own_catalog;
+  std::unique_ptr<SlotSearch> own_search;
+  std::vector<int32_t> cores;
   // migProfileAllowlist: the allowed profile indices; nullopt = all.
   std::optional<std::vector<int>> allowed;
   // configMap mode: the groups of the first knownMigGeometries entry whose
@@ -45,6 +58,10 @@ struct GpuKind {
   absl::Status groups_status;
   std::vector<LaidGroup> groups;
   int64_t largest_memory_mib = 0;  // of the non-variant profiles
+
+  // The core share, in percent of the GPU, a grant of `profile` charges:
+  // the registered `core`, else its compute slices' share.
+  int32_t CoresOf(int profile) const;
 };
 
 class GpuKinds {
@@ -55,6 +72,17 @@ class GpuKinds {
 
  private:
   std::unique_ptr<GpuKind> Build(const Gpu& gpu) const;
+  const GpuKind& OfRegistered(const Gpu& gpu) const;
+  // Fills what the model decides: allowlist, groups, largest memory.
+  void Complete(const Gpu& gpu, GpuKind& kind) const;
+
+  // A kind built from registered profiles and what it was built from.
+  struct RegisteredEntry {
+    uint32_t pci_device_id;
+    std::string model;
+    std::vector<RegisteredMigProfile> profiles;
+    std::unique_ptr<GpuKind> kind;
+  };
 
   const MigConfig config_;
   const bool configmap_;
@@ -65,6 +93,10 @@ class GpuKinds {
   mutable absl::flat_hash_map<std::pair<uint32_t, std::string>,
                               std::unique_ptr<GpuKind>>
       cache_ ABSL_GUARDED_BY(mu_);
+  // By a hash of the GPU's type, PCI id and profiles; a bucket holds every
+  // entry of that hash.
+  mutable absl::flat_hash_map<size_t, std::vector<RegisteredEntry>> registered_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deviceshare::mig::internal

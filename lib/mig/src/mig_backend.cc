@@ -133,8 +133,8 @@ struct Miss {
 // and HAMi's before 2.8 compare the instance memory alone; the cores asked
 // are charged, not matched). A container that asks no memory still wants the
 // whole card: the largest instance.
-MigDemand DemandOf(const ContainerRequest& container, const GpuKind& kind,
-                   bool by_memory) {
+MigDemand DemandOf(const ContainerRequest& container, const Gpu& gpu,
+                   const GpuKind& kind, bool by_memory) {
   MigDemand demand;
   demand.profile = container.mig_profile;
   if (!container.mig_profile.empty()) return demand;
@@ -142,8 +142,12 @@ MigDemand DemandOf(const ContainerRequest& container, const GpuKind& kind,
   if (container.memory_mib > 0) {
     demand.memory_mib = container.memory_mib;
   } else if (container.memory_percent > 0) {
-    demand.memory_mib =
-        kind.largest_memory_mib * container.memory_percent / 100;
+    // HAMi takes a percentage of the registered memory (Totalmem); with the
+    // built-in table, of what the largest instance can hold.
+    const int64_t base = kind.registered && gpu.memory_mib > 0
+                             ? gpu.memory_mib
+                             : kind.largest_memory_mib;
+    demand.memory_mib = base * container.memory_percent / 100;
   } else {
     demand.cores_percent = 100;  // the whole card: the largest profile
   }
@@ -270,14 +274,17 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
   };
   const GpuKind& kind = kinds_.Of(gpu);
   if (kind.model == nullptr) {
-    return miss(kMigUnknownModel,
-                options.explain
-                    ? absl::StrFormat("model=\"%s\" has no MIG profile table",
-                                      gpu.model)
-                    : "");
+    std::string detail;
+    if (options.explain) {
+      detail = kind.model_status.ok()
+                   ? absl::StrFormat("model=\"%s\" has no MIG profile table",
+                                     gpu.model)
+                   : std::string(kind.model_status.message());
+    }
+    return miss(kMigUnknownModel, std::move(detail));
   }
   const MigModel& model = *kind.model;
-  const MigDemand demand = DemandOf(container, kind, configmap_);
+  const MigDemand demand = DemandOf(container, gpu, kind, configmap_);
   const GpuMigState state = StateOf(model, ledger, pending);
   Pick pick;
   if (configmap_) {
@@ -306,7 +313,7 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
   share.container_index = index;
   share.is_init = container.is_init;
   share.memory_mib = pick.memory_mib;
-  share.cores = profile.compute_slices * 100 / model.compute_slices;
+  share.cores = kind.CoresOf(pick.profile);
   share.mig = MigSlot{profile.name, pick.start, profile.memory_slices,
                       pick.group, pick.position};
   if (configmap_) SetAsked(container, gpu, share.mig);
@@ -534,7 +541,7 @@ void MigBackend::ChargeInstance(const GpuKind& kind, DeviceGrant& grant) const {
     break;
   }
   grant.memory_mib = std::max(grant.memory_mib, memory_mib);
-  grant.cores = profile.compute_slices * 100 / model.compute_slices;
+  grant.cores = kind.CoresOf(model.ProfileIndex(profile.name));
 }
 
 absl::Status MigBackend::Commit(const PodRequest& request,
@@ -555,9 +562,13 @@ absl::Status MigBackend::Commit(const PodRequest& request,
       const Gpu& gpu = node.inventory().gpus[*position];
       const GpuKind& kind = kinds_.Of(gpu);
       if (kind.model == nullptr) {
-        return absl::FailedPreconditionError(absl::StrFormat(
-            "pod %s: gpu %s model \"%s\" has no MIG profile table",
-            allocation.pod_key, gpu.uuid, gpu.model));
+        return absl::FailedPreconditionError(
+            kind.model_status.ok()
+                ? absl::StrFormat(
+                      "pod %s: gpu %s model \"%s\" has no MIG profile table",
+                      allocation.pod_key, gpu.uuid, gpu.model)
+                : absl::StrCat("pod ", allocation.pod_key, ": ",
+                               kind.model_status.message()));
       }
       absl::Status status = Resolve(kind, gpu, grant.mig);
       if (!status.ok()) {
