@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -100,6 +101,7 @@ TEST_F(MigRegisteredTest, GrantChargesTheRegisteredMemoryAndCore) {
   EXPECT_EQ(OnlyGrant(*placed).cores, 15);
   EXPECT_EQ(OnlyGrant(*placed).mig.start, 6);
   EXPECT_EQ(node.ledger(0).used_memory_mib(), 5120);
+  EXPECT_EQ(EncodeHamiAllocation(*placed), "GPU-mig-0,NVIDIA,5120,15:;");
 }
 
 // D5: a record restored at the one registered placement leaves nothing.

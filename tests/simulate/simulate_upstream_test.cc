@@ -572,6 +572,99 @@ TEST(SimulateUpstreamTableTest, HamiMigAllocation) {
   }
 }
 
+// Node n1 registered in HAMi's JSON with one MIG GPU "GPU-n1-0" of `type`
+// and `devmem` MiB whose migProfiles are `profiles`.
+std::string HamiMigNode(const std::string& profiles,
+                        const std::string& type = "NVIDIA-A100-SXM4-40GB",
+                        int devmem = 40960) {
+  return absl::StrCat(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations:\n"
+      "    hami.io/node-nvidia-register: '[{\"id\":\"GPU-n1-0\",\"count\":7,"
+      "\"devmem\":",
+      devmem, ",\"devcore\":100,\"type\":\"", type,
+      "\",\"mode\":\"mig\",\"migProfiles\":", profiles,
+      ",\"health\":true}]'\n");
+}
+
+// 1g.5gb as HAMi's tests register it (5120 MiB, 14 %) at `starts`.
+std::string OneG5gb(const std::vector<int>& starts, int memory_mb = 5120) {
+  std::vector<std::string> placements;
+  for (int start : starts) {
+    placements.push_back(absl::StrCat(R"({"start":)", start, R"(,"size":1})"));
+  }
+  return absl::StrCat(R"([{"name":"1g.5gb","memoryMB":)", memory_mb,
+                      R"(,"core":14,"sliceCount":1,"placements":[)",
+                      absl::StrJoin(placements, ","), "]}]");
+}
+
+// Kind 4. A GPU's registered migProfiles are its catalogue, as in HAMi's
+// scheduler (nvidia/device.go selectMigCandidate over
+// DeviceUsage.MigProfiles): only registered placements are given out, with
+// the registered memory and core share; a percentage is of the registered
+// memory. Rows count the probes placed and, for the first, its start and
+// charge (what vgpu-devices-allocated carries).
+TEST(SimulateUpstreamTableTest, HamiRegisteredMigCatalogue) {
+  const std::string record = "GPU-n1-0,NVIDIA,5120,14:;";
+  const std::string at6 =
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
+      R"("profile":"1g.5gb","placement":{"start":6,"size":1}}])";
+  const std::string one = "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000";
+  struct Row {
+    const char* upstream;
+    std::string node;
+    std::string running;
+    int probes;
+    std::string limits;
+    int placed;
+    int first_start;  // -1: nothing placed
+    int first_memory_mib;
+    int first_cores;
+  };
+  const Row rows[] = {
+      {"D4 (follows from mig_allocation_test.go:236 and :33): only placement "
+       "6 registered, the 1st pod at 6, the 2nd does not fit",
+       HamiMigNode(OneG5gb({6})), "", 2, one, 1, 6, 5120, 14},
+      {"D5 mig_allocation_test.go:33 TestGetNodesUsageRestoresMigAllocation"
+       "ByProfileAndPlacement: placement 6 restored, a new 1g cannot fit",
+       HamiMigNode(OneG5gb({6})), HamiMigRunningPod("held", record, at6), 1,
+       one, 0, -1, 0, 0},
+      {"D9 mig_profiles_test.go:36: the record carries the registered "
+       "memoryMB and core (not the built-in 4864 MiB)",
+       HamiMigNode(OneG5gb({0, 1, 2, 3, 4, 5, 6})), "", 7, one, 7, 6, 5120, 14},
+      {"B13 device_test.go:2644 TestFit_MigPercentageRequestRejects"
+       "UndersizedTemplate: 50 % of 8192 MiB on a 1024 MiB profile",
+       HamiMigNode(OneG5gb({0, 1, 2, 3, 4, 5, 6}, 1024), "NVIDIA", 8192), "", 1,
+       "nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 50", 0, -1, 0, 0},
+      {"B13 contrast: 10 % (819 MiB) fits the 1024 MiB profile",
+       HamiMigNode(OneG5gb({0, 1, 2, 3, 4, 5, 6}, 1024), "NVIDIA", 8192), "", 1,
+       "nvidia.com/gpu: 1, nvidia.com/gpumem-percentage: 10", 1, 6, 1024, 14},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    std::vector<std::string> docs;
+    if (!row.running.empty()) docs.push_back(row.running);
+    for (int i = 0; i < row.probes; ++i) {
+      docs.push_back(PodYaml(absl::StrCat("probe", i), row.limits,
+                             "nvidia.com/vgpu-mode: mig"));
+    }
+    auto report = SimulateJson(row.node, Docs(docs),
+                               "scheduler: {modes: [hami-core, mig]}\n");
+    ASSERT_OK(report);
+    int placed = 0;
+    for (int i = 0; i < row.probes; ++i) {
+      placed += !DeviceOf(*report, absl::StrCat("probe", i)).is_null();
+    }
+    EXPECT_EQ(placed, row.placed) << report->dump(1);
+    if (row.first_start < 0) continue;
+    const Json first = DeviceOf(*report, "probe0");
+    ASSERT_FALSE(first.is_null());
+    EXPECT_EQ(first["mig_profile"], "1g.5gb");
+    EXPECT_EQ(first["mig_start"], row.first_start);
+    EXPECT_EQ(first["memory_mib"], row.first_memory_mib);
+    EXPECT_EQ(first["cores"], row.first_cores);
+  }
+}
+
 // Kind 7. Records upstream's decoders read, charged as they charge them:
 // HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
 // vendor column, a fifth field) and Volcano's (utils.go
