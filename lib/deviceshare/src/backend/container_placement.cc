@@ -4,33 +4,16 @@
 #include <map>
 #include <optional>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "code_tally.h"
+#include "deviceshare/model/model_match.h"
 
 namespace deviceshare {
 namespace {
 
 using internal::CodeTally;
-
-bool ContainsIgnoreCase(absl::string_view haystack, absl::string_view needle) {
-  if (needle.empty()) return true;
-  auto it =
-      std::search(haystack.begin(), haystack.end(), needle.begin(),
-                  needle.end(), [](char a, char b) {
-                    return absl::ascii_tolower(a) == absl::ascii_tolower(b);
-                  });
-  return it != haystack.end();
-}
-
-bool AnyContains(const std::vector<std::string>& needles,
-                 absl::string_view haystack) {
-  return std::any_of(needles.begin(), needles.end(), [&](const std::string& n) {
-    return ContainsIgnoreCase(haystack, n);
-  });
-}
 
 bool AnyEquals(const std::vector<std::string>& values, absl::string_view v) {
   return std::find(values.begin(), values.end(), v) != values.end();
@@ -145,9 +128,9 @@ std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
 
 ReasonCode FilterListCode(const PodRequest& request, const Gpu& gpu) {
   if ((!request.use_models.empty() &&
-       !AnyContains(request.use_models, gpu.model)) ||
+       !ModelNamesAny(gpu.model, request.use_models)) ||
       (!request.avoid_models.empty() &&
-       AnyContains(request.avoid_models, gpu.model))) {
+       ModelNamesAny(gpu.model, request.avoid_models))) {
     return ReasonCode::kTypeMismatch;
   }
   if ((!request.avoid_uuids.empty() &&
@@ -172,7 +155,7 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
   } else if (code == ReasonCode::kTypeMismatch) {
     detail =
         !request.use_models.empty() &&
-                !AnyContains(request.use_models, gpu.model)
+                !ModelNamesAny(gpu.model, request.use_models)
             ? absl::StrFormat("type=\"%s\" not in use-gputype=%s", gpu.model,
                               absl::StrJoin(request.use_models, ","))
             : absl::StrFormat("type=\"%s\" in nouse-gputype=%s", gpu.model,

@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/model/model_match.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -61,15 +61,6 @@ absl::StatusOr<int64_t> Allocatable(
       "%s: %s is a %s, want a quantity", field, Dump(*it), it->type_name()));
 }
 
-bool ModelListed(const std::vector<std::string>& models,
-                 const std::string& gpu_model) {
-  const std::string lowered = absl::AsciiStrToLower(gpu_model);
-  return std::any_of(
-      models.begin(), models.end(), [&](const std::string& model) {
-        return absl::StrContains(lowered, absl::AsciiStrToLower(model));
-      });
-}
-
 // Volcano's decodeNodeDevices: a GPU registered in a mode it cannot serve
 // for that model (a `mig` device no knownMigGeometries entry lists) is
 // served in the default mode instead.
@@ -77,11 +68,22 @@ void ApplyVolcanoModeFallback(const DeviceConfig& config,
                               std::vector<Gpu>& gpus) {
   for (Gpu& gpu : gpus) {
     for (const RegisteredModeModels& rule : config.volcano_mode_models) {
-      if (gpu.mode == rule.mode && !ModelListed(rule.models, gpu.model)) {
+      if (gpu.mode == rule.mode && !ModelNamesAny(gpu.model, rule.models)) {
         gpu.mode = kDefaultSharingMode;
       }
     }
   }
+}
+
+// A device registered with no slot or no memory can take no pod; HAMi
+// scores it 0 and serves the node's other devices (gpu_policy_test.go
+// TestComputeScore "Zero capacity device"), so it is left out here rather
+// than the whole node refused.
+std::vector<Gpu> WithoutEmptyDevices(std::vector<Gpu> gpus) {
+  std::erase_if(gpus, [](const Gpu& gpu) {
+    return gpu.split_count == 0 || gpu.memory_mib == 0;
+  });
+  return gpus;
 }
 
 // HAMi's annotation wins when a node carries both: it is the richer format
@@ -94,7 +96,10 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
                       Member(annotations, keys::kHamiNodeRegister,
                              Json::value_t::string, kPath));
   if (hami != nullptr) {
-    return DecodeHamiNodeRegister(hami->get_ref<const std::string&>());
+    DS_ASSIGN_OR_RETURN(
+        std::vector<Gpu> gpus,
+        DecodeHamiNodeRegister(hami->get_ref<const std::string&>()));
+    return WithoutEmptyDevices(std::move(gpus));
   }
   DS_ASSIGN_OR_RETURN(const Json* volcano,
                       Member(annotations, keys::kVolcanoNodeRegister,
@@ -105,7 +110,7 @@ absl::StatusOr<std::vector<Gpu>> DecodeRegistration(
         DecodeVolcanoNodeRegister(volcano->get_ref<const std::string&>(),
                                   config.memory_factor));
     ApplyVolcanoModeFallback(config, gpus);
-    return gpus;
+    return WithoutEmptyDevices(std::move(gpus));
   }
   return absl::NotFoundError(
       absl::StrFormat("node %s has neither %s nor %s: no shareable GPU", node,
