@@ -174,6 +174,24 @@ TEST(PolicyChainTableTest, HamiGpuPolicyOrder) {
   }
 }
 
+// HAMi makes any comma list a chain (gpu_policy.go Less), so a list left
+// with one known word ("binpack,unknown") breaks ties by the highest
+// index, where the single policy "binpack" keeps the lower index first.
+TEST(PolicyChainTest, AListOfOneKnownWordIsStillAChain) {
+  auto set = PolicySet::Create(BuiltinPolicies(), MakeConfig());
+  ASSERT_OK(set);
+  const PlacementPolicy* binpack = set->Find("binpack");
+  ASSERT_NE(binpack, nullptr);
+  auto chain = MakePolicyChain({binpack}, DeviceScoringWeights{},
+                               /*numa_bind=*/false, /*written_as_list=*/true);
+  const RowGpu low{2, 0, 10};
+  const RowGpu high{5, 0, 10};
+  EXPECT_GT(RankOf(*chain, high), RankOf(*chain, low));
+  auto alone = MakePolicyChain({binpack}, DeviceScoringWeights{},
+                               /*numa_bind=*/false);
+  EXPECT_GT(RankOf(*alone, low), RankOf(*alone, high));
+}
+
 // A chain's filters all apply: mutex in a list still keeps a used GPU out.
 TEST(PolicyChainTest, EveryFilterOfAChainApplies) {
   auto set = PolicySet::Create(BuiltinPolicies(), MakeConfig());

@@ -354,6 +354,26 @@ TEST_F(ExtenderTest, LooseVolcanoRecordsAreChargedAsVolcanoChargesThem) {
   EXPECT_EQ(TotalUsed(*restarted, "a"), 2000);
 }
 
+// Volcano's AddPod for a pod it already counts is a no-op
+// (hamicore_test.go:50 "duplicate add is a no-op", inventory F22): the same
+// bound pod seen again, by a repeated event or a relist, is charged once.
+TEST_F(ExtenderTest, ABoundPodSeenAgainIsChargedOnce) {
+  AddNodes({{.name = "a", .gpus = 1}});
+  nlohmann::json pod = AddPod(
+      VolcanoPodObject({.name = "once", .memory_mib = 1000, .cores = 25}));
+  ASSERT_EQ(extender_.Bind(BindingFor(pod, "a")), "");
+  const nlohmann::json bound = *writer_.Pod("default/once");
+
+  std::unique_ptr<Scheduler> restarted = NewBuiltinScheduler();
+  Extender fresh(restarted.get(), &writer_, &clock_, WithoutInFlightRule());
+  fresh.OnNodesReplaced({HamiNodeObject({.name = "a", .gpus = 1})});
+  fresh.OnPodEvent("ADDED", bound);
+  fresh.OnPodEvent("ADDED", bound);
+  fresh.OnPodEvent("MODIFIED", bound);
+  fresh.OnPodsReplaced({bound});
+  EXPECT_EQ(TotalUsed(*restarted, "a"), 1000);
+}
+
 std::unique_ptr<Scheduler> SchedulerWithMemoryFactor(int32_t factor) {
   Config config = ::deviceshare::testing::MakeConfig();
   config.device.memory_factor = factor;

@@ -442,8 +442,8 @@ TEST(SimulateGoldenTest, JsonKeysAreInTheDocumentedOrder) {
   for (const auto& [key, value] : (*report)["summary"].items()) {
     summary.push_back(key);
   }
-  EXPECT_THAT(top,
-              ElementsAre("placements", "unschedulable", "summary", "notes"));
+  EXPECT_THAT(top, ElementsAre("placements", "unschedulable", "unaccounted",
+                               "summary", "notes"));
   ASSERT_GE(summary.size(), 8u);
   EXPECT_THAT(
       std::vector<std::string>(summary.begin(), summary.begin() + 8),

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "deviceshare/simulate/table_report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulate_fixtures.h"
@@ -134,15 +135,9 @@ Usage UsageOf(const std::string& cluster, const std::vector<std::string>& pods,
 // record rules of pkg/device/devices.go DecodeContainerDevices and
 // initContainer.go CollapseInitContainerUsage, restated (inventory rows E*):
 // a node n with GPUs GPU0 and GPU1 (102400 MiB, split 10) and running pods
-// whose records HAMi charges; what the node then holds.
-//
-// Not ported, because simulate refuses such a running pod as an input error
-// for the whole run, where HAMi skips the entry or the pod and schedules
-// the rest (the C API's bind refuses the pod alone and charges nothing,
-// which agrees): E4 (:176/:272/:334 Test_getNodesUsage_StalePodDeviceAllocation
-// StaleOnly / MixedStaleAndValid / MultipleDevices, a record naming a GPU
-// the node lacks) and E5 (:2936 Test_onAddPod_BadDeviceAnnotation, an
-// entry of 3 fields).
+// whose records HAMi charges; what the node then holds. A running pod
+// whose record HAMi cannot charge (E4, E5) holds nothing and the others
+// are still served: simulate lists it as unaccounted and goes on.
 TEST(SimulateUpstreamTableTest, HamiSchedulerNodesUsage) {
   struct Row {
     const char* upstream;
@@ -183,6 +178,22 @@ TEST(SimulateUpstreamTableTest, HamiSchedulerNodesUsage) {
        "ValidOnly: a record naming a GPU the node has",
        {HamiBound("valid-pod", "GPU0,NVIDIA,200,20:;", HamiAsk(200, 20))},
        {200, 20, 1}},
+      {"E4 scheduler_test.go:176 Test_getNodesUsage_StalePodDeviceAllocation "
+       "StaleOnly: a record naming only a GPU the node lacks holds nothing",
+       {HamiBound("stale", "GPU-A,NVIDIA,100,10:;", HamiAsk(100, 10))},
+       {0, 0, 0}},
+      {"E4 :272 ...MixedStaleAndValid: a stale pod beside a valid one; only "
+       "the valid one is charged",
+       {HamiBound("stale", "GPU-A,NVIDIA,100,10:;", HamiAsk(100, 10)),
+        HamiBound("valid", "GPU0,NVIDIA,200,20:;", HamiAsk(200, 20))},
+       {200, 20, 1}},
+      {"E4 :334 ...MultipleDevices: a stale record poisons neither GPU",
+       {HamiBound("stale", "GPU-Z,NVIDIA,100,10:;", HamiAsk(100, 10))},
+       {0, 0, 0}},
+      {"E5 :2936 Test_onAddPod_BadDeviceAnnotation: an entry of 3 fields; "
+       "the pod is not added",
+       {HamiBound("bad", "GPU0,NVIDIA,100:;", HamiAsk(100, 10))},
+       {0, 0, 0}},
       {"E6 devices.go:507 DecodeContainerDevices: a fifth field is ignored",
        {HamiBound("p", "GPU0,NVIDIA,1000,10,extra:;", gpu)},
        {1000, 10, 1}},
@@ -227,6 +238,31 @@ TEST(SimulateUpstreamTableTest, HamiSchedulerNodesUsage) {
     EXPECT_EQ(usage.cores, row.want.cores);
     EXPECT_EQ(usage.slots, row.want.slots);
   }
+  // The pod left out is named with its reason, beside the one charged.
+  auto report = SimulateJson(
+      cluster,
+      Docs({HamiBound("bad", "GPU0,NVIDIA,100:;", HamiAsk(100, 10)),
+            HamiBound("valid", "GPU0,NVIDIA,200,20:;", HamiAsk(200, 20))}));
+  ASSERT_OK(report);
+  ASSERT_EQ((*report)["unaccounted"].size(), 1) << report->dump(1);
+  EXPECT_EQ((*report)["unaccounted"][0]["pod"], "default/bad");
+  EXPECT_EQ((*report)["unaccounted"][0]["node"], "n");
+  EXPECT_THAT((*report)["unaccounted"][0]["reason"].get<std::string>(),
+              HasSubstr("GPU0,NVIDIA,100"));
+  EXPECT_EQ((*report)["summary"]["gpu_memory_allocated_mib"], 200);
+
+  // The table output names it above the summary, details or not.
+  simulate::SimulateOptions options;
+  options.cluster_path =
+      ::deviceshare::testing::WriteTempFile("c.yaml", cluster);
+  options.pods_path = ::deviceshare::testing::WriteTempFile(
+      "p.yaml", HamiBound("bad", "GPU0,NVIDIA,100:;", HamiAsk(100, 10)));
+  auto run = simulate::Simulate(options);
+  ASSERT_OK(run);
+  const std::string table =
+      simulate::ReportTable(*run, simulate::TableOptions{.details = false});
+  EXPECT_THAT(table, HasSubstr("Running pods not charged (1)\n  default/bad "
+                               "on n: "));
 }
 
 // A node n with `count` GPUs GPU-n-<i> of 11264 MiB (split 10), the card of
@@ -881,15 +917,9 @@ TEST(SimulateUpstreamTableTest, VolcanoUtilsPart2) {
   }
 }
 
-// Volcano's device_info_test.go, restated (inventory F14): what addResource
-// counts for a pod bound to the node, and what resourcereqs reads.
-//
-// Not ported, both halves of F15 (TestAddResource "Pod assigned to unknown
-// GPU UUID" / "Pod without AssignedIDsAnnotations", not counted upstream):
-// simulate refuses a running pod whose record names a GPU the node lacks
-// as an input error for the whole run, and it reads a pod with
-// spec.nodeName but no record as a new pod and places it (on any node), so
-// it is counted.
+// Volcano's device_info_test.go, restated (inventory F14, F15): what
+// addResource counts for a pod bound to the node, and what resourcereqs
+// reads.
 TEST(SimulateUpstreamTableTest, VolcanoDeviceInfo) {
   // F14 device_info_test.go:87 TestAddResource "Pod assigned to known GPU
   // UUID": a record with no ':' or ';' at the end is counted.
@@ -904,6 +934,22 @@ TEST(SimulateUpstreamTableTest, VolcanoDeviceInfo) {
     // The record fills the card, so no probe fits: slots are not told.
     EXPECT_EQ(usage.memory_mib, 16384);
     EXPECT_EQ(usage.cores, 0);
+  }
+  // F15 :87 TestAddResource "Pod assigned to unknown GPU UUID" and "Pod
+  // without AssignedIDsAnnotations": neither is counted (all 4 probes fit
+  // the one GPU), and neither is placed again.
+  {
+    SCOPED_TRACE(
+        "F15 device_info_test.go:87 TestAddResource unknown UUID, "
+        "no record");
+    const std::vector<std::string> pods = {
+        VolcanoBound("unknown",
+                     "GPU-UNKNOWN,NVIDIA,4096,25:", VolcanoAsk(4096)),
+        Pod("unrecorded", {}, {{"main", VolcanoAsk(4096)}}, "n")};
+    const Usage usage = UsageOf(VolcanoNode(1), pods, 4);
+    EXPECT_EQ(usage.memory_mib, 0);
+    EXPECT_EQ(usage.cores, 0);
+    EXPECT_EQ(usage.slots, 0);
   }
   // :170 TestAddResourceSetsPodGroupKey: the counted pod keeps its podgroup
   // (default/my-job-pg), so a spread pod of that group finds the GPU taken.
@@ -980,6 +1026,404 @@ TEST(SimulateUpstreamTableTest, VolcanoHamiCore) {
     EXPECT_EQ(usage.memory_mib, row.want.memory_mib);
     EXPECT_EQ(usage.cores, row.want.cores);
     EXPECT_EQ(usage.slots, row.want.slots);
+  }
+}
+
+// HAMi's pkg/util/util_test.go, restated: which pods hold their GPUs
+// (Test_IsPodInTerminatedState, Test_IsPodTerminating, as the scheduler's
+// onAddPod uses them) and which GPU policy a pod gets
+// (TestGetGPUSchedulerPolicyByPod, TestPolicyContains). A running pod holds
+// the whole card of node n; the probe asks for a whole card.
+//
+// Not ported: the pending-pod, node-lock, annotation patch and event
+// helpers (TestGetPendingPod, TestPatchPod*, TestEmitNodeWarningEvent, ...)
+// are API-server mechanics, not scheduling scenarios; serve's own tests
+// cover its writes.
+TEST(SimulateUpstreamTableTest, HamiUtil) {
+  struct PhaseRow {
+    const char* upstream;
+    const char* phase;  // "" = no status
+    bool terminating;   // metadata.deletionTimestamp set
+    bool card_freed;
+  };
+  const PhaseRow phase_rows[] = {
+      {"util_test.go:389 Test_IsPodInTerminatedState \"pod in failed state\"",
+       "Failed", false, true},
+      {"Test_IsPodInTerminatedState \"pod in succeeded state\"", "Succeeded",
+       false, true},
+      {"Test_IsPodInTerminatedState \"pod in running state\"", "Running", false,
+       false},
+      {"Test_IsPodInTerminatedState \"pod in pending state\"", "Pending", false,
+       false},
+      {"Test_IsPodInTerminatedState \"pod in unknown state\"", "Unknown", false,
+       false},
+      {"Test_IsPodInTerminatedState: no status", "", false, false},
+      {":725 Test_IsPodTerminating \"pod with deletion timestamp\": still "
+       "holds (scheduler.go onAddPod keeps it)",
+       "Running", true, false},
+  };
+  for (const PhaseRow& row : phase_rows) {
+    SCOPED_TRACE(row.upstream);
+    std::string holder =
+        HamiBound("holder", "GPU-n-0,NVIDIA,11264,100:;", HamiAsk(11264, 100));
+    if (row.terminating) {
+      holder = absl::StrReplaceAll(
+          holder, {{"  namespace: default\n",
+                    "  namespace: default\n"
+                    "  deletionTimestamp: '2026-11-27T00:00:00Z'\n"}});
+    }
+    if (*row.phase != '\0') {
+      absl::StrAppend(&holder, "status:\n  phase: ", row.phase, "\n");
+    }
+    auto report =
+        SimulateJson(CardNode(1), Docs({holder, AskPod("nvidia.com/gpu: 1")}));
+    ASSERT_OK(report);
+    EXPECT_EQ(!PlacementOf(*report, "p").is_null(), row.card_freed)
+        << report->dump(1);
+  }
+  // A finished pod that was never placed asks for nothing either.
+  {
+    SCOPED_TRACE("Test_IsPodInTerminatedState: a finished pending pod");
+    auto report = SimulateJson(CardNode(1), AskPod("nvidia.com/gpu: 1") +
+                                                "status:\n  phase: Failed\n");
+    ASSERT_OK(report);
+    EXPECT_TRUE((*report)["placements"].empty()) << report->dump(1);
+    EXPECT_TRUE((*report)["unschedulable"].empty());
+    EXPECT_EQ((*report)["summary"]["pods"], 0);
+  }
+
+  // The pod's own policy, else the scheduler's (binpack here); `b` follows
+  // `a` onto its GPU unless spread or mutex keeps it off.
+  struct PolicyRow {
+    const char* upstream;
+    Annotations annotations;
+    bool shares_a_gpu;
+  };
+  constexpr char kPolicy[] = "hami.io/gpu-scheduler-policy";
+  const PolicyRow policy_rows[] = {
+      {":763 TestGetGPUSchedulerPolicyByPod \"no annotation\"", {}, true},
+      {"TestGetGPUSchedulerPolicyByPod \"other annotations\"",
+       {{"other-annotation", "value"}},
+       true},
+      {"TestGetGPUSchedulerPolicyByPod \"with annotation\" spread",
+       {{kPolicy, "spread"}},
+       false},
+      {":790 TestPolicyContains \"comma list match first\" mutex,spread",
+       {{kPolicy, "mutex,spread"}},
+       false},
+      {"TestPolicyContains \"comma list match last\" (binpack,numa,mutex)",
+       {{kPolicy, "binpack,numa,mutex"}},
+       false},
+      {"TestPolicyContains \"comma list no match\" binpack,spread",
+       {{kPolicy, "binpack,spread"}},
+       true},
+      {"TestPolicyContains \"empty policy\": an empty value is a policy "
+       "HAMi does not know, so spread (gpu_policy.go Less)",
+       {{kPolicy, ""}},
+       false},
+      {"GetGPUSchedulerPolicyByPod: any value is taken; \"first fit\" is "
+       "unknown, so spread",
+       {{kPolicy, "first fit"}},
+       false},
+      {"TestPolicyContains \"comma list with spaces\" (mutex, binpack, numa)",
+       {{kPolicy, "mutex, binpack, numa"}},
+       false},
+  };
+  for (const PolicyRow& row : policy_rows) {
+    SCOPED_TRACE(row.upstream);
+    auto report = SimulateJson(
+        CardNode(2),
+        Docs({Pod("a", {}, {{"main", HamiAsk(1000, 10)}}),
+              Pod("b", row.annotations, {{"main", HamiAsk(1000, 10)}})}),
+        "scheduler: {nodePolicy: binpack, gpuPolicy: binpack}\n");
+    ASSERT_OK(report);
+    const Json a = DeviceOf(*report, "a");
+    const Json b = DeviceOf(*report, "b");
+    ASSERT_FALSE(a.is_null());
+    ASSERT_FALSE(b.is_null()) << report->dump(1);
+    EXPECT_EQ(a["uuid"] == b["uuid"], row.shares_a_gpu);
+  }
+}
+
+// Volcano's mig_test.go, restated: the configmap search (findMatch),
+// charging an instance (addMigUsed) and the memory factor
+// (TestMIGFactory_*_WithMemoryFactor), on node n with one A100-80GB GPU-a
+// registered `mig` in Volcano's dialect. Running pods carry Volcano's
+// record (`GPU-a[group-position],NVIDIA,memory,cores:`); the probe asks
+// `request` in the factor's units with vgpu-mode mig.
+//
+// The cores: Volcano adds the request's vgpu-cores to the GPU's UsedCore
+// (TryAddPod, 50 in :412); deviceshare charges the instance's own share of
+// the SMs (14 for a 1g of seven slices) and writes the request's figure in
+// the record as Volcano does (docs/compatibility.md).
+//
+// Not ported: subMigUsed and TestMIGFactory_SubPod_* (a pod leaving):
+// simulate has no departures; the ledger's release tests cover it. The
+// "add twice, sub once" bookkeeping of TestAddAndSubMigUsed has no
+// scenario: two records cannot name one instance without one of them
+// being refused.
+TEST(SimulateUpstreamTableTest, VolcanoMig) {
+  struct Row {
+    const char* upstream;
+    const char* groups;  // knownMigGeometries allowedGeometries, YAML
+    std::vector<std::string> records;
+    int factor;
+    int request;  // vgpu-memory, in the factor's units
+    int cores;
+    const char* want_group;  // "" = the probe stays pending
+    int want_position;
+    const char* want_profile;
+    int64_t want_memory_mib;  // allocated on the GPU after the probe
+  };
+  const Row rows[] = {
+      {"mig_test.go:37 TestFindMatch \"Match 1g.10gb and available\"",
+       "- {group: default, geometries: [{name: 1g.10gb, memory: 10240, "
+       "count: 2}]}",
+       {},
+       1,
+       10,
+       0,
+       "default",
+       0,
+       "1g.10gb",
+       10240},
+      {":68 TestFindMatch \"No match due to memory too high\"",
+       "- {group: default, geometries: [{name: 1g.10gb, memory: 10, count: "
+       "1}]}",
+       {},
+       1,
+       20000,
+       0,
+       "",
+       0,
+       "",
+       0},
+      {":99 TestFindMatch \"Empty geometry list\"",
+       "- {group: default, geometries: []}",
+       {},
+       1,
+       10,
+       0,
+       "",
+       0,
+       "",
+       0},
+      {":114 TestFindMatch \"No matching MIG template in geometry\": the GPU "
+       "is committed to a group whose free instance is too small",
+       "- {group: default, geometries: [{name: 1g.10gb, memory: 10, count: "
+       "2}]}\n"
+       "- {group: other, geometries: [{name: 2g.20gb, memory: 20, count: 1}]}",
+       {"GPU-a[default-0],NVIDIA,10,0:"},
+       1,
+       20,
+       0,
+       "",
+       0,
+       "",
+       10},
+      {":145 TestFindMatch \"MIG instance already in use\"",
+       "- {group: default, geometries: [{name: 1g.10gb, memory: 10, count: "
+       "1}]}",
+       {"GPU-a[default-0],NVIDIA,10,0:"},
+       1,
+       10,
+       0,
+       "",
+       0,
+       "",
+       10},
+      {":176 TestFindMatch \"Multiple templates, pick first matching and "
+       "available\"",
+       "- {group: group1, geometries: [{name: 1g.10gb, memory: 10, count: "
+       "1}]}\n"
+       "- {group: group2, geometries: [{name: 2g.20gb, memory: 24, count: 1}]}",
+       {},
+       1,
+       20,
+       0,
+       "group2",
+       0,
+       "2g.20gb",
+       24},
+      {":210 TestFindMatch \"Request memory smaller than template, still "
+       "match\"",
+       "- {group: default, geometries: [{name: 1g.10gb, memory: 10, count: "
+       "1}]}",
+       {},
+       1,
+       5,
+       0,
+       "default",
+       0,
+       "1g.10gb",
+       10},
+      {":268 TestAddAndSubMigUsed \"Add then Sub with valid position\": the "
+       "record holds position 1 and its whole instance",
+       "- {group: group-a, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "2}]}",
+       {"GPU-a[group-a-1],NVIDIA,10,0:"},
+       1,
+       10,
+       0,
+       "group-a",
+       0,
+       "1g.10gb",
+       2 * 10240},
+      {":290 TestAddAndSubMigUsed \"Add twice same instance\" (the add)",
+       "- {group: group-b, geometries: [{name: 2g.20gb, memory: 20480, count: "
+       "3}]}",
+       {"GPU-a[group-b-1],NVIDIA,10,0:"},
+       1,
+       10,
+       0,
+       "group-b",
+       0,
+       "2g.20gb",
+       2 * 20480},
+      {":334 TestAddAndSubMigUsed \"Invalid group name should return 0\": "
+       "the record charges nothing",
+       "- {group: group-d, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "1}]}",
+       {"GPU-a[nonexistent-group-0],NVIDIA,10,0:"},
+       1,
+       10,
+       0,
+       "group-d",
+       0,
+       "1g.10gb",
+       10240},
+      {":412 TestMIGFactory_TryAddPod_WithMemoryFactor \"MemoryFactor=1, "
+       "request 10MB matches 1g.10gb\"",
+       "- {group: group1, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "2}, {name: 2g.20gb, memory: 20480, count: 1}]}",
+       {},
+       1,
+       10,
+       50,
+       "group1",
+       0,
+       "1g.10gb",
+       10240},
+      {":432 ...TryAddPod_WithMemoryFactor \"MemoryFactor=2, request 6GB\": "
+       "12288 MiB takes the 2g.20gb",
+       "- {group: group1, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "2}, {name: 2g.20gb, memory: 20480, count: 1}]}",
+       {},
+       2,
+       6144,
+       50,
+       "group1",
+       2,
+       "2g.20gb",
+       20480},
+      {":542 TestMIGFactory_AddPod_WithMemoryFactor \"MemoryFactor=1\": the "
+       "record holds its 1g.10gb",
+       "- {group: group1, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "2}, {name: 2g.20gb, memory: 20480, count: 1}]}",
+       {"GPU-a[group1-0],NVIDIA,10,50:"},
+       1,
+       10,
+       0,
+       "group1",
+       1,
+       "1g.10gb",
+       2 * 10240},
+      {":567 ...AddPod_WithMemoryFactor \"MemoryFactor=2\", a deliberate "
+       "difference: the record's 6144 units (12288 MiB) are above the "
+       "1g.10gb it names; Volcano charges the instance (5120 units), "
+       "deviceshare never less than the record says",
+       "- {group: group1, geometries: [{name: 1g.10gb, memory: 10240, count: "
+       "2}, {name: 2g.20gb, memory: 20480, count: 1}]}",
+       {"GPU-a[group1-0],NVIDIA,6144,50:"},
+       2,
+       10,
+       0,
+       "group1",
+       1,
+       "1g.10gb",
+       12288 + 10240},
+      {"G7 mig.go pickFromGroup (no mig_test.go case), a deliberate "
+       "difference: Volcano re-uses only instance types in use (another "
+       "2g.20gb, group2-1); deviceshare takes the smallest that fits",
+       "- {group: group2, geometries: [{name: 2g.20gb, memory: 19968, count: "
+       "3}, {name: 1g.10gb, memory: 9728, count: 1}]}",
+       {"GPU-a[group2-0],NVIDIA,10,0:"},
+       1,
+       5000,
+       0,
+       "group2",
+       3,
+       "1g.10gb",
+       19968 + 9728},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    const std::string config = absl::StrCat(
+        "scheduler: {modes: [hami-core, mig], migSearch: configmap}\n"
+        "nvidia:\n  gpuMemoryFactor: ",
+        row.factor,
+        "\n  knownMigGeometries:\n  - models: [\"A100-SXM4-80GB\"]\n"
+        "    allowedGeometries:\n",
+        absl::StrReplaceAll(row.groups, {{"- {", "    - {"}}), "\n");
+    const std::string node = absl::StrCat(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+        "    volcano.sh/node-vgpu-register: 'GPU-a,10,",
+        81920 / row.factor, ",NVIDIA-NVIDIA A100-SXM4-80GB,true,mig:'\n");
+    const std::string mig = "volcano.sh/vgpu-mode";
+    std::vector<std::string> docs;
+    for (size_t i = 0; i < row.records.size(); ++i) {
+      docs.push_back(VolcanoBound(absl::StrCat("running", i), row.records[i],
+                                  VolcanoAsk(10, 0), {{mig, "mig"}}));
+    }
+    docs.push_back(Pod("p", {{mig, "mig"}},
+                       {{"main", VolcanoAsk(row.request, row.cores)}}));
+    auto report = SimulateJson(node, Docs(docs), config);
+    ASSERT_OK(report);
+    const Json probe = DeviceOf(*report, "p");
+    if (*row.want_group == '\0') {
+      EXPECT_TRUE(probe.is_null()) << report->dump(1);
+    } else {
+      ASSERT_FALSE(probe.is_null()) << report->dump(1);
+      EXPECT_EQ(probe["mig_group"], row.want_group);
+      EXPECT_EQ(probe["mig_position"], row.want_position);
+      EXPECT_EQ(probe["mig_profile"], row.want_profile);
+    }
+    EXPECT_EQ((*report)["summary"]["gpu_memory_allocated_mib"],
+              row.want_memory_mib);
+  }
+}
+
+// HAMi's pkg/scheduler/policy/gpu_policy_test.go:505 TestComputeScore
+// (inventory C11): a registered device with no capacity (count 0, or no
+// memory and cores) scores 0 and panics nothing. Restated: a node whose
+// registration holds two such devices beside a whole one is served, its
+// pods go to the whole one, and the empty ones take none.
+TEST(SimulateUpstreamTableTest, HamiGpuPolicyZeroCapacity) {
+  const std::string node =
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+      "    hami.io/node-nvidia-register: '["
+      "{\"id\":\"GPU-zero\",\"index\":0,\"count\":0,\"devmem\":0,"
+      "\"devcore\":0,\"type\":\"NVIDIA-Tesla T4\",\"numa\":0,"
+      "\"mode\":\"hami-core\",\"health\":true},"
+      "{\"id\":\"GPU-noslot\",\"index\":1,\"count\":0,\"devmem\":4096,"
+      "\"devcore\":8,\"type\":\"NVIDIA-Tesla T4\",\"numa\":0,"
+      "\"mode\":\"hami-core\",\"health\":true},"
+      "{\"id\":\"GPU-whole\",\"index\":2,\"count\":10,\"devmem\":16384,"
+      "\"devcore\":100,\"type\":\"NVIDIA-Tesla T4\",\"numa\":0,"
+      "\"mode\":\"hami-core\",\"health\":true}]'\n";
+  for (const char* policy : {"binpack", "spread"}) {
+    SCOPED_TRACE(policy);
+    auto report =
+        SimulateJson(node,
+                     Docs({Pod("a", {}, {{"main", HamiAsk(1000, 0)}}),
+                           Pod("b", {}, {{"main", HamiAsk(1000, 0)}})}),
+                     absl::StrCat("scheduler: {gpuPolicy: ", policy, "}\n"));
+    ASSERT_OK(report);
+    for (const char* pod : {"a", "b"}) {
+      const Json device = DeviceOf(*report, pod);
+      ASSERT_FALSE(device.is_null()) << report->dump(1);
+      EXPECT_EQ(device["uuid"], "GPU-whole");
+    }
   }
 }
 

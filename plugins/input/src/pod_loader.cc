@@ -34,6 +34,27 @@ std::optional<RecordedPod> Running(const Json& pod, const PodRequest& request) {
   return running;
 }
 
+// A pod that has run to its end; a pod being deleted (deletionTimestamp)
+// still holds its GPUs until it is gone, as in HAMi's scheduler.
+bool Finished(const Json& pod) {
+  auto status = pod.find("status");
+  if (status == pod.end() || !status->is_object()) return false;
+  auto phase = status->find("phase");
+  return phase != status->end() && phase->is_string() &&
+         (*phase == "Succeeded" || *phase == "Failed");
+}
+
+bool BoundWithoutRecord(const Json& pod) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return false;
+  auto node = spec->find("nodeName");
+  if (node == spec->end() || !node->is_string() ||
+      node->get_ref<const std::string&>().empty()) {
+    return false;
+  }
+  return !RecordDialect(PodAnnotationMap(pod)).has_value();
+}
+
 class PodCollector {
  public:
   PodCollector(absl::string_view file, absl::string_view text,
@@ -53,6 +74,14 @@ class PodCollector {
                                    dra_objects_ ? ", ResourceClaim or "
                                                   "ResourceClaimTemplate"
                                                 : ""));
+    }
+    if (Finished(object)) {
+      ++loaded_.finished;
+      return absl::OkStatus();
+    }
+    if (BoundWithoutRecord(object)) {
+      ++loaded_.bound_without_record;
+      return absl::OkStatus();
     }
     auto request = ParsePodRequest(object, config_);
     if (!request.ok()) {

@@ -104,11 +104,17 @@ OrderedJson ReportJson(const SimulationReport& report) {
   for (const PodUnschedulable& pod : report.result.unschedulable) {
     unschedulable.push_back(UnschedulableJson(pod));
   }
+  OrderedJson unaccounted = OrderedJson::array();
+  for (const PodUnaccounted& pod : report.result.unaccounted) {
+    unaccounted.push_back(
+        {{"pod", pod.pod}, {"node", pod.node}, {"reason", pod.reason}});
+  }
   OrderedJson notes = OrderedJson::array();
   for (const std::string& note : report.notes) notes.push_back(note);
   OrderedJson out;
   out["placements"] = std::move(placements);
   out["unschedulable"] = std::move(unschedulable);
+  out["unaccounted"] = std::move(unaccounted);
   out["summary"] = SummaryJson(report.summary);
   out["notes"] = std::move(notes);
   return out;

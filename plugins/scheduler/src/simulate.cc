@@ -74,6 +74,18 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
         " pods carry an allocation record: they are charged where it puts "
         "them, not scheduled"));
   }
+  if (pods.finished > 0) {
+    workload.notes.push_back(absl::StrCat(
+        pods.finished,
+        " pods have finished (status.phase Succeeded or Failed): they hold "
+        "no GPU and are neither charged nor scheduled"));
+  }
+  if (pods.bound_without_record > 0) {
+    workload.notes.push_back(absl::StrCat(
+        pods.bound_without_record,
+        " pods are bound to a node (spec.nodeName) without an allocation "
+        "record: they hold no GPU and are not scheduled again"));
+  }
   workload.claims = std::move(pods.claims);
   workload.nodes = std::move(cluster.nodes);
   workload.slices = std::move(cluster.slices);

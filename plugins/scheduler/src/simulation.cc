@@ -63,19 +63,20 @@ absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
   return absl::OkStatus();
 }
 
-// Charges each running pod from its record, as serve does when it starts.
-absl::Status ChargeRunningPods(const Workload& workload, Scheduler& scheduler) {
+// Charges each running pod from its record, as serve does when it starts;
+// one it cannot charge is listed and left out, as serve leaves it.
+std::vector<PodUnaccounted> ChargeRunningPods(const Workload& workload,
+                                              Scheduler& scheduler) {
+  std::vector<PodUnaccounted> unaccounted;
   for (const input::RecordedPod& pod : workload.running) {
     absl::StatusOr<bool> charged =
         scheduler.AddBoundPod(pod.request, pod.annotations, pod.node);
     if (!charged.ok()) {
-      return absl::Status(
-          charged.status().code(),
-          absl::StrFormat("running pod %s on node %s: %s", pod.request.Key(),
-                          pod.node, charged.status().message()));
+      unaccounted.push_back({pod.request.Key(), pod.node,
+                             std::string(charged.status().message())});
     }
   }
-  return absl::OkStatus();
+  return unaccounted;
 }
 
 }  // namespace
@@ -100,11 +101,13 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     }
   }
   DS_RETURN_IF_ERROR(AddDraObjects(workload, *scheduler));
-  DS_RETURN_IF_ERROR(ChargeRunningPods(workload, *scheduler));
+  std::vector<PodUnaccounted> unaccounted =
+      ChargeRunningPods(workload, *scheduler);
   ScheduleOptions schedule_options;
   schedule_options.max_explained_nodes = options.max_reason_examples;
   schedule_options.count_reasons = options.reason_counts;
   RunResult result;
+  result.unaccounted = std::move(unaccounted);
   const size_t total = workload.pods.size();
   result.placed.reserve(total);
   result.decision_ns.reserve(total);

@@ -124,6 +124,18 @@ std::string Unschedulable(const SimulationReport& report) {
   return out;
 }
 
+// Running pods left out are shown even without details: the usage above
+// them is short by what they hold.
+std::string Unaccounted(const SimulationReport& report) {
+  std::string out = absl::StrFormat("Running pods not charged (%d)\n",
+                                    report.result.unaccounted.size());
+  for (const PodUnaccounted& pod : report.result.unaccounted) {
+    absl::StrAppendFormat(&out, "  %s on %s: %s\n", pod.pod, pod.node,
+                          pod.reason);
+  }
+  return out + "\n";
+}
+
 std::string SummaryLines(const Summary& s) {
   TextTable table;
   auto add = [&table](absl::string_view name, std::string value) {
@@ -161,6 +173,7 @@ std::string ReportTable(const SimulationReport& report,
     if (!report.result.unschedulable.empty()) out += Unschedulable(report);
     out += "\n";
   }
+  if (!report.result.unaccounted.empty()) out += Unaccounted(report);
   out += "Summary\n";
   out += SummaryLines(report.summary);
   if (!report.notes.empty()) {

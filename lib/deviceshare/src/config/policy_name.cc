@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -27,17 +28,15 @@ absl::StatusOr<std::string> ParsePolicyName(absl::string_view text,
   return name;
 }
 
-absl::StatusOr<std::string> ParsePolicyList(absl::string_view text,
-                                            absl::string_view field) {
+std::string ReadPolicyWords(absl::string_view text) {
   std::vector<std::string> names;
   for (absl::string_view entry : absl::StrSplit(text, ',')) {
-    if (absl::StripAsciiWhitespace(entry).empty()) continue;
-    absl::StatusOr<std::string> name = ParsePolicyName(entry, field);
-    if (!name.ok()) return name.status();
-    names.push_back(*std::move(name));
+    absl::StatusOr<std::string> name = ParsePolicyName(entry, "");
+    if (name.ok()) names.push_back(*std::move(name));
   }
-  if (names.empty()) return ParsePolicyName(text, field);
-  return absl::StrJoin(names, ",");
+  std::string words = absl::StrJoin(names, ",");
+  if (names.size() == 1 && absl::StrContains(text, ',')) words += ",";
+  return words;
 }
 
 }  // namespace deviceshare

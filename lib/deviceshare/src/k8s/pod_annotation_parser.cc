@@ -141,10 +141,10 @@ absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
   DS_ASSIGN_OR_RETURN(std::optional<std::string> node,
                       reader.Get(keys::kHamiNodePolicy));
   if (node) {
+    // HAMi takes any value; one it does not know gives its default.
     absl::StatusOr<std::string> name =
         ParsePolicyName(*node, keys::kHamiNodePolicy);
-    if (!name.ok()) return reader.Wrap(name.status());
-    pod.node_policy = *std::move(name);
+    pod.node_policy = name.ok() ? *std::move(name) : "";
   }
   // Read by the scheduler (policy/scoring_weights.h): HAMi refuses a pod
   // whose weights do not read when it is filtered, not when it is made.
@@ -155,10 +155,7 @@ absl::Status ReadPolicies(const AnnotationReader& reader, PodRequest& pod) {
   if (!gpu) return absl::OkStatus();
   // Whether policies of those names exist is the scheduler's question: it
   // knows the registry.
-  absl::StatusOr<std::string> names =
-      ParsePolicyList(*gpu, keys::kHamiGpuPolicy);
-  if (!names.ok()) return reader.Wrap(names.status());
-  pod.gpu_policy = *std::move(names);
+  pod.gpu_policy = ReadPolicyWords(*gpu);
   return absl::OkStatus();
 }
 

@@ -157,8 +157,8 @@ class PolicyChain final : public PlacementPolicy {
 
 std::unique_ptr<PlacementPolicy> MakePolicyChain(
     std::vector<const PlacementPolicy*> policies,
-    const DeviceScoringWeights& weights, bool numa_bind) {
-  if (policies.size() == 1) {
+    const DeviceScoringWeights& weights, bool numa_bind, bool written_as_list) {
+  if (policies.size() == 1 && !written_as_list) {
     return std::make_unique<WeightedPolicy>(policies.front(), weights);
   }
   return std::make_unique<PolicyChain>(std::move(policies), weights, numa_bind);

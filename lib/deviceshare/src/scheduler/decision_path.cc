@@ -148,7 +148,7 @@ absl::Status DecisionPath::ChooseGpuPolicy(const PodRequest& request,
   if (parts.empty()) parts.push_back(&SpreadPolicy());
   cycle.own_gpu_policy = MakePolicyChain(
       std::move(parts), weights.value_or(DeviceScoringWeights{}),
-      request.numa_bind);
+      request.numa_bind, /*written_as_list=*/chain);
   cycle.placement.gpu_policy = cycle.own_gpu_policy.get();
   return absl::OkStatus();
 }

@@ -1,7 +1,9 @@
 #include "deviceshare/agent/node_registrar.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -40,6 +42,35 @@ void SetPairScores(std::vector<Gpu>& gpus) {
   }
 }
 
+// The MIG profiles of a GPU in MIG mode as HAMi's device plugin registers
+// them (register.go discoverMigProfiles): NVML's memory, slice count and
+// placements, and the core share ceil(profile SMs x 100 / the largest
+// profile's SMs), 0 when NVML gave no SM counts.
+std::vector<RegisteredMigProfile> RegisteredMigProfiles(
+    const DiscoveredGpu& gpu) {
+  std::vector<RegisteredMigProfile> out;
+  if (!gpu.mig_enabled) return out;
+  int64_t full_sms = 0;
+  for (const MigProfileInfo& info : gpu.mig_profiles) {
+    full_sms = std::max<int64_t>(full_sms, info.sm_count);
+  }
+  for (const MigProfileInfo& info : gpu.mig_profiles) {
+    RegisteredMigProfile profile;
+    profile.name = info.name;
+    profile.memory_mib = info.memory_mib;
+    profile.slice_count = info.slice_count;
+    if (full_sms > 0) {
+      profile.cores = static_cast<int32_t>(
+          (int64_t{info.sm_count} * 100 + full_sms - 1) / full_sms);
+    }
+    for (int32_t start : info.starts) {
+      profile.placements.push_back(MigPlacement{start, info.memory_slices});
+    }
+    out.push_back(std::move(profile));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
@@ -53,6 +84,7 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
       physical.mps_capable = whole_gpu_mode == mps::kMode;
     }
     DS_ASSIGN_OR_RETURN(Gpu gpu, RegisteredGpu(std::move(physical), config));
+    gpu.mig_profiles = RegisteredMigProfiles(discovered);
     registered.push_back(std::move(gpu));
   }
   SetPairScores(registered);

@@ -21,11 +21,14 @@ namespace deviceshare {
 absl::StatusOr<std::string> ParsePolicyName(absl::string_view text,
                                             absl::string_view field);
 
-// A comma list of names (HAMi's chains, "binpack, numa"), each as
-// ParsePolicyName reads it, joined by ',' without blanks; empty entries are
-// skipped, as HAMi skips them. A single name reads as ParsePolicyName.
-absl::StatusOr<std::string> ParsePolicyList(absl::string_view text,
-                                            absl::string_view field);
+// A pod's policy annotation as HAMi reads it, which never refuses one: a
+// comma list of names (HAMi's chains, "binpack, numa") in lower case
+// without blanks, joined by ','. Empty entries are skipped, and so is an
+// entry that is not a well-formed name: HAMi takes it as a policy it does
+// not know, and the scheduler gives such a pod HAMi's default. A list stays
+// a list ("binpack," when one name is left, since any comma makes a chain
+// in HAMi); "" when the text names nothing.
+std::string ReadPolicyWords(absl::string_view text);
 
 }  // namespace deviceshare
 

@@ -24,11 +24,14 @@
 
 namespace deviceshare {
 
-// `policies` in the order written, at least one; a list of one is taken
-// as that policy alone (not a chain), scored with `weights`.
+// `policies` in the order written, at least one. One policy is taken
+// alone (not a chain), scored with `weights`, unless `written_as_list`:
+// in HAMi any comma makes a chain ("binpack," or "binpack,unknown" left
+// with one known word), and a chain's ties go to the highest index.
 std::unique_ptr<PlacementPolicy> MakePolicyChain(
     std::vector<const PlacementPolicy*> policies,
-    const DeviceScoringWeights& weights, bool numa_bind);
+    const DeviceScoringWeights& weights, bool numa_bind,
+    bool written_as_list = false);
 
 }  // namespace deviceshare
 

@@ -46,6 +46,13 @@ struct LoadedPods {
   std::vector<RecordedPod> running;  // in file order
   std::vector<dra::ResourceClaim> claims;
   std::vector<dra::ResourceClaimTemplate> templates;
+  // Pods whose status.phase is Succeeded or Failed: they hold no GPU and
+  // need no node (HAMi's IsPodInTerminatedState), so they are only counted.
+  int finished = 0;
+  // Pods bound to a node (spec.nodeName) without an allocation record: they
+  // were placed without a GPU booking, so they hold none (as upstream counts
+  // them) and are not placed again; only counted.
+  int bound_without_record = 0;
 };
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,

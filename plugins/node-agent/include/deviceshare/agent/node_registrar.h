@@ -30,7 +30,12 @@ namespace deviceshare::agent {
 // RegisteredGpu(config); a GPU in MIG mode is mode mig, any other gets
 // `whole_gpu_mode` (hami-core or mps; an MPS GPU is mps_capable). Each GPU's
 // links become HAMi's pair scores (100 per NVLink, else 20 on one CPU
-// socket, 10 across), for the topology-aware policy.
+// socket, 10 across), for the topology-aware policy. A GPU in MIG mode
+// carries the profiles NVML reports as Gpu::mig_profiles, as HAMi's device
+// plugin registers them (memory, slice count and placements from NVML, core
+// = ceil(profile SMs x 100 / the largest profile's SMs)); HAMi's JSON
+// registration writes them as `migProfiles`, and they are the GPU's MIG
+// catalogue wherever it is scheduled.
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
     SharingMode whole_gpu_mode);

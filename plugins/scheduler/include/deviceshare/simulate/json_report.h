@@ -6,6 +6,7 @@
 //      "score"}],
 //    "unschedulable": [{"pod", "reasons": {node: reason},
 //      "reason_counts": {code: nodes}, "nodes_rejecting"}],
+//    "unaccounted": [{"pod", "node", "reason"}],
 //    "summary": {"pods", "placed", "unschedulable",
 //      "gpu_memory_allocated_pct", "gpu_cores_allocated_pct",
 //      "gpus_fully_idle", "decisions_per_second", "p99_decision_us",

@@ -6,10 +6,11 @@
 // ResourceSlices, ResourceClaims) upserted, then Schedule() once per pod in
 // workload order, with no departures. Share ids of DRA devices count up
 // (SimulatedShareId), so runs are reproducible. Only the Schedule call is timed
-// (std::chrono::steady_clock). For each placed container with GPUs it asks
-// Scheduler::Edits what the node agent would inject; for each pod that fits
-// nowhere it keeps a ReasonDigest. At the end it reads the GPU usage of the
-// whole cluster (Scheduler::Inspect).
+// (std::chrono::steady_clock). A running pod whose record cannot be charged
+// is listed as unaccounted, not an error of the run. For each placed container
+// with GPUs it asks Scheduler::Edits what the node agent would inject; for each
+// pod that fits nowhere it keeps a ReasonDigest. At the end it reads the GPU
+// usage of the whole cluster (Scheduler::Inspect).
 #ifndef DEVICESHARE_SIMULATE_SIMULATION_H_
 #define DEVICESHARE_SIMULATE_SIMULATION_H_
 
@@ -55,6 +56,15 @@ struct PodUnschedulable {
   ReasonDigest reasons;
 };
 
+// A pod with an allocation record that could not be charged (a record that
+// names no GPU of its node, an entry that cannot be read): as HAMi's
+// scheduler and serve do, it is left out and the run goes on.
+struct PodUnaccounted {
+  std::string pod;  // "namespace/name"
+  std::string node;
+  std::string reason;
+};
+
 struct RunOptions {
   // Examples kept per unschedulable pod (see ReasonDigest).
   size_t max_reason_examples = 10;
@@ -68,6 +78,7 @@ struct RunOptions {
 struct RunResult {
   std::vector<PodPlacement> placements;         // in decision order
   std::vector<PodUnschedulable> unschedulable;  // in decision order
+  std::vector<PodUnaccounted> unaccounted;      // running pods, file order
   std::vector<bool> placed;                     // per workload pod
   std::vector<int64_t> decision_ns;             // per workload pod
   ClusterUsage usage;  // the cluster's GPU totals after the run
