@@ -185,15 +185,27 @@ TEST(NodeParserTest, MalformedRegistrationNamesNodeKeyEntryAndField) {
 }
 
 TEST(NodeParserTest, InventoryIsValidated) {
-  // Decodes (count and devmem are omitempty) but cannot be scheduled on.
-  EXPECT_THAT(
-      ParseNodeInventory(
-          NodeWith({{keys::kHamiNodeRegister,
-                     R"([{"id":"GPU-0","devmem":1024,"devcore":100}])"}}),
-          1),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               AllOf(HasSubstr("gpu-node-1"), HasSubstr("GPU-0"),
-                     HasSubstr("split_count"))));
+  // count and devmem are omitempty: a device without them can take no
+  // pod, and HAMi scores it 0 and serves the others (gpu_policy_test.go
+  // TestComputeScore "Zero capacity device"), so it is left out.
+  auto served = ParseNodeInventory(
+      NodeWith({{keys::kHamiNodeRegister,
+                 R"([{"id":"GPU-0","devmem":1024,"devcore":100},)"
+                 R"({"id":"GPU-1","count":10,"devcore":100},)"
+                 R"({"id":"GPU-2","count":10,"devmem":1024,"devcore":100,)"
+                 R"("health":true}])"}}),
+      1);
+  ASSERT_OK(served);
+  ASSERT_EQ(served->gpus.size(), 1);
+  EXPECT_EQ(served->gpus[0].uuid, "GPU-2");
+  // A device with slots and memory but no cores decodes and is refused.
+  EXPECT_THAT(ParseNodeInventory(
+                  NodeWith({{keys::kHamiNodeRegister,
+                             R"([{"id":"GPU-0","count":10,"devmem":1024}])"}}),
+                  1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("gpu-node-1"), HasSubstr("GPU-0"),
+                             HasSubstr("core_capacity"))));
   EXPECT_THAT(
       ParseNodeInventory(
           NodeWith(
