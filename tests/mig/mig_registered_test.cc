@@ -116,11 +116,13 @@ TEST_F(MigRegisteredTest, RestoredReservationHoldsTheOnlyPlacement) {
           ->Filter(MigPod("b", {GpuContainer("c", 1, 4000)}), node, options_)
           .code,
       mig::kMigNoSlot);
-  // A reservation at a placement the node did not register is refused.
-  EXPECT_THAT(backend_->Commit(MigPod("x", {GpuContainer("c", 1, 4000)}),
-                               OneGrant("x", Restored("GPU-mig-0", 5)), node),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("5 is not a legal start of 1g.5gb")));
+  // A reservation at a placement the node no longer registers still holds
+  // its slice, charged as recorded (HAMi restores by placement alone).
+  ASSERT_OK(backend_->Commit(MigPod("x", {GpuContainer("c", 1, 4000)}),
+                             OneGrant("x", Restored("GPU-mig-0", 5)), node));
+  EXPECT_EQ(node.ledger(0).mig_mask(), 0x3u << 5);
+  EXPECT_EQ(node.ledger(0).used_memory_mib(), 2 * 5120);
+  EXPECT_OK(node.CheckInvariants());
 }
 
 // B13: a percentage is of the registered memory, 50 % of 8192 MiB does not
@@ -180,8 +182,16 @@ TEST_F(MigRegisteredTest, ProfilesThatMakeNoModelLeaveTheGpuUnused) {
                                  node, options_);
   EXPECT_EQ(fit.code, mig::kMigUnknownModel);
   EXPECT_THAT(fit.message, HasSubstr("registered MIG profiles has placements"));
-  EXPECT_THAT(backend_->Commit(MigPod("x", {GpuContainer("c", 1, 4000)}),
-                               OneGrant("x", Restored("GPU-mig-0", 6)), node),
+  // A reservation read back still holds its placement; one without a
+  // placement cannot be resolved and is refused.
+  ASSERT_OK(backend_->Commit(MigPod("x", {GpuContainer("c", 1, 4000)}),
+                             OneGrant("x", Restored("GPU-mig-0", 6)), node));
+  EXPECT_EQ(node.ledger(0).mig_mask(), 1u << 6);
+  DeviceGrant unplaced = Restored("GPU-mig-0", 6);
+  unplaced.mig.start = -1;
+  unplaced.mig.size = 0;
+  EXPECT_THAT(backend_->Commit(MigPod("y", {GpuContainer("c", 1, 4000)}),
+                               OneGrant("y", unplaced), node),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("registered MIG profiles")));
 }

@@ -170,6 +170,16 @@ void SetAsked(const ContainerRequest& container, const Gpu& gpu,
   slot.asked_cores = container.cores;
 }
 
+// A reservation read back on a GPU with registered profiles that names a
+// profile or start the node no longer registers: HAMi restores reservations
+// by their placement alone (occupiedMigPlacements), so the slices stay
+// taken, charged as recorded, rather than the record being refused and the
+// pod charged nothing.
+bool HeldByPlacement(const GpuKind& kind, const MigSlot& slot) {
+  return kind.registered && slot.group.empty() && slot.placed() &&
+         slot.mask() != 0;
+}
+
 std::string DemandText(const MigDemand& demand) {
   if (!demand.profile.empty()) return absl::StrCat("profile=", demand.profile);
   return absl::StrFormat("memory=%dMiB cores=%d%%", demand.memory_mib,
@@ -561,6 +571,7 @@ absl::Status MigBackend::Commit(const PodRequest& request,
       }
       const Gpu& gpu = node.inventory().gpus[*position];
       const GpuKind& kind = kinds_.Of(gpu);
+      if (kind.model == nullptr && HeldByPlacement(kind, grant.mig)) continue;
       if (kind.model == nullptr) {
         return absl::FailedPreconditionError(
             kind.model_status.ok()
@@ -571,6 +582,7 @@ absl::Status MigBackend::Commit(const PodRequest& request,
                                kind.model_status.message()));
       }
       absl::Status status = Resolve(kind, gpu, grant.mig);
+      if (!status.ok() && HeldByPlacement(kind, grant.mig)) continue;
       if (!status.ok()) {
         return absl::Status(
             status.code(),

@@ -4,9 +4,11 @@
 // docs/reference/formats.md:
 //
 //   node `hami.io/node-nvidia-register`, JSON (HAMi >= 2.8): a list of
-//     {"id","index","count","devmem","devcore","type","numa","mode","health"}
-//     in that key order, each key omitted when zero / empty / false (Go's
-//     omitempty), no spaces.
+//     {"id","index","count","devmem","devcore","type","numa","mode",
+//     "migProfiles","health"} in that key order, each key omitted when zero /
+//     empty / false (Go's omitempty), no spaces. migProfiles (HAMi >= 2.10)
+//     is Gpu::mig_profiles: [{"name","memoryMB","core","sliceCount",
+//     "placements":[{"start","size"}]}], all five members always written.
 //   the same annotation as a legacy string (HAMi <= 2.7):
 //     UUID,split,memMiB,devcore,type,numa,health[,index,mode]:
 //   pod `hami.io/vgpu-devices-allocated` (= `-to-allocate`): one entry per

@@ -14,6 +14,11 @@
 //              keeps their group; an idle one takes the first group, in
 //              config order, with a free instance large enough. All free
 //              instances of the group count, not only types already in use.
+// A GPU that registered its MIG profiles (Gpu::mig_profiles, HAMi's
+// `migProfiles`) is scheduled from them alone, as HAMi's scheduler does:
+// only those profiles, only at their registered placements, charged the
+// registered memoryMB and core; a memory percentage is of the GPU's
+// registered memory. A GPU without them uses the catalog's model.
 // Instances the GPU already has (Gpu::mig_instances) are reused when free
 // and adequate, unless a smaller profile can be created beside them; a new
 // one is created only in memory slices no instance covers. A GPU whose
