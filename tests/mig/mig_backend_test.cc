@@ -54,19 +54,7 @@ ContainerRequest Named(const std::string& name, const std::string& profile) {
 // The single grant of a one-container, one-GPU pod.
 uint32_t MaskOf(const DeviceGrant& grant) { return grant.mig.mask(); }
 
-class MigBackendTest : public ::testing::Test {
- protected:
-  absl::StatusOr<PodAllocation> Allocate(const PodRequest& pod,
-                                         NodeState& node) {
-    absl::StatusOr<PodAllocation> placed =
-        backend_->Allocate(pod, node, options_);
-    EXPECT_OK(node.CheckInvariants());
-    return placed;
-  }
-
-  std::unique_ptr<SharingBackend> backend_ = MigBackend();
-  PlacementOptions options_;
-};
+class MigBackendTest : public testing::MigBackendFixture {};
 
 TEST_F(MigBackendTest, SevenNineGibPodsTakeSevenDistinct1gSlotsTheEighthNone) {
   NodeState node = MakeNodeState({H100(0)});

@@ -84,7 +84,7 @@ void ExpectConsistentWithGeometry(const DeviceGrant& grant) {
   EXPECT_EQ(grant.memory_mib, slot.memory_mib);
 }
 
-class MigConfigMapTest : public ::testing::Test {
+class MigConfigMapTest : public testing::MigBackendFixture {
  protected:
   void UseConfig(const Config& config) {
     backend_ = testing::MigBackend(config);
@@ -92,19 +92,9 @@ class MigConfigMapTest : public ::testing::Test {
   }
   void SetUp() override { UseConfig(ConfigMapConfig()); }
 
-  absl::StatusOr<PodAllocation> Allocate(const PodRequest& pod,
-                                         NodeState& node) {
-    absl::StatusOr<PodAllocation> placed =
-        backend_->Allocate(pod, node, options_);
-    EXPECT_OK(node.CheckInvariants());
-    return placed;
-  }
   ReasonCode FilterCode(const PodRequest& pod, const NodeState& node) {
     return backend_->Filter(pod, node, options_).code;
   }
-
-  std::unique_ptr<SharingBackend> backend_;
-  PlacementOptions options_;
 };
 
 TEST_F(MigConfigMapTest, FirstPodOnAnIdleGpuTakesTheFirstGroupInOrder) {

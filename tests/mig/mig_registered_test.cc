@@ -61,19 +61,7 @@ PodAllocation OneGrant(const std::string& pod, DeviceGrant grant) {
   return allocation;
 }
 
-class MigRegisteredTest : public ::testing::Test {
- protected:
-  absl::StatusOr<PodAllocation> Allocate(const PodRequest& pod,
-                                         NodeState& node) {
-    absl::StatusOr<PodAllocation> placed =
-        backend_->Allocate(pod, node, options_);
-    EXPECT_OK(node.CheckInvariants());
-    return placed;
-  }
-
-  std::unique_ptr<SharingBackend> backend_ = MigBackend();
-  PlacementOptions options_;
-};
+class MigRegisteredTest : public testing::MigBackendFixture {};
 
 // D4: only placement 6 registered.
 TEST_F(MigRegisteredTest, OnlyTheRegisteredPlacementIsGivenOut) {

@@ -69,4 +69,12 @@ std::unique_ptr<SharingBackend> MigBackend(const Config& config) {
   return backend.ok() ? *std::move(backend) : nullptr;
 }
 
+absl::StatusOr<PodAllocation> MigBackendFixture::Allocate(const PodRequest& pod,
+                                                          NodeState& node) {
+  absl::StatusOr<PodAllocation> placed =
+      backend_->Allocate(pod, node, options_);
+  EXPECT_TRUE(node.CheckInvariants().ok()) << node.CheckInvariants();
+  return placed;
+}
+
 }  // namespace deviceshare::testing

@@ -2,7 +2,8 @@
 //
 // Builders shared by the mig and mps backend tests: GPUs in a sharing mode,
 // a node of given GPUs, MIG pods, Volcano's default A100-80GB geometry
-// groups, and a mig backend over the built-in catalog.
+// groups, a mig backend over the built-in catalog, and a fixture that
+// drives one.
 #ifndef DEVICESHARE_TESTS_TESTING_MIG_BUILDERS_H_
 #define DEVICESHARE_TESTS_TESTING_MIG_BUILDERS_H_
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/mig/mig_config.h"
@@ -17,6 +19,7 @@
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
+#include "gtest/gtest.h"
 
 namespace deviceshare::testing {
 
@@ -49,6 +52,17 @@ std::vector<mig::MigGeometry> VolcanoA100Groups();
 // mig::NewMigBackend over the built-in catalog (a test failure and nullptr
 // if it cannot be made).
 std::unique_ptr<SharingBackend> MigBackend(const Config& config = Config{});
+
+// A mig backend under test (the built-in catalog unless a test replaces
+// backend_): Allocate checks the node's invariants after every call.
+class MigBackendFixture : public ::testing::Test {
+ protected:
+  absl::StatusOr<PodAllocation> Allocate(const PodRequest& pod,
+                                         NodeState& node);
+
+  std::unique_ptr<SharingBackend> backend_ = MigBackend();
+  PlacementOptions options_;
+};
 
 }  // namespace deviceshare::testing
 
