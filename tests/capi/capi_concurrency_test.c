@@ -182,3 +182,42 @@ void TestReleaseFrees(void) {
   free(first);
   CHECK(deviceshare_scheduler_destroy(s) == DEVICESHARE_OK);
 }
+
+/* HAMi's namespace GPU quota through deviceshare_upsert_object: the second
+ * pod would take namespace conc past its 10000 MiB; releasing the first, or
+ * removing the quota, lets it in. */
+void TestResourceQuota(void) {
+  char* error = NULL;
+  deviceshare_scheduler* s = NewScheduler(
+      NULL,
+      "nodes:\n- name: one\n  gpus: [{model: NVIDIA A100, memory_mib: "
+      "40000}]");
+  CHECK_OK(deviceshare_upsert_object(
+               s,
+               "{apiVersion: v1, kind: ResourceQuota, metadata: {name: gpu, "
+               "namespace: conc}, spec: {hard: {limits.nvidia.com/gpumem: "
+               "\"10000\"}}}",
+               &error),
+           error);
+  char* first = PodOf("first", 6000);
+  char* second = PodOf("second", 6000);
+  char* decision = NULL;
+  CHECK_OK(deviceshare_schedule(s, first, NULL, &decision, &error), error);
+  CHECK_TEXT(strstr(decision, "\"placed\":true") != NULL, decision);
+  deviceshare_free(decision);
+  CHECK_OK(deviceshare_schedule(s, second, NULL, &decision, &error), error);
+  CHECK_TEXT(strstr(decision, "\"placed\":false") != NULL &&
+                 strstr(decision, "QuotaExceeded namespace conc") != NULL,
+             decision);
+  deviceshare_free(decision);
+  CHECK_CODE(deviceshare_remove_object(s, "ResourceQuota", "gpu", &error),
+             DEVICESHARE_INVALID_ARGUMENT, error);
+  CHECK_OK(deviceshare_remove_object(s, "ResourceQuota", "conc/gpu", &error),
+           error);
+  CHECK_OK(deviceshare_schedule(s, second, NULL, &decision, &error), error);
+  CHECK_TEXT(strstr(decision, "\"placed\":true") != NULL, decision);
+  deviceshare_free(decision);
+  free(second);
+  free(first);
+  CHECK(deviceshare_scheduler_destroy(s) == DEVICESHARE_OK);
+}

@@ -26,6 +26,7 @@ static const TestCase kCases[] = {
     {"concurrent_schedule_never_double_books",
      TestConcurrentScheduleNeverDoubleBooks},
     {"release_frees", TestReleaseFrees},
+    {"resource_quota", TestResourceQuota},
 };
 static const size_t kCaseCount = sizeof(kCases) / sizeof(kCases[0]);
 

@@ -23,5 +23,6 @@ void TestDraObjects(void);
 /* capi_concurrency_test.c */
 void TestConcurrentScheduleNeverDoubleBooks(void);
 void TestReleaseFrees(void);
+void TestResourceQuota(void);
 
 #endif /* DEVICESHARE_TESTS_CAPI_CASES_H_ */

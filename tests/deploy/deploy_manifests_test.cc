@@ -400,6 +400,7 @@ TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
   has("nodes", {"get", "list", "watch"});
   has("pods", {"get", "list", "watch", "patch"});
   has("pods/binding", {"create"});
+  has("resourcequotas", {"get", "list", "watch"});
   has("events", {"create", "patch"});
   has("leases", {"create", "get", "update"});
   EXPECT_THAT(

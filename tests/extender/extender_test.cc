@@ -374,6 +374,39 @@ TEST_F(ExtenderTest, ABoundPodSeenAgainIsChargedOnce) {
   EXPECT_EQ(TotalUsed(*restarted, "a"), 1000);
 }
 
+// HAMi's namespace GPU quota through serve's ResourceQuota watch: a pod
+// that would take its namespace past limits.nvidia.com/gpumem fails every
+// node with QuotaExceeded, other namespaces are not limited, and the quota
+// leaves with its object.
+TEST_F(ExtenderTest, NamespaceGpuQuotaFollowsItsResourceQuota) {
+  AddNodes({{.name = "a", .gpus = 2}});
+  const nlohmann::json quota = nlohmann::json::parse(R"({
+      "apiVersion": "v1", "kind": "ResourceQuota",
+      "metadata": {"name": "gpu", "namespace": "default"},
+      "spec": {"hard": {"limits.nvidia.com/gpumem": "4000", "cpu": "8"}}})");
+  extender_.OnResourceQuotasReplaced({quota});
+  nlohmann::json first =
+      AddPod(HamiPodObject({.name = "first", .memory_mib = 3000}));
+  ASSERT_EQ(extender_.Bind(BindingFor(first, "a")), "");
+  nlohmann::json second =
+      AddPod(HamiPodObject({.name = "second", .memory_mib = 2000}));
+  FilterResult refused = extender_.Filter(FilterArgs(second, {"a"}));
+  EXPECT_THAT(refused.node_names, IsEmpty());
+  EXPECT_THAT(
+      refused.failed_nodes.at("a"),
+      AllOf(HasSubstr("QuotaExceeded"), HasSubstr("namespace default"),
+            HasSubstr("3000MiB held + 2000MiB wanted > limit 4000MiB")));
+  // A bad quota object is logged and changes nothing.
+  nlohmann::json bad = quota;
+  bad["spec"]["hard"]["limits.nvidia.com/gpumem"] = "-1";
+  extender_.OnResourceQuotaEvent("MODIFIED", bad);
+  EXPECT_THAT(extender_.Filter(FilterArgs(second, {"a"})).node_names,
+              IsEmpty());
+  extender_.OnResourceQuotaEvent("DELETED", quota);
+  EXPECT_THAT(extender_.Filter(FilterArgs(second, {"a"})).node_names,
+              ElementsAre("a"));
+}
+
 std::unique_ptr<Scheduler> SchedulerWithMemoryFactor(int32_t factor) {
   Config config = ::deviceshare::testing::MakeConfig();
   config.device.memory_factor = factor;

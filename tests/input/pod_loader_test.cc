@@ -56,7 +56,8 @@ TEST(PodLoaderTest, ErrorsNameFileDocumentAndField) {
       LoadPodsYaml("kind: Deployment\nmetadata: {name: d}\n", "p.yaml",
                    DeviceConfig()),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               "p.yaml: document 1 (line 1): kind: Deployment, want Pod"));
+               "p.yaml: document 1 (line 1): kind: Deployment, want Pod or "
+               "ResourceQuota"));
   EXPECT_THAT(
       LoadPodsYaml("kind: Pod\nmetadata: {name: a\n", "p.yaml", DeviceConfig()),
       StatusIs(absl::StatusCode::kInvalidArgument,

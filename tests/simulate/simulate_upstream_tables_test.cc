@@ -1427,5 +1427,182 @@ TEST(SimulateUpstreamTableTest, HamiGpuPolicyZeroCapacity) {
   }
 }
 
+// A ResourceQuota of namespace default limiting GPU memory and cores
+// (limits.<resource>; "" leaves that kind unlimited).
+std::string GpuQuotaObject(const std::string& memory,
+                           const std::string& cores = "",
+                           const std::string& name = "gpu") {
+  std::string hard;
+  if (!memory.empty()) {
+    absl::StrAppend(&hard, "limits.nvidia.com/gpumem: \"", memory, "\", ");
+  }
+  if (!cores.empty()) {
+    absl::StrAppend(&hard, "limits.nvidia.com/gpucores: \"", cores, "\", ");
+  }
+  absl::StrAppend(&hard, "cpu: \"8\"");
+  return absl::StrCat(
+      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: ", name,
+      ", namespace: default}\nspec:\n  hard: {", hard, "}\n");
+}
+
+// HAMi's namespace GPU quota (pkg/device/quota.go; checked in the scheduler's
+// Fit, nvidia/device.go fitQuota, and at admission, webhook.go), restated
+// from pkg/scheduler/webhook_test.go TestFitResourceQuota*: the namespace
+// already holds 1000 MiB and 200 cores (two running pods on node "busy")
+// under a quota of 2000 MiB and 400 cores; does the probe still fit on the
+// idle node n?
+//
+// Not ported: TestHandle, TestPodHasNodeName, TestPodHasDifferentScheduler,
+// TestSchedulerNameEmptyNoOverwrite, TestNonGPUPodAllowedAdmission and
+// TestEmptyContainersDenied are the admission webhook's own rules
+// (schedulerName, which pods it mutates); deviceshare runs beside
+// kube-scheduler as an extender and has no admission webhook yet. The
+// Ascend and Cambricon rows are other vendors' devices. Step 3 of
+// TestFitResourceQuota_InitContainerPeakSequence (a pod's usage drops to its
+// app containers once its init containers end) is not modelled: a placed
+// pod holds its peak until it leaves.
+TEST(SimulateUpstreamTableTest, HamiWebhookQuota) {
+  struct Row {
+    const char* upstream;
+    std::vector<Container> containers;
+    bool fits;
+  };
+  const std::string ask100 = "nvidia.com/gpu: 1, nvidia.com/gpumem: 100";
+  const Row rows[] = {
+      {"webhook_test.go:249 TestFitResourceQuota \"quota passed\"",
+       {{"main", ask100}},
+       true},
+      {"TestFitResourceQuota \"quota exceeded\" (1000 + 1024 > 2000)",
+       {{"main", "nvidia.com/gpu: 1, nvidia.com/gpumem: 1024"}},
+       false},
+      {"TestFitResourceQuota \"request multiple gpus\" (2 x 1024); "
+       ":650 TestFitResourceQuotaCountsEveryDevice",
+       {{"main", "nvidia.com/gpu: 2, nvidia.com/gpumem: 1024"}},
+       false},
+      {"TestFitResourceQuota \"request multiple gpus within quota\" (2 x 400)",
+       {{"main", "nvidia.com/gpu: 2, nvidia.com/gpumem: 400"}},
+       true},
+      {"TestFitResourceQuota \"InitContainers run sequentially: max init fits "
+       "quota\" (800, 800, then 500)",
+       {{"init1", "nvidia.com/gpu: 1, nvidia.com/gpumem: 800", "", true},
+        {"init2", "nvidia.com/gpu: 1, nvidia.com/gpumem: 800", "", true},
+        {"main", "nvidia.com/gpu: 1, nvidia.com/gpumem: 500"}},
+       true},
+      {"TestFitResourceQuota \"InitContainer request exceeds quota directly\" "
+       "(1500)",
+       {{"init", "nvidia.com/gpu: 1, nvidia.com/gpumem: 1500", "", true},
+        {"main", ask100}},
+       false},
+      {"cores: one GPU of 100 cores (200 + 100 <= 400)",
+       {{"main",
+         "nvidia.com/gpu: 1, nvidia.com/gpumem: 100, "
+         "nvidia.com/gpucores: 100"}},
+       true},
+      {"cores: 3 GPUs of 100 cores each (200 + 300 > 400)",
+       {{"main",
+         "nvidia.com/gpu: 3, nvidia.com/gpumem: 100, "
+         "nvidia.com/gpucores: 100"}},
+       false},
+  };
+  const std::string cluster = ShortCluster(
+      {ShortNode("busy", Gpus("busy", 2)), ShortNode("n", Gpus("n", 4))});
+  const std::vector<std::string> held = {
+      Pod("held0", {{kHamiRecord, "GPU-busy-0,NVIDIA,500,100:;"}},
+          {{"main", HamiAsk(500, 100)}}, "busy"),
+      Pod("held1", {{kHamiRecord, "GPU-busy-1,NVIDIA,500,100:;"}},
+          {{"main", HamiAsk(500, 100)}}, "busy")};
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    std::vector<std::string> docs = held;
+    docs.push_back(GpuQuotaObject("2000", "400"));
+    docs.push_back(Pod("probe", {}, row.containers));
+    auto report = SimulateJson(cluster, Docs(docs), kBinpack);
+    ASSERT_OK(report);
+    const Json probe = PlacementOf(*report, "probe");
+    EXPECT_EQ(!probe.is_null(), row.fits) << report->dump(1);
+    if (!row.fits) {
+      EXPECT_THAT(UnschedulableOf(*report, "probe").dump(),
+                  HasSubstr("QuotaExceeded"));
+    }
+  }
+}
+
+// HAMi's quota rules beyond the webhook table (pkg/device/quota_test.go,
+// TestFitResourceQuota_InitContainerPeakSequence steps 1-2): pods of one
+// namespace add up; a limit of 0 is a limit; memoryFactor scales the limit
+// as it scales requests; quotas of another namespace or of other resources
+// do not apply; two quotas of a namespace both hold.
+TEST(SimulateUpstreamTableTest, HamiQuotaRules) {
+  const std::string cluster = ShortCluster({ShortNode("n", Gpus("n", 4))});
+  auto placed = [&](const std::vector<std::string>& docs,
+                    const std::string& config = kBinpack) {
+    std::vector<std::string> names;
+    auto report = SimulateJson(cluster, Docs(docs), config);
+    EXPECT_OK(report);
+    if (!report.ok()) return names;
+    for (const Json& placement : (*report)["placements"]) {
+      names.push_back(placement["pod"].get<std::string>());
+    }
+    return names;
+  };
+  auto peak_pod = [](const std::string& name) {
+    return Pod(
+        name, {},
+        {{"init", "nvidia.com/gpu: 1, nvidia.com/gpumem: 20000", "", true},
+         {"main", "nvidia.com/gpu: 1, nvidia.com/gpumem: 10000"}});
+  };
+  {
+    SCOPED_TRACE(
+        "TestFitResourceQuota_InitContainerPeakSequence: pod1 (peak 20000) "
+        "fits 30000, pod2 does not");
+    EXPECT_THAT(
+        placed({GpuQuotaObject("30000"), peak_pod("pod1"), peak_pod("pod2")}),
+        ::testing::ElementsAre("default/pod1"));
+  }
+  {
+    SCOPED_TRACE("quota.go LimitSet: a limit of 0 blocks every GPU pod");
+    EXPECT_THAT(placed({GpuQuotaObject("0"),
+                        Pod("p", {}, {{"main", "nvidia.com/gpu: 1"}})}),
+                ::testing::IsEmpty());
+  }
+  {
+    SCOPED_TRACE("quota.go FitQuota: memoryFactor 2 doubles the limit");
+    const std::string ask = "nvidia.com/gpu: 1, nvidia.com/gpumem: 600";
+    EXPECT_THAT(placed({GpuQuotaObject("1000"), Pod("a", {}, {{"main", ask}}),
+                        Pod("b", {}, {{"main", ask}})},
+                       "scheduler: {gpuPolicy: binpack}\n"
+                       "nvidia: {memoryFactor: 2}\n"),
+                ::testing::ElementsAre("default/a"));
+  }
+  {
+    SCOPED_TRACE("another namespace's quota, and cpu only, do not apply");
+    std::string other = GpuQuotaObject("1");
+    other =
+        absl::StrReplaceAll(other, {{"namespace: default", "namespace: x"}});
+    const std::string cpu_only =
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cpu}\n"
+        "spec:\n  hard: {cpu: \"8\", requests.nvidia.com/gpumem: \"1\"}\n";
+    EXPECT_THAT(placed({other, cpu_only,
+                        Pod("p", {}, {{"main", "nvidia.com/gpu: 1"}})}),
+                ::testing::ElementsAre("default/p"));
+  }
+  {
+    SCOPED_TRACE("two quotas of one namespace: the tighter holds");
+    EXPECT_THAT(placed({GpuQuotaObject("100000", "", "wide"),
+                        GpuQuotaObject("", "50", "narrow"),
+                        Pod("a", {},
+                            {{"main",
+                              "nvidia.com/gpu: 1, "
+                              "nvidia.com/gpumem: 100, "
+                              "nvidia.com/gpucores: 40"}}),
+                        Pod("b", {},
+                            {{"main",
+                              "nvidia.com/gpu: 1, "
+                              "nvidia.com/gpumem: 100, "
+                              "nvidia.com/gpucores: 40"}})}),
+                ::testing::ElementsAre("default/a"));
+  }
+}
+
 }  // namespace
 }  // namespace deviceshare

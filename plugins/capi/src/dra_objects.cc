@@ -1,5 +1,6 @@
 #include "dra_objects.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "deviceshare/dra/device_class.h"
 #include "deviceshare/dra/slice_decode.h"
 #include "deviceshare/input/kube_objects.h"
+#include "deviceshare/k8s/resource_quota_parser.h"
 #include "nlohmann/json.hpp"
 #include "text_input.h"
 
@@ -40,6 +42,22 @@ absl::Status UpsertClass(Scheduler& scheduler, const nlohmann::json& object) {
   return absl::OkStatus();
 }
 
+// A ResourceQuota that limits no GPU resource (any more) lifts what an
+// earlier version of it set.
+absl::Status UpsertQuota(Scheduler& scheduler, const nlohmann::json& object) {
+  absl::StatusOr<std::optional<GpuQuota>> quota =
+      ParseResourceQuota(object, scheduler.config().device);
+  if (!quota.ok()) return quota.status();
+  if (*quota) {
+    scheduler.UpsertQuota(**std::move(quota));
+    return absl::OkStatus();
+  }
+  const nlohmann::json& metadata = object.value("metadata", nlohmann::json());
+  scheduler.RemoveQuota(metadata.value("namespace", "default"),
+                        metadata.value("name", ""));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status UpsertObject(Scheduler& scheduler, absl::string_view text) {
@@ -54,9 +72,10 @@ absl::Status UpsertObject(Scheduler& scheduler, absl::string_view text) {
   if (kind == "ResourceClaim") {
     return Prefixed(kind, UpsertClaim(scheduler, *object));
   }
+  if (kind == "ResourceQuota") return UpsertQuota(scheduler, *object);
   return absl::InvalidArgumentError(absl::StrFormat(
-      "object: kind %s, want DeviceClass, ResourceSlice or ResourceClaim "
-      "(nodes go to deviceshare_upsert_nodes)",
+      "object: kind %s, want DeviceClass, ResourceSlice, ResourceClaim or "
+      "ResourceQuota (nodes go to deviceshare_upsert_nodes)",
       kind.empty() ? "(none)" : kind));
 }
 
@@ -74,9 +93,17 @@ absl::Status RemoveObject(Scheduler& scheduler, absl::string_view kind,
           "name: \"%s\", want \"namespace/name\" for a ResourceClaim", key));
     }
     scheduler.RemoveResourceClaim(key);
+  } else if (kind == "ResourceQuota") {
+    const size_t slash = key.find('/');
+    if (slash == std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "name: \"%s\", want \"namespace/name\" for a ResourceQuota", key));
+    }
+    scheduler.RemoveQuota(key.substr(0, slash), key.substr(slash + 1));
   } else {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "kind: \"%s\", want DeviceClass, ResourceSlice or ResourceClaim",
+        "kind: \"%s\", want DeviceClass, ResourceSlice, ResourceClaim or "
+        "ResourceQuota",
         kind));
   }
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 #include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
+#include "deviceshare/k8s/resource_quota_parser.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::input {
@@ -68,12 +69,14 @@ class PodCollector {
         (kind == "ResourceClaim" || kind == "ResourceClaimTemplate")) {
       return AddClaimObject(object, kind, where, document);
     }
+    if (kind == "ResourceQuota") return AddQuota(object, where, document);
     if (!kind.empty() && kind != "Pod") {
-      return Error(document,
-                   absl::StrFormat("%skind: %s, want Pod%s", where, kind,
-                                   dra_objects_ ? ", ResourceClaim or "
-                                                  "ResourceClaimTemplate"
-                                                : ""));
+      return Error(
+          document,
+          absl::StrFormat("%skind: %s, want %s", where, kind,
+                          dra_objects_ ? "Pod, ResourceQuota, ResourceClaim or "
+                                         "ResourceClaimTemplate"
+                                       : "Pod or ResourceQuota"));
     }
     if (Finished(object)) {
       ++loaded_.finished;
@@ -147,6 +150,27 @@ class PodCollector {
       return Error(document,
                    absl::StrFormat("%s%s is defined twice", where, key));
     }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddQuota(const Json& object, absl::string_view where,
+                        size_t document) {
+    absl::StatusOr<std::optional<GpuQuota>> quota =
+        ParseResourceQuota(object, config_);
+    if (!quota.ok()) {
+      return errors_.At(
+          document,
+          absl::Status(quota.status().code(),
+                       absl::StrCat(where, quota.status().message())));
+    }
+    if (!*quota) return absl::OkStatus();
+    const std::string key = absl::StrCat(
+        "ResourceQuota ", (*quota)->namespace_name, "/", (*quota)->name);
+    if (!claim_keys_.insert(key).second) {
+      return Error(document,
+                   absl::StrFormat("%s%s is defined twice", where, key));
+    }
+    loaded_.quotas.push_back(**std::move(quota));
     return absl::OkStatus();
   }
 

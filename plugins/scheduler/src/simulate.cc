@@ -87,6 +87,7 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
         "record: they hold no GPU and are not scheduled again"));
   }
   workload.claims = std::move(pods.claims);
+  workload.quotas = std::move(pods.quotas);
   workload.nodes = std::move(cluster.nodes);
   workload.slices = std::move(cluster.slices);
   workload.classes = std::move(cluster.classes);

@@ -101,6 +101,7 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     }
   }
   DS_RETURN_IF_ERROR(AddDraObjects(workload, *scheduler));
+  for (const GpuQuota& quota : workload.quotas) scheduler->UpsertQuota(quota);
   std::vector<PodUnaccounted> unaccounted =
       ChargeRunningPods(workload, *scheduler);
   ScheduleOptions schedule_options;

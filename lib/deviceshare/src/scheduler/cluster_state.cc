@@ -300,6 +300,7 @@ absl::Status ClusterState::AddPod(const PodRequest& request,
   }
   TouchDraNodes(touched);
   pods_by_node_[allocation.node_name].insert(request.uid);
+  quota_use_[request.namespace_name] += QuotaUseOf(allocation);
   pods_.emplace(request.uid, std::move(record));
   return absl::OkStatus();
 }
@@ -319,10 +320,43 @@ void ClusterState::RemovePod(absl::string_view pod_uid) {
     pods->second.erase(pod_uid);
     if (pods->second.empty()) pods_by_node_.erase(pods);
   }
+  if (auto use = quota_use_.find(record.request.namespace_name);
+      use != quota_use_.end()) {
+    use->second -= QuotaUseOf(record.allocation);
+    if (use->second == GpuQuotaUse{}) quota_use_.erase(use);
+  }
   const std::vector<std::string> claim_keys = std::move(it->second.claim_keys);
   const std::string uid(pod_uid);
   pods_.erase(it);
   if (!claim_keys.empty()) TouchDraNodes(dra_->Unreserve(uid, claim_keys));
+}
+
+void ClusterState::UpsertQuota(GpuQuota quota) {
+  quotas_[quota.namespace_name][quota.name] = quota.limits;
+}
+
+void ClusterState::RemoveQuota(absl::string_view namespace_name,
+                               absl::string_view name) {
+  auto it = quotas_.find(namespace_name);
+  if (it == quotas_.end()) return;
+  it->second.erase(std::string(name));
+  if (it->second.empty()) quotas_.erase(it);
+}
+
+GpuQuotaLimits ClusterState::QuotaLimits(
+    absl::string_view namespace_name) const {
+  GpuQuotaLimits limits;
+  auto it = quotas_.find(namespace_name);
+  if (it == quotas_.end()) return limits;
+  for (const auto& [name, quota] : it->second) {
+    limits = Tightest(limits, quota);
+  }
+  return limits;
+}
+
+GpuQuotaUse ClusterState::QuotaUse(absl::string_view namespace_name) const {
+  auto it = quota_use_.find(namespace_name);
+  return it == quota_use_.end() ? GpuQuotaUse{} : it->second;
 }
 
 void ClusterState::TouchDraNodes(const std::vector<std::string>& names) {

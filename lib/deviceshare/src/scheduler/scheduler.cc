@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "deviceshare/backend/container_edits.h"
 #include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/status_macros.h"
 #include "verdict_memory.h"
 
@@ -13,6 +14,39 @@ namespace deviceshare {
 namespace {
 
 using internal::VerdictMemory;
+
+NodeFit QuotaUnfit(const std::string& why) {
+  NodeFit fit;
+  fit.code = ReasonCode::kQuotaExceeded;
+  fit.message = why;
+  return fit;
+}
+
+// Every named node (every node when none are) refused for the pod's quota;
+// a name the state does not know says so instead.
+std::vector<NodeVerdict> QuotaVerdicts(const ClusterState& state,
+                                       absl::Span<const std::string> names,
+                                       const std::string& why) {
+  std::vector<NodeVerdict> verdicts;
+  auto refuse = [&](const std::string& node) {
+    NodeVerdict verdict;
+    verdict.node = node;
+    verdict.fit = QuotaUnfit(why);
+    verdicts.push_back(std::move(verdict));
+  };
+  if (names.empty()) {
+    for (const NodeState* node : state.nodes_by_name()) refuse(node->name());
+    return verdicts;
+  }
+  for (const std::string& name : names) {
+    if (state.FindNode(name) == nullptr) {
+      verdicts.push_back(DecisionPath::UnknownNode(name));
+    } else {
+      refuse(name);
+    }
+  }
+  return verdicts;
+}
 
 // A verdict as the Filter step hands it out: the allocation stays behind.
 NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
@@ -99,6 +133,9 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
         request.uid, existing->allocation.node_name));
   }
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
+    return QuotaRefused(*why, options);
+  }
   std::optional<NodeVerdict> best;
   if (!options.candidates.empty()) {
     best = BestOf(cycle, options.candidates);
@@ -130,6 +167,9 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
               });
     path_.Explain(cycle, known, options, decision);
     return decision;
+  }
+  if (auto why = QuotaRefusal(request, QuotaUseOf(best->fit.allocation))) {
+    return QuotaRefused(*why, options);
   }
   DS_RETURN_IF_ERROR(
       state_.AddPod(request, best->fit.allocation, &best->claims));
@@ -289,6 +329,9 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
     const PodRequest& request, absl::Span<const std::string> node_names) const {
   absl::ReaderMutexLock lock(&mu_);
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
+    return QuotaVerdicts(state_, node_names, *why);
+  }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
   VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
@@ -401,6 +444,12 @@ absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
     } else {
       verdict = path_.Filter(cycle, *node, /*explain=*/true);
     }
+    if (verdict.fit.fits()) {
+      if (auto why =
+              QuotaRefusal(request, QuotaUseOf(verdict.fit.allocation))) {
+        verdict.fit = QuotaUnfit(*why);
+      }
+    }
     if (verdict.fit.fits() &&
         state_.AddPod(request, verdict.fit.allocation, &verdict.claims).ok()) {
       memory_->ForgetPod(request.uid);
@@ -478,6 +527,48 @@ absl::Status Scheduler::UpsertResourceClaim(dra::ResourceClaim claim) {
 void Scheduler::RemoveResourceClaim(const std::string& key) {
   absl::MutexLock lock(&mu_);
   state_.RemoveResourceClaim(key);
+}
+
+void Scheduler::UpsertQuota(GpuQuota quota) {
+  absl::MutexLock lock(&mu_);
+  state_.UpsertQuota(std::move(quota));
+}
+
+void Scheduler::RemoveQuota(absl::string_view namespace_name,
+                            absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  state_.RemoveQuota(namespace_name, name);
+}
+
+std::optional<std::string> Scheduler::QuotaRefusal(
+    const PodRequest& request, const GpuQuotaUse& want) const {
+  const GpuQuotaLimits limits = state_.QuotaLimits(request.namespace_name);
+  if (!limits.memory_mib && !limits.cores) return std::nullopt;
+  GpuQuotaUse used = state_.QuotaUse(request.namespace_name);
+  if (const PodRecord* own = state_.FindPod(request.uid)) {
+    used -= QuotaUseOf(own->allocation);
+  }
+  return QuotaExcess(request.namespace_name, limits, used, want);
+}
+
+Decision Scheduler::QuotaRefused(const std::string& why,
+                                 const ScheduleOptions& options) const {
+  std::vector<std::string> nodes = options.candidates;
+  if (nodes.empty()) {
+    for (const NodeState* node : state_.nodes_by_name()) {
+      nodes.push_back(node->name());
+    }
+  }
+  std::sort(nodes.begin(), nodes.end());
+  Decision decision;
+  for (size_t i = 0; i < nodes.size() && i < options.max_explained_nodes; ++i) {
+    decision.reasons[nodes[i]] = why;
+  }
+  if (options.count_reasons && !nodes.empty()) {
+    decision.reason_counts[std::string(ReasonCodeName(
+        ReasonCode::kQuotaExceeded))] = static_cast<int64_t>(nodes.size());
+  }
+  return decision;
 }
 
 std::optional<std::string> Scheduler::PodNode(absl::string_view pod_uid) const {

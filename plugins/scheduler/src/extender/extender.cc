@@ -78,7 +78,8 @@ Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
       writer_(writer),
       clock_(clock),
       options_(options),
-      dra_feed_(scheduler) {
+      dra_feed_(scheduler),
+      quota_feed_(scheduler) {
   if (claims != nullptr) {
     claim_binder_ = std::make_unique<ClaimBinder>(
         claims,

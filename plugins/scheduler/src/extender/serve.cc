@@ -148,7 +148,8 @@ MetricsAppender WatchMetrics(const std::vector<Watch>& watches) {
   };
 }
 
-// Nodes and Pods for the annotated GPUs; DeviceClasses, ResourceSlices and
+// Nodes and Pods for the annotated GPUs, ResourceQuotas for their
+// namespaces' GPU quotas; DeviceClasses, ResourceSlices and
 // ResourceClaims for the claims the extender allocates.
 std::vector<Watch> MakeWatches(kube::ApiClient* client, Extender& extender) {
   std::vector<Watch> watches;
@@ -176,6 +177,14 @@ std::vector<Watch> MakeWatches(kube::ApiClient* client, Extender& extender) {
        WatchCollection(client, extender, kube::ResourceClaimsPath(),
                        "resourceclaims", &Extender::OnResourceClaimsReplaced,
                        &Extender::OnResourceClaimEvent),
+       /*optional=*/true});
+  // HAMi's namespace GPU quotas; a cluster whose RBAC predates them is
+  // served without.
+  watches.push_back(
+      {"resourcequotas",
+       WatchCollection(client, extender, "/api/v1/resourcequotas",
+                       "resourcequotas", &Extender::OnResourceQuotasReplaced,
+                       &Extender::OnResourceQuotaEvent),
        /*optional=*/true});
   return watches;
 }

@@ -29,7 +29,8 @@ struct ReasonInfo {
   // listings follow it), and its identity: unique per code. The core's
   // codes keep the numbers they had when the set was closed, so that
   // nothing printed changed; a backend picks unused numbers (mps 11, mig
-  // 12-14; the core leaves 24-99 free for itself, 100 and up to others).
+  // 12-14, DRA 22-25; the core leaves 29-99 free for itself, 100 and up to
+  // others). ReasonCodeTest.EveryOrderIsUnique holds them apart.
   int order;
   // Making room on the node (preempting pods) would not help: the node or
   // its GPUs can never serve the pod (kube-scheduler's
@@ -59,9 +60,13 @@ inline constexpr ReasonInfo kAlreadyOnGpu{"AlreadyOnGpu", 10, false};
 inline constexpr ReasonInfo kPartitionTaken{"PartitionTaken", 21, false};
 // A pod of the same podgroup holds the GPU and the pod asks its group to be
 // spread (Volcano's volcano.sh/vgpu-podgroup-policy: spread).
-inline constexpr ReasonInfo kGroupOnGpu{"GroupOnGpu", 22, false};
+inline constexpr ReasonInfo kGroupOnGpu{"GroupOnGpu", 26, false};
 // The node's hami.io/device-cordon lists the GPU.
-inline constexpr ReasonInfo kGpuCordoned{"GpuCordoned", 23, true};
+inline constexpr ReasonInfo kGpuCordoned{"GpuCordoned", 27, true};
+// Per pod: the namespace's GPU quota (a ResourceQuota's limits.<gpu
+// resource>, model/gpu_quota.h) would be exceeded; pods of the namespace
+// leaving would make room.
+inline constexpr ReasonInfo kQuotaExceeded{"QuotaExceeded", 28, false};
 // Per node.
 inline constexpr ReasonInfo kNoGpus{"NoGpus", 15, true};  // node registered no GPU
 // Fewer usable GPUs than the container wants.
@@ -114,6 +119,7 @@ class ReasonCode {
   static const ReasonCode kPartitionTaken;
   static const ReasonCode kGroupOnGpu;
   static const ReasonCode kGpuCordoned;
+  static const ReasonCode kQuotaExceeded;
   static const ReasonCode kNoGpus;
   static const ReasonCode kInsufficientGpus;
   static const ReasonCode kNumaNotFit;
@@ -145,6 +151,7 @@ inline constexpr ReasonCode ReasonCode::kPartitionTaken{
     reasons::kPartitionTaken};
 inline constexpr ReasonCode ReasonCode::kGroupOnGpu{reasons::kGroupOnGpu};
 inline constexpr ReasonCode ReasonCode::kGpuCordoned{reasons::kGpuCordoned};
+inline constexpr ReasonCode ReasonCode::kQuotaExceeded{reasons::kQuotaExceeded};
 inline constexpr ReasonCode ReasonCode::kNoGpus{reasons::kNoGpus};
 inline constexpr ReasonCode ReasonCode::kInsufficientGpus{
     reasons::kInsufficientGpus};

@@ -36,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/backend/backend_set.h"
 #include "deviceshare/dra/dra_cluster.h"
+#include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
@@ -157,6 +158,17 @@ class ClusterState {
   void RemoveResourceClaim(const std::string& key);
   const dra::DraCluster& dra() const { return *dra_; }
 
+  // ---- GPU quotas (model/gpu_quota.h) ---------------------------------------
+  // A ResourceQuota object's GPU limits, added or replaced by (namespace,
+  // name); removing one that is not there does nothing.
+  void UpsertQuota(GpuQuota quota);
+  void RemoveQuota(absl::string_view namespace_name, absl::string_view name);
+  // Every quota object of the namespace together (GpuQuotaLimits Tightest).
+  GpuQuotaLimits QuotaLimits(absl::string_view namespace_name) const;
+  // What the namespace's recorded pods hold (QuotaUseOf), on a ledger or
+  // not, as HAMi counts every pod it tracks.
+  GpuQuotaUse QuotaUse(absl::string_view namespace_name) const;
+
   // Every node's invariants, and that every pod on a ledger is recorded.
   absl::Status CheckInvariants() const;
 
@@ -191,6 +203,10 @@ class ClusterState {
   std::unique_ptr<dra::DraCluster> dra_;
   // Nodes known only from their ResourceSlices.
   absl::flat_hash_set<std::string> dra_only_nodes_;
+  // Quota objects by namespace, then name; what each namespace holds.
+  std::map<std::string, std::map<std::string, GpuQuotaLimits>, std::less<>>
+      quotas_;
+  absl::flat_hash_map<std::string, GpuQuotaUse> quota_use_;
 };
 
 }  // namespace deviceshare

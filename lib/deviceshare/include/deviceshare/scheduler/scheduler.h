@@ -59,6 +59,7 @@
 #include "deviceshare/backend/backend_set.h"
 #include "deviceshare/clock.h"
 #include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/policy/policy_registry.h"
 #include "deviceshare/policy/policy_set.h"
 #include "deviceshare/scheduler/cluster_state.h"
@@ -169,6 +170,16 @@ class Scheduler {
   // `key`: "namespace/name".
   void RemoveResourceClaim(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // GPU quotas (model/gpu_quota.h): a ResourceQuota object's GPU limits,
+  // added or replaced, and removed by namespace and name. A pod whose
+  // placement would take its namespace past a limit is not placed
+  // (QuotaExceeded on every node). Filter() refuses by the least the pod
+  // can hold (LeastQuotaUseOf), the reserve and schedule steps by what its
+  // placement holds.
+  void UpsertQuota(GpuQuota quota) ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveQuota(absl::string_view namespace_name, absl::string_view name)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // The node a pod is placed on, if it is.
   std::optional<std::string> PodNode(absl::string_view pod_uid) const
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -225,6 +236,16 @@ class Scheduler {
   // no bound can beat the best; the winner filtered afresh.
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(memory_mu_);
+  // Why `want` more would take the pod's namespace past its quota (the
+  // pod's own placement, if it has one, not counted); nullopt if it fits.
+  std::optional<std::string> QuotaRefusal(const PodRequest& request,
+                                          const GpuQuotaUse& want) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The decision for a pod its quota refuses: every candidate (every node
+  // when none are named) says `why`.
+  Decision QuotaRefused(const std::string& why,
+                        const ScheduleOptions& options) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The verdict memory's key for the pod: its request shape and, for its
   // claims, what the filter reads of them.
   std::string ShapeOf(const PodRequest& request) const

@@ -107,10 +107,13 @@ DEVICESHARE_EXPORT deviceshare_code deviceshare_remove_node(
     deviceshare_scheduler* scheduler, const char* name, char** error);
 
 /* DRA objects (resource.k8s.io/v1): a DeviceClass, a node-local
- * ResourceSlice (spec.nodeName set) or a ResourceClaim (JSON or YAML); any
- * other kind is DEVICESHARE_INVALID_ARGUMENT. Removal by kind
- * ("DeviceClass", "ResourceSlice", "ResourceClaim") and name
- * ("namespace/name" for a claim). */
+ * ResourceSlice (spec.nodeName set) or a ResourceClaim (JSON or YAML); and
+ * a ResourceQuota (v1), whose limits.<gpu memory> and limits.<gpu cores>
+ * cap what its namespace's pods hold (HAMi's GPU quota; a pod past it is
+ * not placed: QuotaExceeded). Any other kind is
+ * DEVICESHARE_INVALID_ARGUMENT. Removal by kind ("DeviceClass",
+ * "ResourceSlice", "ResourceClaim", "ResourceQuota") and name
+ * ("namespace/name" for a claim or a quota). */
 DEVICESHARE_EXPORT deviceshare_code deviceshare_upsert_object(
     deviceshare_scheduler* scheduler, const char* object, char** error);
 DEVICESHARE_EXPORT deviceshare_code

@@ -14,6 +14,10 @@
 // node annotation), for the simulation to charge before it schedules the
 // rest.
 //
+// ResourceQuota objects in the same file give namespaces their GPU quota
+// (k8s/resource_quota_parser.h: limits.<gpu memory> and limits.<gpu
+// cores>); one that limits no GPU resource is skipped.
+//
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
 #define DEVICESHARE_INPUT_POD_LOADER_H_
@@ -26,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/dra/claim_spec.h"
+#include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/pod_request.h"
 
 namespace deviceshare::input {
@@ -46,6 +51,7 @@ struct LoadedPods {
   std::vector<RecordedPod> running;  // in file order
   std::vector<dra::ResourceClaim> claims;
   std::vector<dra::ResourceClaimTemplate> templates;
+  std::vector<GpuQuota> quotas;  // in file order
   // Pods whose status.phase is Succeeded or Failed: they hold no GPU and
   // need no node (HAMi's IsPodInTerminatedState), so they are only counted.
   int finished = 0;

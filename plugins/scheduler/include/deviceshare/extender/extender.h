@@ -89,6 +89,7 @@
 #include "deviceshare/extender/in_flight.h"
 #include "deviceshare/extender/metrics.h"
 #include "deviceshare/extender/pod_writer.h"
+#include "deviceshare/extender/quota_feed.h"
 #include "deviceshare/extender/reservation.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
@@ -164,6 +165,13 @@ class Extender {
   void OnResourceClaimEvent(absl::string_view type,
                             const nlohmann::json& claim) {
     dra_feed_.OnClaimEvent(type, claim);
+  }
+  void OnResourceQuotasReplaced(const std::vector<nlohmann::json>& quotas) {
+    quota_feed_.OnQuotasReplaced(quotas);
+  }
+  void OnResourceQuotaEvent(absl::string_view type,
+                            const nlohmann::json& quota) {
+    quota_feed_.OnQuotaEvent(type, quota);
   }
 
   // Drops expired reservations; returns how many. Call it periodically.
@@ -307,6 +315,7 @@ class Extender {
   const Clock* const clock_;
   const ExtenderOptions options_;
   DraFeed dra_feed_;
+  QuotaFeed quota_feed_;
   // Null without a ClaimWriter.
   std::unique_ptr<ClaimBinder> claim_binder_;
 

@@ -13,6 +13,7 @@
 #include "deviceshare/dra/device_class.h"
 #include "deviceshare/dra/resource_slice.h"
 #include "deviceshare/input/pod_loader.h"
+#include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/node_inventory.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -29,6 +30,8 @@ struct Workload {
   std::vector<dra::ResourceSlice> slices;
   std::vector<dra::DeviceClass> classes;
   std::vector<dra::ResourceClaim> claims;
+  // Namespaces' GPU quotas (ResourceQuota objects of the pods file).
+  std::vector<GpuQuota> quotas;
 };
 
 }  // namespace deviceshare::simulate

@@ -1,0 +1,69 @@
+#include "deviceshare/extender/quota_feed.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "deviceshare/k8s/resource_quota_parser.h"
+#include "extender_log.h"
+#include "pod_fields.h"
+
+namespace deviceshare::extender {
+namespace {
+
+constexpr char kQuota[] = "ResourceQuota";
+
+std::string KeyOf(const nlohmann::json& object) {
+  std::string ns = Text(object, {"metadata", "namespace"});
+  if (ns.empty()) ns = "default";
+  return absl::StrCat(ns, "/", Text(object, {"metadata", "name"}));
+}
+
+}  // namespace
+
+void QuotaFeed::ApplyLocked(const nlohmann::json& object) {
+  const std::string key = KeyOf(object);
+  absl::StatusOr<std::optional<GpuQuota>> quota =
+      ParseResourceQuota(object, scheduler_->config().device);
+  if (!quota.ok()) {
+    LogObject(LogLevel::kError, kQuota, key,
+              absl::StrCat("ignored (the scheduler keeps what it had of it): ",
+                           quota.status().message()));
+    return;
+  }
+  if (!*quota) {
+    RemoveLocked(key);
+    return;
+  }
+  scheduler_->UpsertQuota(**std::move(quota));
+  known_.insert(key);
+}
+
+void QuotaFeed::RemoveLocked(const std::string& key) {
+  if (known_.erase(key) == 0) return;
+  const size_t slash = key.find('/');
+  scheduler_->RemoveQuota(key.substr(0, slash), key.substr(slash + 1));
+}
+
+void QuotaFeed::OnQuotaEvent(absl::string_view type,
+                             const nlohmann::json& object) {
+  absl::MutexLock lock(&mu_);
+  if (type == "DELETED") {
+    RemoveLocked(KeyOf(object));
+    return;
+  }
+  ApplyLocked(object);
+}
+
+void QuotaFeed::OnQuotasReplaced(const std::vector<nlohmann::json>& quotas) {
+  absl::flat_hash_set<std::string> listed;
+  for (const nlohmann::json& object : quotas) listed.insert(KeyOf(object));
+  absl::MutexLock lock(&mu_);
+  for (const std::string& key : std::set<std::string>(known_)) {
+    if (!listed.contains(key)) RemoveLocked(key);
+  }
+  for (const nlohmann::json& object : quotas) ApplyLocked(object);
+}
+
+}  // namespace deviceshare::extender
