@@ -5,7 +5,9 @@
 // chunks and keeps freed memory until it trims, so the request size is the
 // wrong figure both ways. Each allocation reserves its rounded size first
 // (reserve before allocate), then the charge is settled against the pool's
-// CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT; growth past what can be reserved
+// CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT. When the pool must grow, the growth
+// expected (its chunk, learned from the growths seen) is reserved instead,
+// so physical memory never passes the limit; growth past what can be reserved
 // frees the allocation and answers out of memory. HAMi-core charged the
 // high-water mark once (its #96) or, for FromPool, nothing at all (25.6 GiB
 // through a 4 GiB limit).
