@@ -665,6 +665,35 @@ TEST(SimulateUpstreamTableTest, HamiRegisteredMigCatalogue) {
   }
 }
 
+// Kind 4. HAMi's selectMigCandidate (nvidia/device.go) chooses a registered
+// profile by memory alone: 4000 MiB with gpucores 50 gets the 1g.5gb (14 %
+// of the SMs), not the 4g.20gb whose 57 % would hold the cores; the
+// request's cores choose nothing (as Volcano's configmap search, G6).
+TEST(SimulateUpstreamTest, HamiRegisteredMigProfileIsChosenByMemory) {
+  const std::string profiles =
+      R"([{"name":"1g.5gb","memoryMB":5120,"core":14,"sliceCount":1,)"
+      R"("placements":[{"start":0,"size":1},{"start":1,"size":1}]},)"
+      R"({"name":"4g.20gb","memoryMB":20480,"core":57,"sliceCount":4,)"
+      R"("placements":[{"start":0,"size":4}]}])";
+  auto report = SimulateJson(
+      HamiMigNode(profiles),
+      Docs({PodYaml("cores",
+                    "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000, "
+                    "nvidia.com/gpucores: 50",
+                    "nvidia.com/vgpu-mode: mig"),
+            PodYaml("big", "nvidia.com/gpu: 1, nvidia.com/gpumem: 8000",
+                    "nvidia.com/vgpu-mode: mig")}),
+      "scheduler: {modes: [hami-core, mig]}\n");
+  ASSERT_OK(report);
+  const Json cores = DeviceOf(*report, "cores");
+  ASSERT_FALSE(cores.is_null()) << report->dump(1);
+  EXPECT_EQ(cores["mig_profile"], "1g.5gb");
+  EXPECT_EQ(cores["cores"], 14);
+  // Memory still chooses: 8000 MiB needs the 4g.20gb, whose slices 0-3
+  // overlap the 1g at 0 or 1 taken above, so it does not fit.
+  EXPECT_TRUE(DeviceOf(*report, "big").is_null()) << report->dump(1);
+}
+
 // Kind 7. Records upstream's decoders read, charged as they charge them:
 // HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
 // vendor column, a fifth field) and Volcano's (utils.go

@@ -294,7 +294,11 @@ GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
     return miss(kMigUnknownModel, std::move(detail));
   }
   const MigModel& model = *kind.model;
-  const MigDemand demand = DemandOf(container, gpu, kind, configmap_);
+  // Volcano's configmap search and HAMi's registered catalogue
+  // (selectMigCandidate) both choose an instance by memory alone; the
+  // instance's own share of the SMs is what the pod then gets.
+  const MigDemand demand =
+      DemandOf(container, gpu, kind, configmap_ || kind.registered);
   const GpuMigState state = StateOf(model, ledger, pending);
   Pick pick;
   if (configmap_) {
