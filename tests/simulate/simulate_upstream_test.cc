@@ -694,6 +694,26 @@ TEST(SimulateUpstreamTest, HamiRegisteredMigProfileIsChosenByMemory) {
   EXPECT_TRUE(DeviceOf(*report, "big").is_null()) << report->dump(1);
 }
 
+// A registered profile with core 0 (NVML gave no SM counts): HAMi charges
+// its instances 0 cores; deviceshare the instance's share of the slices
+// (docs/compatibility.md). The instance is the same either way.
+TEST(SimulateUpstreamTest, HamiRegisteredMigProfileWithoutCoresIsChargedItsSlices) {
+  const std::string profiles =
+      R"([{"name":"1g.5gb","memoryMB":5120,"core":0,"sliceCount":1,)"
+      R"("placements":[{"start":0,"size":1}]}])";
+  auto report =
+      SimulateJson(HamiMigNode(profiles),
+                   PodYaml("p", "nvidia.com/gpu: 1, nvidia.com/gpumem: 4000",
+                           "nvidia.com/vgpu-mode: mig"),
+                   "scheduler: {modes: [hami-core, mig]}\n");
+  ASSERT_OK(report);
+  const Json device = DeviceOf(*report, "p");
+  ASSERT_FALSE(device.is_null()) << report->dump(1);
+  EXPECT_EQ(device["mig_profile"], "1g.5gb");
+  EXPECT_EQ(device["memory_mib"], 5120);
+  EXPECT_EQ(device["cores"], 14);  // one of the A100's seven slices
+}
+
 // Kind 7. Records upstream's decoders read, charged as they charge them:
 // HAMi's (devices.go DecodeContainerDevices: no final ':' or ';', any
 // vendor column, a fifth field) and Volcano's (utils.go

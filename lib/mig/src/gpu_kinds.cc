@@ -3,24 +3,13 @@
 #include <algorithm>
 
 #include "absl/hash/hash.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/model/model_match.h"
 #include "registered_model.h"
 
 namespace deviceshare::mig::internal {
 namespace {
-
-// Volcano and HAMi match `models` as substrings of the registered type.
-bool ModelListed(const std::vector<std::string>& models,
-                 const std::string& gpu_model) {
-  const std::string lowered = absl::AsciiStrToLower(gpu_model);
-  for (const std::string& model : models) {
-    if (absl::StrContains(lowered, absl::AsciiStrToLower(model))) return true;
-  }
-  return false;
-}
 
 // Equal inputs give equal hashes; a collision is told apart by comparing.
 size_t RegisteredHash(const Gpu& gpu) {
@@ -136,7 +125,7 @@ void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {
     }
   }
   for (const MigProfileAllowlist& entry : config_.profile_allowlist) {
-    if (!ModelListed(entry.models, gpu.model)) continue;
+    if (!ModelNamesAny(gpu.model, entry.models)) continue;
     std::vector<int> allowed;
     for (const std::string& name : entry.profiles) {
       int profile = model->ProfileIndex(name);
@@ -149,7 +138,7 @@ void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {
   kind.groups_status = absl::NotFoundError(absl::StrFormat(
       "no knownMigGeometries entry lists model \"%s\"", gpu.model));
   for (const KnownMigGeometries& entry : config_.known_geometries) {
-    if (!ModelListed(entry.models, gpu.model)) continue;
+    if (!ModelNamesAny(gpu.model, entry.models)) continue;
     kind.groups_status = absl::OkStatus();
     for (size_t g = 0; g < entry.geometries.size(); ++g) {
       const MigGeometry& geometry = entry.geometries[g];
