@@ -55,15 +55,20 @@ TEST(HamiMigProfilesTest, GoldenFragmentIsRead) {
 
 TEST(HamiMigProfilesTest, LenientWhereGoIs) {
   // Absent members are Go's zero values; null is an empty list.
-  auto gpus = DecodeHamiNodeRegisterJson(
-      MigDevice(R"([{"name":"2g.10gb","placements":null},)"
-                R"({"name":"3g.20gb","memoryMB":20096,)"
-                R"("placements":[{"size":4}]}])"));
+  auto gpus = DecodeHamiNodeRegisterJson(MigDevice(
+      R"([{"name":"2g.10gb","placements":null},)"
+      R"({"name":"3g.20gb","memoryMB":20096,)"
+      R"("placements":[{"size":4}]},)"
+      R"({"name":"4g.20gb","memoryMB":null,"core":null,)"
+      R"("sliceCount":null,"placements":[{"start":null,"size":4}]}])"));
   ASSERT_OK(gpus);
-  EXPECT_THAT((*gpus)[0].mig_profiles,
-              ElementsAre(RegisteredMigProfile{"2g.10gb", 0, 0, 0, {}},
-                          RegisteredMigProfile{
-                              "3g.20gb", 20096, 0, 0, {MigPlacement{0, 4}}}));
+  EXPECT_THAT(
+      (*gpus)[0].mig_profiles,
+      ElementsAre(
+          RegisteredMigProfile{"2g.10gb", 0, 0, 0, {}},
+          RegisteredMigProfile{"3g.20gb", 20096, 0, 0, {MigPlacement{0, 4}}},
+          RegisteredMigProfile{"4g.20gb", 0, 0, 0, {MigPlacement{0, 4}}}));
+  EXPECT_THAT((*gpus)[0].mig_profiles_left_out, IsEmpty());
   auto none = DecodeHamiNodeRegisterJson(MigDevice("null"));
   ASSERT_OK(none);
   EXPECT_THAT((*none)[0].mig_profiles, IsEmpty());
@@ -109,7 +114,10 @@ TEST(HamiMigProfilesTest, GpuWithoutProfilesWritesNoMember) {
             R"("health":true}])");
 }
 
-TEST(HamiMigProfilesTest, BadProfilesNameTheFieldAndValue) {
+// What Go's encoding/json refuses -- a value not of the member's Go type
+// -- refuses the whole registration, naming field and value: HAMi's
+// scheduler could not decode the node either.
+TEST(HamiMigProfilesTest, WhatGoRefusesRefusesTheNode) {
   struct Case {
     const char* profiles;
     std::vector<const char*> parts;  // substrings the message must hold
@@ -118,19 +126,16 @@ TEST(HamiMigProfilesTest, BadProfilesNameTheFieldAndValue) {
       {R"({"name":"1g.5gb"})", {"migProfiles", "not a JSON list"}},
       {R"(["1g.5gb"])", {"migProfiles[0]", "\"1g.5gb\"", "not a JSON object"}},
       {R"([{"name":7}])", {"migProfiles[0].name", "7", "not a string"}},
-      {R"([{"memoryMB":5120}])", {"migProfiles[0].name", "not a MIG profile"}},
-      {R"([{"name":"big"}])",
-       {"migProfiles[0].name", "\"big\"", "not a MIG profile"}},
       {R"([{"name":"1g.5gb","memoryMB":"5gb"}])",
        {"migProfiles[0].memoryMB", "\"5gb\"", "not an integer"}},
-      {R"([{"name":"1g.5gb","memoryMB":-1}])",
-       {"migProfiles[0].memoryMB", "-1", "negative"}},
       {R"([{"name":"1g.5gb","memoryMB":2147483648}])",
        {"migProfiles[0].memoryMB", "2147483648", "out of range"}},
+      {R"([{"name":"1g.5gb","memoryMB":-2147483649}])",
+       {"migProfiles[0].memoryMB", "-2147483649", "out of range"}},
       {R"([{"name":"1g.5gb","core":1.5}])",
        {"migProfiles[0].core", "1.5", "not an integer"}},
       {R"([{"name":"1g.5gb","sliceCount":-1}])",
-       {"migProfiles[0].sliceCount", "-1", "negative"}},
+       {"migProfiles[0].sliceCount", "-1", "out of range"}},
       {R"([{"name":"1g.5gb","placements":{"start":6}}])",
        {"migProfiles[0].placements", "not a JSON list"}},
       {R"([{"name":"1g.5gb","placements":[6]}])",
@@ -138,20 +143,12 @@ TEST(HamiMigProfilesTest, BadProfilesNameTheFieldAndValue) {
       {R"([{"name":"1g.5gb","placements":[{"start":"6","size":1}]}])",
        {"migProfiles[0].placements[0].start", "\"6\"", "not an integer"}},
       {R"([{"name":"1g.5gb","placements":[{"start":-1,"size":1}]}])",
-       {"migProfiles[0].placements[0].start", "-1", "negative"}},
-      {R"([{"name":"1g.5gb","placements":[{"start":6}]}])",
-       {"migProfiles[0].placements[0].size", "not positive"}},
-      {R"([{"name":"1g.5gb","placements":[{"start":6,"size":0}]}])",
-       {"migProfiles[0].placements[0].size", "0", "not positive"}},
-      {R"([{"name":"1g.5gb","placements":[{"start":31,"size":2}]}])",
-       {"migProfiles[0].placements[0]", "ends past memory slice 32"}},
-      {R"([{"name":"1g.5gb","placements":[{"start":40,"size":1}]}])",
-       {"migProfiles[0].placements[0].start", "40", "out of range"}},
-      {R"([{"name":"1g.5gb","placements":[{"start":6,"size":1},)"
-       R"({"start":4,"size":2}]}])",
-       {"migProfiles[0].placements[1].size", "2", "differs", "[0].size 1"}},
-      {R"([{"name":"1g.5gb"},{"name":"1g.5gb"}])",
-       {"migProfiles[1].name", "1g.5gb", "registered twice"}},
+       {"migProfiles[0].placements[0].start", "-1", "out of range"}},
+      {R"([{"name":"1g.5gb","placements":[{"start":0,"size":4294967296}]}])",
+       {"migProfiles[0].placements[0].size", "4294967296", "out of range"}},
+      // One entry Go refuses refuses the others with it.
+      {R"([{"name":"1g.5gb"},{"name":"big","core":"x"}])",
+       {"migProfiles[1].core", "\"x\"", "not an integer"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.profiles);
@@ -164,6 +161,73 @@ TEST(HamiMigProfilesTest, BadProfilesNameTheFieldAndValue) {
                                    HasSubstr(part)));
     }
   }
+}
+
+// What Go accepts but no NVML report can hold leaves that profile out: the
+// node is served with its other profiles, as HAMi serves it, and the
+// reason names field and value.
+TEST(HamiMigProfilesTest, UnusableProfileIsLeftOutAndTheNodeServed) {
+  struct Case {
+    const char* profile;             // migProfiles[1], after a good one
+    std::vector<const char*> parts;  // substrings the reason must hold
+  };
+  const Case cases[] = {
+      {R"({"memoryMB":5120})", {"migProfiles[1].name", "not a MIG profile"}},
+      {R"({"name":"big"})",
+       {"migProfiles[1].name", "\"big\"", "not a MIG profile"}},
+      {"null", {"migProfiles[1].name", "not a MIG profile"}},
+      {R"({"name":"1g.5gb","memoryMB":-1})",
+       {"migProfiles[1].memoryMB", "-1", "negative"}},
+      {R"({"name":"1g.5gb","core":-1})",
+       {"migProfiles[1].core", "-1", "negative"}},
+      {R"({"name":"1g.5gb","sliceCount":4294967295})",
+       {"migProfiles[1].sliceCount", "4294967295", "out of range"}},
+      {R"({"name":"1g.5gb","placements":[{"start":6}]})",
+       {"migProfiles[1].placements[0].size", "not positive"}},
+      {R"({"name":"1g.5gb","placements":[{"start":6,"size":0}]})",
+       {"migProfiles[1].placements[0].size", "0", "not positive"}},
+      {R"({"name":"1g.5gb","placements":[null]})",
+       {"migProfiles[1].placements[0]", "no placement"}},
+      {R"({"name":"1g.5gb","placements":[{"start":31,"size":2}]})",
+       {"migProfiles[1].placements[0]", "ends past memory slice 32"}},
+      {R"({"name":"1g.5gb","placements":[{"start":40,"size":1}]})",
+       {"migProfiles[1].placements[0]", "40", "ends past memory slice 32"}},
+      {R"({"name":"1g.5gb","placements":[{"start":6,"size":1},)"
+       R"({"start":4,"size":2}]})",
+       {"migProfiles[1].placements[1].size", "2", "differs", "[0].size 1"}},
+      {R"({"name":"7g.40gb"})",
+       {"migProfiles[1].name", "7g.40gb", "registered twice"}},
+  };
+  const RegisteredMigProfile good{"7g.40gb", 40192, 100, 7, {{0, 8}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.profile);
+    auto gpus = DecodeHamiNodeRegisterJson(MigDevice(absl::StrCat(
+        R"([{"name":"7g.40gb","memoryMB":40192,"core":100,"sliceCount":7,)"
+        R"("placements":[{"start":0,"size":8}]},)",
+        c.profile, R"(,{"name":"3g.20gb","sliceCount":3}])")));
+    ASSERT_OK(gpus);
+    const Gpu& gpu = (*gpus)[0];
+    EXPECT_TRUE(gpu.healthy);
+    EXPECT_THAT(
+        gpu.mig_profiles,
+        ElementsAre(good, RegisteredMigProfile{"3g.20gb", 0, 0, 3, {}}));
+    ASSERT_EQ(gpu.mig_profiles_left_out.size(), 1u);
+    const std::string& reason = gpu.mig_profiles_left_out[0];
+    EXPECT_THAT(reason, HasSubstr(absl::StrCat(keys::kHamiNodeRegister,
+                                               " entry 0 field")));
+    for (const char* part : c.parts) EXPECT_THAT(reason, HasSubstr(part));
+  }
+}
+
+TEST(HamiMigProfilesTest, LeftOutProfilesAreNotWrittenBack) {
+  auto gpus = DecodeHamiNodeRegisterJson(
+      MigDevice(R"([{"name":"big"},{"name":"1g.5gb","memoryMB":-1}])"));
+  ASSERT_OK(gpus);
+  EXPECT_THAT((*gpus)[0].mig_profiles, IsEmpty());
+  EXPECT_EQ((*gpus)[0].mig_profiles_left_out.size(), 2u);
+  // Nothing usable is left, so the member is not written.
+  EXPECT_THAT(EncodeHamiNodeRegisterJson(*gpus),
+              ::testing::Not(HasSubstr("migProfiles")));
 }
 
 }  // namespace

@@ -84,8 +84,7 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
     }
     gpu.healthy = it->get<bool>();
   }
-  DS_ASSIGN_OR_RETURN(gpu.mig_profiles,
-                      wire::ReadHamiMigProfiles(entry, where));
+  DS_RETURN_IF_ERROR(wire::ReadHamiMigProfiles(entry, where, gpu));
   // Other members (devicevendor, custominfo, ...) are skipped.
   gpu.index = static_cast<int32_t>(gpu_index);
   gpu.split_count = static_cast<int32_t>(count);

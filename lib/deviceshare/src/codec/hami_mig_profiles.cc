@@ -1,7 +1,10 @@
 #include "codec/hami_mig_profiles.h"
 
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "codec/json_members.h"
@@ -18,21 +21,119 @@ using OrderedJson = nlohmann::ordered_json;
 // A MigSlot mask covers 32 memory slices; no GPU has more.
 constexpr int64_t kMaxMemorySlices = 32;
 
-absl::StatusOr<MigPlacement> ReadPlacement(const Json& value,
-                                           const std::string& field,
-                                           absl::string_view where) {
-  if (!value.is_object()) {
-    return JsonFieldError(where, field, value, "is not a JSON object");
+constexpr int64_t kGoInt32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kGoInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kGoUint32Max = std::numeric_limits<uint32_t>::max();
+
+// ---- What Go's encoding/json refuses (the whole registration fails) ----
+
+// Member `name` of `object` as Go fills an integer of [min, max]: absent or
+// null leaves the zero value; anything but an integer in range is an error.
+absl::Status CheckGoInt(const Json& object, const char* name,
+                        const std::string& field, int64_t min, int64_t max,
+                        absl::string_view where) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_number_integer()) {
+    // nlohmann reads integers beyond uint64 as doubles; Go calls them out
+    // of range, but neither reads them.
+    return JsonFieldError(where, field, *it, "is not an integer");
   }
-  MigPlacement placement;
-  const std::string start_field = absl::StrCat(field, ".start");
-  const std::string size_field = absl::StrCat(field, ".size");
-  DS_ASSIGN_OR_RETURN(int64_t start, JsonIntNamed(value, "start", start_field,
-                                                  kMaxMemorySlices - 1, where));
-  DS_ASSIGN_OR_RETURN(int64_t size, JsonIntNamed(value, "size", size_field,
-                                                 kMaxMemorySlices, where));
+  const bool in_range =
+      it->is_number_unsigned()
+          ? it->get<uint64_t>() <= static_cast<uint64_t>(max)
+          : it->get<int64_t>() >= min && it->get<int64_t>() <= max;
+  if (!in_range) {
+    return JsonFieldError(where, field, *it,
+                          absl::StrCat("is out of range (HAMi's Go type holds ",
+                                       min, "..", max, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// A JSON value Go decodes into a struct: an object, or null (zero value).
+absl::Status CheckGoObject(const Json& value, const std::string& field,
+                           absl::string_view where) {
+  if (value.is_null() || value.is_object()) return absl::OkStatus();
+  return JsonFieldError(where, field, value, "is not a JSON object");
+}
+
+// placements: []MigPlacement{Start, Size uint32}.
+absl::Status CheckGoPlacements(const Json& profile, const std::string& field,
+                               absl::string_view where) {
+  auto it = profile.find("placements");
+  if (it == profile.end() || it->is_null()) return absl::OkStatus();
+  const std::string list_field = absl::StrCat(field, ".placements");
+  if (!it->is_array()) {
+    return JsonFieldError(where, list_field, *it, "is not a JSON list");
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& placement = (*it)[i];
+    const std::string item = absl::StrCat(list_field, "[", i, "]");
+    DS_RETURN_IF_ERROR(CheckGoObject(placement, item, where));
+    if (placement.is_null()) continue;
+    DS_RETURN_IF_ERROR(CheckGoInt(placement, "start",
+                                  absl::StrCat(item, ".start"), 0, kGoUint32Max,
+                                  where));
+    DS_RETURN_IF_ERROR(CheckGoInt(placement, "size",
+                                  absl::StrCat(item, ".size"), 0, kGoUint32Max,
+                                  where));
+  }
+  return absl::OkStatus();
+}
+
+// One migProfiles entry against HAMi's MigProfile struct (devices.go):
+// name string, memoryMB and core int32, sliceCount uint32, placements.
+absl::Status CheckGoProfile(const Json& value, const std::string& field,
+                            absl::string_view where) {
+  DS_RETURN_IF_ERROR(CheckGoObject(value, field, where));
+  if (value.is_null()) return absl::OkStatus();
+  if (auto it = value.find("name");
+      it != value.end() && !it->is_null() && !it->is_string()) {
+    return JsonFieldError(where, absl::StrCat(field, ".name"), *it,
+                          "is not a string");
+  }
+  DS_RETURN_IF_ERROR(CheckGoInt(value, "memoryMB",
+                                absl::StrCat(field, ".memoryMB"), kGoInt32Min,
+                                kGoInt32Max, where));
+  DS_RETURN_IF_ERROR(CheckGoInt(value, "core", absl::StrCat(field, ".core"),
+                                kGoInt32Min, kGoInt32Max, where));
+  DS_RETURN_IF_ERROR(CheckGoInt(value, "sliceCount",
+                                absl::StrCat(field, ".sliceCount"), 0,
+                                kGoUint32Max, where));
+  return CheckGoPlacements(value, field, where);
+}
+
+// ---- What no NVML report can hold (the profile is left out) ----
+// These run on entries CheckGoProfile accepted, so every member is of its
+// Go type or null.
+
+// Member `name` as Go left it: absent or null is 0.
+int64_t GoInt(const Json& object, const char* name) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return 0;
+  return it->is_number_unsigned() ? static_cast<int64_t>(it->get<uint64_t>())
+                                  : it->get<int64_t>();
+}
+
+// Member `name` of `object`, for messages: null where absent.
+Json MemberOrNull(const Json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() ? Json(nullptr) : *it;
+}
+
+absl::StatusOr<MigPlacement> UsablePlacement(const Json& value,
+                                             const std::string& field,
+                                             absl::string_view where) {
+  if (value.is_null()) {
+    return JsonFieldError(where, field, value,
+                          "is no placement (Go reads it as size 0)");
+  }
+  const int64_t start = GoInt(value, "start");
+  const int64_t size = GoInt(value, "size");
   if (size < 1) {
-    return JsonFieldError(where, size_field, value.value("size", Json(0)),
+    return JsonFieldError(where, absl::StrCat(field, ".size"),
+                          MemberOrNull(value, "size"),
                           "is not positive (a placement covers at least one "
                           "memory slice)");
   }
@@ -41,28 +142,23 @@ absl::StatusOr<MigPlacement> ReadPlacement(const Json& value,
         where, field, value,
         absl::StrCat("ends past memory slice ", kMaxMemorySlices));
   }
-  placement.start = static_cast<int32_t>(start);
-  placement.size = static_cast<int32_t>(size);
-  return placement;
+  return MigPlacement{static_cast<int32_t>(start), static_cast<int32_t>(size)};
 }
 
-absl::StatusOr<std::vector<MigPlacement>> ReadPlacements(
+absl::StatusOr<std::vector<MigPlacement>> UsablePlacements(
     const Json& profile, const std::string& field, absl::string_view where) {
   std::vector<MigPlacement> placements;
   auto it = profile.find("placements");
   if (it == profile.end() || it->is_null()) return placements;
   const std::string list_field = absl::StrCat(field, ".placements");
-  if (!it->is_array()) {
-    return JsonFieldError(where, list_field, *it, "is not a JSON list");
-  }
   for (size_t i = 0; i < it->size(); ++i) {
     const std::string item = absl::StrCat(list_field, "[", i, "]");
     DS_ASSIGN_OR_RETURN(MigPlacement placement,
-                        ReadPlacement((*it)[i], item, where));
+                        UsablePlacement((*it)[i], item, where));
     // NVML gives every placement of a profile the profile's memory slices.
     if (!placements.empty() && placement.size != placements[0].size) {
       return JsonFieldError(where, absl::StrCat(item, ".size"),
-                            (*it)[i]["size"],
+                            MemberOrNull((*it)[i], "size"),
                             absl::StrCat("differs from ", list_field,
                                          "[0].size ", placements[0].size));
     }
@@ -71,62 +167,82 @@ absl::StatusOr<std::vector<MigPlacement>> ReadPlacements(
   return placements;
 }
 
-absl::StatusOr<RegisteredMigProfile> ReadProfile(const Json& value,
-                                                 const std::string& field,
-                                                 absl::string_view where) {
-  if (!value.is_object()) {
-    return JsonFieldError(where, field, value, "is not a JSON object");
+// A number no NVML report has: negative, or (sliceCount) past int32.
+absl::StatusOr<int32_t> UsableCount(const Json& value, const char* name,
+                                    const std::string& field,
+                                    absl::string_view where) {
+  const int64_t n = GoInt(value, name);
+  if (n < 0) {
+    return JsonFieldError(where, absl::StrCat(field, ".", name), value.at(name),
+                          "is negative");
   }
+  if (n > kGoInt32Max) {
+    return JsonFieldError(
+        where, absl::StrCat(field, ".", name), value.at(name),
+        absl::StrCat("is out of range (max ", kGoInt32Max, ")"));
+  }
+  return static_cast<int32_t>(n);
+}
+
+absl::StatusOr<RegisteredMigProfile> UsableProfile(const Json& value,
+                                                   const std::string& field,
+                                                   absl::string_view where) {
   RegisteredMigProfile profile;
-  const std::string name_field = absl::StrCat(field, ".name");
-  if (auto it = value.find("name"); it != value.end() && !it->is_string()) {
-    return JsonFieldError(where, name_field, *it, "is not a string");
+  if (value.is_object()) {
+    auto it = value.find("name");
+    if (it != value.end() && it->is_string()) {
+      profile.name = it->get<std::string>();
+    }
   }
-  profile.name = value.value("name", std::string());
   if (!IsMigProfileName(profile.name)) {
-    return FieldError(where, name_field, profile.name,
+    return FieldError(where, absl::StrCat(field, ".name"), profile.name,
                       "is not a MIG profile name (want <N>g.<M>gb)");
   }
-  DS_ASSIGN_OR_RETURN(
-      profile.memory_mib,
-      JsonIntNamed(value, "memoryMB", absl::StrCat(field, ".memoryMB"),
-                   kInt32Max, where));
-  DS_ASSIGN_OR_RETURN(int64_t core,
-                      JsonIntNamed(value, "core", absl::StrCat(field, ".core"),
-                                   kInt32Max, where));
-  DS_ASSIGN_OR_RETURN(
-      int64_t slices,
-      JsonIntNamed(value, "sliceCount", absl::StrCat(field, ".sliceCount"),
-                   kInt32Max, where));
-  profile.cores = static_cast<int32_t>(core);
-  profile.slice_count = static_cast<int32_t>(slices);
-  DS_ASSIGN_OR_RETURN(profile.placements, ReadPlacements(value, field, where));
+  DS_ASSIGN_OR_RETURN(int32_t memory,
+                      UsableCount(value, "memoryMB", field, where));
+  DS_ASSIGN_OR_RETURN(profile.cores, UsableCount(value, "core", field, where));
+  DS_ASSIGN_OR_RETURN(profile.slice_count,
+                      UsableCount(value, "sliceCount", field, where));
+  profile.memory_mib = memory;
+  DS_ASSIGN_OR_RETURN(profile.placements,
+                      UsablePlacements(value, field, where));
   return profile;
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<RegisteredMigProfile>> ReadHamiMigProfiles(
-    const Json& entry, absl::string_view where) {
-  std::vector<RegisteredMigProfile> profiles;
+absl::Status ReadHamiMigProfiles(const Json& entry, absl::string_view where,
+                                 Gpu& gpu) {
+  gpu.mig_profiles.clear();
+  gpu.mig_profiles_left_out.clear();
   auto it = entry.find("migProfiles");
-  if (it == entry.end() || it->is_null()) return profiles;
+  if (it == entry.end() || it->is_null()) return absl::OkStatus();
   if (!it->is_array()) {
     return JsonFieldError(where, "migProfiles", *it, "is not a JSON list");
+  }
+  // Go refuses the registration as a whole, so nothing is read until every
+  // entry has passed.
+  for (size_t i = 0; i < it->size(); ++i) {
+    DS_RETURN_IF_ERROR(
+        CheckGoProfile((*it)[i], absl::StrCat("migProfiles[", i, "]"), where));
   }
   std::set<std::string> names;
   for (size_t i = 0; i < it->size(); ++i) {
     const std::string field = absl::StrCat("migProfiles[", i, "]");
-    DS_ASSIGN_OR_RETURN(RegisteredMigProfile profile,
-                        ReadProfile((*it)[i], field, where));
+    absl::StatusOr<RegisteredMigProfile> profile =
+        UsableProfile((*it)[i], field, where);
     // HAMi's scheduler would only ever look at the first of two.
-    if (!names.insert(profile.name).second) {
-      return FieldError(where, absl::StrCat(field, ".name"), profile.name,
-                        "is registered twice");
+    if (profile.ok() && !names.insert(profile->name).second) {
+      profile = FieldError(where, absl::StrCat(field, ".name"), profile->name,
+                           "is registered twice");
     }
-    profiles.push_back(std::move(profile));
+    if (profile.ok()) {
+      gpu.mig_profiles.push_back(*std::move(profile));
+    } else {
+      gpu.mig_profiles_left_out.emplace_back(profile.status().message());
+    }
   }
-  return profiles;
+  return absl::OkStatus();
 }
 
 OrderedJson HamiMigProfilesJson(
@@ -145,6 +261,7 @@ OrderedJson HamiMigProfilesJson(
           {{"start", placement.start}, {"size", placement.size}});
     }
     entry["placements"] = std::move(placements);
+    // instance_count stays off the wire: HAMi tags it `json:"-"`.
     list.push_back(std::move(entry));
   }
   return list;

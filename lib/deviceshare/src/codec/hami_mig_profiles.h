@@ -7,29 +7,39 @@
 //                   "sliceCount":1,"placements":[{"start":6,"size":1}]}]
 //
 // HAMi's struct has no omitempty on these five members, so every profile
-// carries all five and a profile without placements has "placements":null.
-// Read as Go's encoding/json reads it where that is lenient (absent members
-// are zero, unknown ones such as instanceCount are ignored, null is empty);
-// what no NVML report can hold is refused with the field and the value: a
-// name that is not `<N>g.<M>gb`, a name twice, a negative number, a
-// placement of size 0 (it would never overlap another), one past memory
-// slice 32, or placements of one profile with different sizes.
+// carries all five and a profile without placements has "placements":null;
+// its InstanceCount is tagged `json:"-"`, so instanceCount is neither
+// written nor read (RegisteredMigProfile::instance_count stays 0).
+//
+// Read as Go's encoding/json reads it, in two steps. What Go's decoder
+// refuses refuses the registration (HAMi's scheduler could not decode the
+// node either): migProfiles not a list, an entry or placement not an
+// object, a name not a string, memoryMB or core not an int32, sliceCount,
+// start or size not a uint32 (a string, a fraction, a sign, out of range).
+// Where Go is lenient so is this: absent members and null are zero values,
+// unknown members are ignored. Then what Go accepts but no NVML report can
+// hold -- a name not `<N>g.<M>gb`, a name twice (the later one), a negative
+// number, a placement of size 0 or past memory slice 32, placements of one
+// profile with different sizes -- leaves that profile out: the node is
+// served with the others, as HAMi serves it, and the reason, naming field
+// and value, goes to Gpu::mig_profiles_left_out.
 #ifndef DEVICESHARE_SRC_CODEC_HAMI_MIG_PROFILES_H_
 #define DEVICESHARE_SRC_CODEC_HAMI_MIG_PROFILES_H_
 
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/model/gpu.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::wire {
 
-// The profiles of a registration entry's "migProfiles" member (absent or
-// null: none). `where` names the entry in errors.
-absl::StatusOr<std::vector<RegisteredMigProfile>> ReadHamiMigProfiles(
-    const nlohmann::json& entry, absl::string_view where);
+// Sets gpu.mig_profiles and gpu.mig_profiles_left_out from a registration
+// entry's "migProfiles" member (absent or null: none). InvalidArgument for
+// what Go refuses; `where` names the entry in errors and reasons.
+absl::Status ReadHamiMigProfiles(const nlohmann::json& entry,
+                                 absl::string_view where, Gpu& gpu);
 
 // The "migProfiles" value for `profiles`, in their order.
 nlohmann::ordered_json HamiMigProfilesJson(

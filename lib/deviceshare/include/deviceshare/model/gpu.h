@@ -54,6 +54,10 @@ struct RegisteredMigProfile {
   int32_t cores = 0;
   int32_t slice_count = 0;  // NVML sliceCount (compute slices)
   std::vector<MigPlacement> placements;
+  // NVML instanceCount: how many instances of the profile fit the GPU. The
+  // node agent knows it; it is not on the wire (HAMi's MigProfile tags it
+  // `json:"-"`), so a decoded registration always has 0.
+  int32_t instance_count = 0;
 
   bool operator==(const RegisteredMigProfile& other) const = default;
 };
@@ -90,6 +94,14 @@ struct Gpu {
   // The MIG profiles the node registered for this GPU (mode mig; empty =
   // none registered: the built-in table for its model applies).
   std::vector<RegisteredMigProfile> mig_profiles;
+  // migProfiles entries the registration carried that Go's decoder accepts
+  // but no NVML report can hold (a name not <N>g.<M>gb, a name twice, a
+  // negative number, a placement of size 0 or past memory slice 32,
+  // placements of different sizes). HAMi serves such a node, so it is
+  // served; each is left out of mig_profiles and kept here as why, e.g.
+  // `hami.io/node-nvidia-register entry 0 field migProfiles[1].name: "big"
+  // is not a MIG profile name (want <N>g.<M>gb)`. Never encoded.
+  std::vector<std::string> mig_profiles_left_out;
 
   bool operator==(const Gpu& other) const = default;
 };
