@@ -29,6 +29,7 @@
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/dra/slice_json.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
@@ -269,8 +270,12 @@ int Discover(int argc, char** argv) {
     std::cout << agent::DiscoveryJson(*gpus).dump(2) << "\n";
     return 0;
   }
+  absl::StatusOr<deviceshare::mig::MigConfig> mig =
+      deviceshare::mig::ReadMigConfig(*config);
+  if (!mig.ok()) return Fail("discover", mig.status().message());
   absl::StatusOr<std::vector<deviceshare::Gpu>> registered =
-      agent::RegisteredGpus(*gpus, config->device, mode);
+      agent::RegisteredGpus(*gpus, config->device, mode,
+                            mig->profile_allowlist);
   if (!registered.ok()) return Fail("discover", registered.status().message());
   if (output == "resourceslices") {
     absl::StatusOr<nlohmann::json> list =

@@ -7,12 +7,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
 #include "deviceshare/config/device_registration.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/model/model_match.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 
@@ -42,31 +44,77 @@ void SetPairScores(std::vector<Gpu>& gpus) {
   }
 }
 
+// HAMi's NVML profile lookup (migmgr.go profileSliceKey and
+// profileNameToGIProfileID): an allowlisted name stands for the GPU
+// instance profile of the compute slices before its first '.', whatever
+// its memory part says; "" for a key HAMi's table does not have.
+std::string SliceKey(absl::string_view name) {
+  static constexpr absl::string_view kKeys[] = {"1g", "2g", "3g", "4g",
+                                                "6g", "7g", "8g"};
+  const size_t dot = name.find('.');
+  const absl::string_view key =
+      dot != absl::string_view::npos && dot > 0 ? name.substr(0, dot) : name;
+  for (absl::string_view known : kKeys) {
+    if (key == known) return std::string(key);
+  }
+  return "";
+}
+
+// The NVML profile HAMi queries for `key` (GPU_INSTANCE_PROFILE_<N>_SLICE).
+// Discovery lists profiles in NVML profile-index order, and the base
+// profiles (indices 0-6, one per slice count) come before every variant
+// (1g.10gb+me, 1g.20gb, ...), so it is the first whose name has the key.
+const MigProfileInfo* BaseProfile(const DiscoveredGpu& gpu,
+                                  const std::string& key) {
+  for (const MigProfileInfo& info : gpu.mig_profiles) {
+    if (SliceKey(info.name) == key) return &info;
+  }
+  return nullptr;
+}
+
+// `info` registered under `name`, as discoverMigProfiles fills it: NVML's
+// memory, slice and instance counts and placements, and the core share
+// ceil(profile SMs x 100 / `full_sms`), 0 when NVML gave no SM counts.
+RegisteredMigProfile Registered(const MigProfileInfo& info,
+                                const std::string& name, int64_t full_sms) {
+  RegisteredMigProfile profile;
+  profile.name = name;
+  profile.memory_mib = info.memory_mib;
+  profile.slice_count = info.slice_count;
+  profile.instance_count = info.instance_count;
+  if (full_sms > 0) {
+    profile.cores = static_cast<int32_t>(
+        (int64_t{info.sm_count} * 100 + full_sms - 1) / full_sms);
+  }
+  for (int32_t start : info.starts) {
+    profile.placements.push_back(MigPlacement{start, info.memory_slices});
+  }
+  return profile;
+}
+
 // The MIG profiles of a GPU in MIG mode as HAMi's device plugin registers
-// them (register.go discoverMigProfiles): NVML's memory, slice count and
-// placements, and the core share ceil(profile SMs x 100 / the largest
-// profile's SMs), 0 when NVML gave no SM counts.
+// them (register.go discoverMigProfiles): those of the first allowlist
+// entry whose models name the GPU's registered type, in the entry's
+// order, each under its allowlisted name; none without such an entry. The
+// full GPU's SMs are the most of any profile NVML reports (HAMi looks only
+// at the base profiles, but the whole-GPU one is among them either way).
 std::vector<RegisteredMigProfile> RegisteredMigProfiles(
-    const DiscoveredGpu& gpu) {
+    const DiscoveredGpu& gpu,
+    const std::vector<mig::MigProfileAllowlist>& allowlist) {
   std::vector<RegisteredMigProfile> out;
   if (!gpu.mig_enabled) return out;
   int64_t full_sms = 0;
   for (const MigProfileInfo& info : gpu.mig_profiles) {
     full_sms = std::max<int64_t>(full_sms, info.sm_count);
   }
-  for (const MigProfileInfo& info : gpu.mig_profiles) {
-    RegisteredMigProfile profile;
-    profile.name = info.name;
-    profile.memory_mib = info.memory_mib;
-    profile.slice_count = info.slice_count;
-    if (full_sms > 0) {
-      profile.cores = static_cast<int32_t>(
-          (int64_t{info.sm_count} * 100 + full_sms - 1) / full_sms);
+  const std::string type = RegisteredType(gpu.model, Dialect::kHami);
+  for (const mig::MigProfileAllowlist& entry : allowlist) {
+    if (!ModelNamesAny(type, entry.models)) continue;
+    for (const std::string& name : entry.profiles) {
+      const MigProfileInfo* info = BaseProfile(gpu, SliceKey(name));
+      if (info != nullptr) out.push_back(Registered(*info, name, full_sms));
     }
-    for (int32_t start : info.starts) {
-      profile.placements.push_back(MigPlacement{start, info.memory_slices});
-    }
-    out.push_back(std::move(profile));
+    break;
   }
   return out;
 }
@@ -76,6 +124,13 @@ std::vector<RegisteredMigProfile> RegisteredMigProfiles(
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
     SharingMode whole_gpu_mode) {
+  return RegisteredGpus(gpus, config, whole_gpu_mode, /*mig_allowlist=*/{});
+}
+
+absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
+    const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
+    SharingMode whole_gpu_mode,
+    const std::vector<mig::MigProfileAllowlist>& mig_allowlist) {
   std::vector<Gpu> registered;
   for (const DiscoveredGpu& discovered : gpus) {
     Gpu physical = ToPhysicalGpu(discovered);
@@ -84,7 +139,15 @@ absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
       physical.mps_capable = whole_gpu_mode == mps::kMode;
     }
     DS_ASSIGN_OR_RETURN(Gpu gpu, RegisteredGpu(std::move(physical), config));
-    gpu.mig_profiles = RegisteredMigProfiles(discovered);
+    gpu.mig_profiles = RegisteredMigProfiles(discovered, mig_allowlist);
+    // HAMi's plugin counts a MIG GPU's tenants as its most instances of one
+    // registered profile (getAPIDevices), not as deviceSplitCount.
+    if (!gpu.mig_profiles.empty()) {
+      gpu.split_count = 0;
+      for (const RegisteredMigProfile& profile : gpu.mig_profiles) {
+        gpu.split_count = std::max(gpu.split_count, profile.instance_count);
+      }
+    }
     registered.push_back(std::move(gpu));
   }
   SetPairScores(registered);

@@ -20,6 +20,7 @@
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/kube/reflector.h"
 #include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 #include "service/dra_driver.h"
@@ -109,15 +110,17 @@ absl::Status InstallHook(const AgentOptions& options) {
 }
 
 // The node's GPUs as they are registered: what `source` finds, shaped by
-// the config.
+// the config (its migProfileAllowlist picks the MIG profiles registered).
 absl::StatusOr<std::vector<Gpu>> DiscoverGpus(
     GpuSource& source, const Config& config, const AgentOptions& options,
     std::vector<DiscoveredGpu>& discovered) {
   spdlog::info("GPUs from {}", source.Describe());
+  DS_ASSIGN_OR_RETURN(mig::MigConfig mig, mig::ReadMigConfig(config));
   DS_ASSIGN_OR_RETURN(discovered, source.Discover());
   DS_ASSIGN_OR_RETURN(
       std::vector<Gpu> gpus,
-      RegisteredGpus(discovered, config.device, options.whole_gpu_mode));
+      RegisteredGpus(discovered, config.device, options.whole_gpu_mode,
+                     mig.profile_allowlist));
   spdlog::info("{} GPUs on node {}", gpus.size(), options.node_name);
   return gpus;
 }

@@ -21,6 +21,7 @@
 #include "deviceshare/agent/discovered_gpu.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/kube/api_client.h"
+#include "deviceshare/mig/mig_config.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -30,12 +31,33 @@ namespace deviceshare::agent {
 // RegisteredGpu(config); a GPU in MIG mode is mode mig, any other gets
 // `whole_gpu_mode` (hami-core or mps; an MPS GPU is mps_capable). Each GPU's
 // links become HAMi's pair scores (100 per NVLink, else 20 on one CPU
-// socket, 10 across), for the topology-aware policy. A GPU in MIG mode
-// carries the profiles NVML reports as Gpu::mig_profiles, as HAMi's device
-// plugin registers them (memory, slice count and placements from NVML, core
-// = ceil(profile SMs x 100 / the largest profile's SMs)); HAMi's JSON
+// socket, 10 across), for the topology-aware policy.
+//
+// A GPU in MIG mode carries, as Gpu::mig_profiles, exactly the profiles
+// HAMi's device plugin registers (register.go discoverMigProfiles): those
+// of the first `mig_allowlist` entry (HAMi's nvidia.migProfileAllowlist,
+// mig/mig_config.h) whose models name the GPU's registered type
+// (ModelNamesAny), in the entry's order, each under its allowlisted name
+// with NVML's memory, slice count, instance count and placements of the
+// GPU instance profile of its compute slices (the "1g" of "1g.10gb"; a
+// name whose slices HAMi's table lacks is skipped), and core =
+// ceil(profile SMs x 100 / the largest profile's SMs). Its split count is
+// then the largest instance count among them, as HAMi's. HAMi's JSON
 // registration writes them as `migProfiles`, and they are the GPU's MIG
 // catalogue wherever it is scheduled.
+//
+// With no allowlist, or no entry naming the model, HAMi's plugin finds no
+// profile and leaves the GPU out of its registration altogether
+// ("skip MIG device with no discovered profile capacity"). deviceshare
+// registers no profiles either, but keeps the GPU (split count from the
+// config): the scheduler then uses the built-in MIG table of its model, so
+// a node without an allowlist keeps its MIG GPUs.
+absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
+    const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
+    SharingMode whole_gpu_mode,
+    const std::vector<mig::MigProfileAllowlist>& mig_allowlist);
+
+// As above with no allowlist: no GPU registers MIG profiles.
 absl::StatusOr<std::vector<Gpu>> RegisteredGpus(
     const std::vector<DiscoveredGpu>& gpus, const DeviceConfig& config,
     SharingMode whole_gpu_mode);
