@@ -22,28 +22,25 @@ NodeFit QuotaUnfit(const std::string& why) {
   return fit;
 }
 
-// Every named node (every node when none are) refused for the pod's quota;
-// a name the state does not know says so instead.
-std::vector<NodeVerdict> QuotaVerdicts(const ClusterState& state,
-                                       absl::Span<const std::string> names,
-                                       const std::string& why) {
+// One verdict per named node (every node, by name, when none are named)
+// from `verdict_of`; a name the state does not know says so instead.
+template <typename VerdictOf>
+std::vector<NodeVerdict> VerdictsOfNodes(const ClusterState& state,
+                                         absl::Span<const std::string> names,
+                                         VerdictOf verdict_of) {
   std::vector<NodeVerdict> verdicts;
-  auto refuse = [&](const std::string& node) {
-    NodeVerdict verdict;
-    verdict.node = node;
-    verdict.fit = QuotaUnfit(why);
-    verdicts.push_back(std::move(verdict));
-  };
   if (names.empty()) {
-    for (const NodeState* node : state.nodes_by_name()) refuse(node->name());
+    verdicts.reserve(state.nodes_by_name().size());
+    for (const NodeState* node : state.nodes_by_name()) {
+      verdicts.push_back(verdict_of(*node));
+    }
     return verdicts;
   }
+  verdicts.reserve(names.size());
   for (const std::string& name : names) {
-    if (state.FindNode(name) == nullptr) {
-      verdicts.push_back(DecisionPath::UnknownNode(name));
-    } else {
-      refuse(name);
-    }
+    const NodeState* node = state.FindNode(name);
+    verdicts.push_back(node == nullptr ? DecisionPath::UnknownNode(name)
+                                       : verdict_of(*node));
   }
   return verdicts;
 }
@@ -330,32 +327,21 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   absl::ReaderMutexLock lock(&mu_);
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
-    return QuotaVerdicts(state_, node_names, *why);
+    return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
+      NodeVerdict verdict;
+      verdict.node = node.name();
+      verdict.fit = QuotaUnfit(*why);
+      return verdict;
+    });
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
   VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
   VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
-  std::vector<NodeVerdict> verdicts;
-  auto filter = [&](const NodeState& node) {
-    verdicts.push_back(WithoutAllocation(
-        FilterRemembered(path_, cycle, state_, node, pod, shared)));
-  };
-  if (node_names.empty()) {
-    verdicts.reserve(state_.nodes_by_name().size());
-    for (const NodeState* node : state_.nodes_by_name()) filter(*node);
-    return verdicts;
-  }
-  verdicts.reserve(node_names.size());
-  for (const std::string& name : node_names) {
-    const NodeState* node = state_.FindNode(name);
-    if (node == nullptr) {
-      verdicts.push_back(DecisionPath::UnknownNode(name));
-    } else {
-      filter(*node);
-    }
-  }
-  return verdicts;
+  return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
+    return WithoutAllocation(
+        FilterRemembered(path_, cycle, state_, node, pod, shared));
+  });
 }
 
 absl::StatusOr<NodeVerdict> Scheduler::FilterNode(
