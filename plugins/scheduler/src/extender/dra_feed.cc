@@ -13,6 +13,7 @@
 #include "deviceshare/dra/dra_cluster.h"
 #include "deviceshare/dra/slice_decode.h"
 #include "extender_log.h"
+#include "feed_sets.h"
 #include "pod_fields.h"
 
 namespace deviceshare::extender {
@@ -37,37 +38,6 @@ bool NotNewer(const std::string& version, const std::string& applied) {
   uint64_t b = 0;
   return absl::SimpleAtoi(version, &a) && absl::SimpleAtoi(applied, &b) &&
          a <= b;
-}
-
-void LogIgnored(absl::string_view kind, absl::string_view name,
-                const absl::Status& status) {
-  LogObject(LogLevel::kError, kind, name,
-            absl::StrCat("ignored (the scheduler keeps what it had of it): ",
-                         status.message()));
-}
-
-// The names `name_of` gives the objects of a list.
-template <typename NameOf>
-absl::flat_hash_set<std::string> Listed(
-    const std::vector<nlohmann::json>& objects, NameOf name_of) {
-  absl::flat_hash_set<std::string> names;
-  for (const nlohmann::json& object : objects) names.insert(name_of(object));
-  return names;
-}
-
-// After a relist: forgets every name of `known` the list lacks, removing
-// it from the scheduler with `remove`.
-void ForgetUnlisted(std::set<std::string>& known,
-                    const absl::flat_hash_set<std::string>& listed,
-                    const std::function<void(const std::string&)>& remove) {
-  for (auto it = known.begin(); it != known.end();) {
-    if (listed.contains(*it)) {
-      ++it;
-      continue;
-    }
-    remove(*it);
-    it = known.erase(it);
-  }
 }
 
 }  // namespace

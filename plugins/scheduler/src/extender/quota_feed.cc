@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/k8s/resource_quota_parser.h"
-#include "extender_log.h"
+#include "feed_sets.h"
 #include "pod_fields.h"
 
 namespace deviceshare::extender {
@@ -27,9 +27,7 @@ void QuotaFeed::ApplyLocked(const nlohmann::json& object) {
   absl::StatusOr<std::optional<GpuQuota>> quota =
       ParseResourceQuota(object, scheduler_->config().device);
   if (!quota.ok()) {
-    LogObject(LogLevel::kError, kQuota, key,
-              absl::StrCat("ignored (the scheduler keeps what it had of it): ",
-                           quota.status().message()));
+    LogIgnored(kQuota, key, quota.status());
     return;
   }
   if (!*quota) {
@@ -41,7 +39,10 @@ void QuotaFeed::ApplyLocked(const nlohmann::json& object) {
 }
 
 void QuotaFeed::RemoveLocked(const std::string& key) {
-  if (known_.erase(key) == 0) return;
+  if (known_.erase(key) > 0) RemoveFromScheduler(key);
+}
+
+void QuotaFeed::RemoveFromScheduler(const std::string& key) {
   const size_t slash = key.find('/');
   scheduler_->RemoveQuota(key.substr(0, slash), key.substr(slash + 1));
 }
@@ -57,12 +58,10 @@ void QuotaFeed::OnQuotaEvent(absl::string_view type,
 }
 
 void QuotaFeed::OnQuotasReplaced(const std::vector<nlohmann::json>& quotas) {
-  absl::flat_hash_set<std::string> listed;
-  for (const nlohmann::json& object : quotas) listed.insert(KeyOf(object));
+  const absl::flat_hash_set<std::string> listed = Listed(quotas, KeyOf);
   absl::MutexLock lock(&mu_);
-  for (const std::string& key : std::set<std::string>(known_)) {
-    if (!listed.contains(key)) RemoveLocked(key);
-  }
+  ForgetUnlisted(known_, listed,
+                 [this](const std::string& key) { RemoveFromScheduler(key); });
   for (const nlohmann::json& object : quotas) ApplyLocked(object);
 }
 

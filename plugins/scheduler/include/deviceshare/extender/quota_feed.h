@@ -38,6 +38,8 @@ class QuotaFeed {
   void ApplyLocked(const nlohmann::json& object)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveLocked(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The quota `key` ("namespace/name") leaves the scheduler.
+  void RemoveFromScheduler(const std::string& key);
 
   Scheduler* const scheduler_;
   absl::Mutex mu_;
