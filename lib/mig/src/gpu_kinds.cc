@@ -124,15 +124,14 @@ void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {
           std::max(kind.largest_memory_mib, profile.memory_mib);
     }
   }
-  for (const MigProfileAllowlist& entry : config_.profile_allowlist) {
-    if (!ModelNamesAny(gpu.model, entry.models)) continue;
+  if (const MigProfileAllowlist* entry =
+          AllowlistEntryFor(config_.profile_allowlist, gpu.model)) {
     std::vector<int> allowed;
-    for (const std::string& name : entry.profiles) {
+    for (const std::string& name : entry->profiles) {
       int profile = model->ProfileIndex(name);
       if (profile >= 0) allowed.push_back(profile);
     }
     kind.allowed = std::move(allowed);
-    break;
   }
   if (!configmap_) return;
   kind.groups_status = absl::NotFoundError(absl::StrFormat(

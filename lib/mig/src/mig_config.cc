@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "deviceshare/config/config_fields.h"
 #include "deviceshare/mig/mig_backend.h"
+#include "deviceshare/model/model_match.h"
 #include "deviceshare/status_macros.h"
 #include "geometry_parser.h"
 
@@ -172,6 +173,15 @@ ConfigExtension MigConfigExtension() {
   extension.scheduler_keys = {kSearchKey};
   extension.check = CheckMigSettings;
   return extension;
+}
+
+const MigProfileAllowlist* AllowlistEntryFor(
+    const std::vector<MigProfileAllowlist>& allowlist,
+    absl::string_view gpu_model) {
+  for (const MigProfileAllowlist& entry : allowlist) {
+    if (ModelNamesAny(gpu_model, entry.models)) return &entry;
+  }
+  return nullptr;
 }
 
 }  // namespace deviceshare::mig

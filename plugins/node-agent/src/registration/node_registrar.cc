@@ -14,7 +14,6 @@
 #include "deviceshare/config/device_registration.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/mig/mig_backend.h"
-#include "deviceshare/model/model_match.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
 
@@ -108,13 +107,12 @@ std::vector<RegisteredMigProfile> RegisteredMigProfiles(
     full_sms = std::max<int64_t>(full_sms, info.sm_count);
   }
   const std::string type = RegisteredType(gpu.model, Dialect::kHami);
-  for (const mig::MigProfileAllowlist& entry : allowlist) {
-    if (!ModelNamesAny(type, entry.models)) continue;
-    for (const std::string& name : entry.profiles) {
-      const MigProfileInfo* info = BaseProfile(gpu, SliceKey(name));
-      if (info != nullptr) out.push_back(Registered(*info, name, full_sms));
-    }
-    break;
+  const mig::MigProfileAllowlist* entry =
+      mig::AllowlistEntryFor(allowlist, type);
+  if (entry == nullptr) return out;
+  for (const std::string& name : entry->profiles) {
+    const MigProfileInfo* info = BaseProfile(gpu, SliceKey(name));
+    if (info != nullptr) out.push_back(Registered(*info, name, full_sms));
   }
   return out;
 }

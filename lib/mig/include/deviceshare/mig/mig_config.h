@@ -77,6 +77,13 @@ struct MigProfileAllowlist {
   bool operator==(const MigProfileAllowlist& other) const = default;
 };
 
+// The entry of `allowlist` for a GPU of registered type `gpu_model`: the
+// first whose models name it (model/model_match.h), as HAMi's device plugin
+// takes the first; null when none does.
+const MigProfileAllowlist* AllowlistEntryFor(
+    const std::vector<MigProfileAllowlist>& allowlist,
+    absl::string_view gpu_model);
+
 struct MigConfig {
   MigSearch search = MigSearch::kPlacement;            // scheduler.migSearch
   std::vector<KnownMigGeometries> known_geometries;    // nvidia.knownMig...
