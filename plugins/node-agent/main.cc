@@ -132,7 +132,7 @@ pool; default the host name), a JSON List for `kubectl apply -f -`: one
 shared device per hami-core or mps GPU (capacities memory, cores, shares),
 one partitionable device per MIG placement, unhealthy GPUs withdrawn.
 
-serve runs the node agent (a DaemonSet; examples/deploy):
+serve runs the node agent (a DaemonSet; deploy):
   - registers the node's GPUs in the dialect's annotation, only when it
     changes; unhealthy GPUs are registered unhealthy and come back when
     healthy (polled every --health-interval);

@@ -83,7 +83,7 @@ constexpr char kUsageHelp[] = R"(Usage:
 // What serve does, its flags and its exit status.
 constexpr char kServeHelp[] =
     R"(serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
-POST /filter, /prioritize and /bind (see examples/deploy/); GET /healthz,
+POST /filter, /prioritize and /bind (see deploy/); GET /healthz,
 /readyz (200 after the first full list of every watched collection) and
 /metrics (Prometheus text). State comes from list+watch of Nodes and Pods:
 nodes register with hami.io/node-nvidia-register or
@@ -157,7 +157,7 @@ Inputs (exactly one kind):
                         of a registration annotation. Object files may
                         also hold ResourceSlice and DeviceClass objects;
                         without DeviceClasses, those of
-                        examples/deploy/dra are used.
+                        deploy/dra are used.
   --pods FILE           multi-document YAML of Pod manifests (Volcano or
                         HAMi dialect), scheduled in file order, and the
                         ResourceClaims and ResourceClaimTemplates

@@ -67,7 +67,7 @@ absl::Status CompileError(std::string_view expression) {
   return CelProgram::Compile(expression).status();
 }
 
-// examples/deploy/dra/deviceclasses.yaml, the `>-` blocks folded as YAML
+// deploy/dra/deviceclasses.yaml, the `>-` blocks folded as YAML
 // folds them.
 TEST(DraCelTest, DeviceClassSelectors) {
   Device gpu = H100();

@@ -1,4 +1,4 @@
-// examples/deploy: every manifest parses, and the pieces that must agree
+// deploy: every manifest parses, and the pieces that must agree
 // (the extender's verbs and managed resources, the config file, mounts,
 // ports, names) do.
 #include <algorithm>
@@ -31,7 +31,7 @@ using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAreArray;
 
 const std::filesystem::path kDeployDir =
-    std::filesystem::path(DEVICESHARE_EXAMPLES_DIR) / "deploy";
+    std::filesystem::path(DEVICESHARE_DEPLOY_DIR);
 
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -51,7 +51,7 @@ std::vector<std::string> YamlFiles() {
   return files;
 }
 
-// Every document of every file in examples/deploy, keyed "Kind/name".
+// Every document of every file in deploy, keyed "Kind/name".
 class DeployManifestsTest : public ::testing::Test {
  protected:
   void SetUp() override {

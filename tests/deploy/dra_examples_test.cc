@@ -1,4 +1,4 @@
-// examples/dra (claims users copy) and examples/deploy/dra (the node agent
+// examples/dra (claims users copy) and deploy/dra (the node agent
 // as a DRA driver): every document of every file parses, and the shapes a
 // user would otherwise only learn from the API server hold. Requests are
 // resource.k8s.io/v1's (name + exactly), name a DeviceClass that
@@ -39,7 +39,7 @@ using ::testing::UnorderedElementsAreArray;
 
 const fs::path kExamplesDir = DEVICESHARE_EXAMPLES_DIR;
 const fs::path kClaimsDir = kExamplesDir / "dra";
-const fs::path kDeployDir = kExamplesDir / "deploy";
+const fs::path kDeployDir = DEVICESHARE_DEPLOY_DIR;
 const fs::path kDeployDraDir = kDeployDir / "dra";
 
 // The driver name the DeviceClasses select (--dra-driver-name's default).
@@ -70,7 +70,7 @@ const std::set<std::string> kClusterScoped = {
 const std::set<std::string> kWorkloads = {
     "Pod", "Deployment", "DaemonSet", "StatefulSet", "ReplicaSet", "Job"};
 
-// What the driver publishes (examples/deploy/README.md, "What the driver
+// What the driver publishes (deploy/README.md, "What the driver
 // publishes"): attributes by domain, capacities by DeviceClass. `shares`
 // (one per claim, up to the split count) is the driver's own, not HAMi's.
 const std::map<std::string, std::set<std::string>> kAttributes = {
@@ -228,8 +228,14 @@ class DraExamplesTest : public ::testing::Test {
   }
 
   void Load(const fs::path& dir, const std::string& file) {
+    // Deploy-kit files are labelled from the repository root ("deploy/..."),
+    // examples from examples/ ("dra/...").
+    const bool in_deploy_kit =
+        !fs::relative(dir, kDeployDir).generic_string().starts_with("..");
     const std::string label =
-        fs::relative(dir / file, kExamplesDir).generic_string();
+        in_deploy_kit
+            ? "deploy/" + fs::relative(dir / file, kDeployDir).generic_string()
+            : fs::relative(dir / file, kExamplesDir).generic_string();
     const std::optional<std::string> text = ReadFile(dir / file);
     ASSERT_TRUE(text.has_value()) << label << " cannot be read";
     texts_[label] = *text;
@@ -497,11 +503,11 @@ TEST_F(DraExamplesTest, EveryExampleFileHasAHeaderAndIsInTheReadme) {
   for (const char* needed : {"## DRA driver", "DRAConsumableCapacity",
                              "DRAPartitionableDevices", "1.34", "--dra"}) {
     EXPECT_TRUE(absl::StrContains(deploy_readme, needed))
-        << "examples/deploy/README.md does not say " << needed;
+        << "deploy/README.md does not say " << needed;
   }
   for (const std::string& file : YamlFilesIn(kDeployDraDir)) {
     EXPECT_TRUE(absl::StrContains(deploy_readme, "`dra/" + file + "`"))
-        << "dra/" << file << " is not in examples/deploy/README.md";
+        << "dra/" << file << " is not in deploy/README.md";
   }
 }
 

@@ -31,8 +31,13 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using Json = nlohmann::ordered_json;
 
+// `name` is under examples/, or under deploy/ when it starts with "deploy/".
 std::string ReadExample(const std::string& name) {
-  std::ifstream in(std::string(DEVICESHARE_EXAMPLES_DIR) + "/" + name);
+  const std::string path =
+      name.starts_with("deploy/")
+          ? std::string(DEVICESHARE_DEPLOY_DIR) + name.substr(6)
+          : std::string(DEVICESHARE_EXAMPLES_DIR) + "/" + name;
+  std::ifstream in(path);
   EXPECT_TRUE(in.good()) << "missing example " << name;
   std::stringstream text;
   text << in.rdbuf();
@@ -281,7 +286,7 @@ nodes:
 }
 
 TEST(SimulateDraTest, DefaultClassesAreTheDeployExamplesClasses) {
-  // simulate's defaults must stay what examples/deploy/dra installs.
+  // simulate's defaults must stay what deploy/dra installs.
   std::vector<dra::DeviceClass> deployed;
   auto documents =
       ParseYamlDocuments(ReadExample("deploy/dra/deviceclasses.yaml"));

@@ -99,7 +99,7 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
     workload.classes = DefaultDeviceClasses();
     workload.notes.push_back(
         "DeviceClasses: the cluster file names none, so those of "
-        "examples/deploy/dra/deviceclasses.yaml (gpu.deviceshare.io, "
+        "deploy/dra/deviceclasses.yaml (gpu.deviceshare.io, "
         "hami-core., mps., mig.gpu.deviceshare.io) are used");
   }
   CreateTemplateClaims(pods.templates, workload);

@@ -30,7 +30,7 @@
 //
 // The daemon's /dev/shm must be <mps_root>/shm, or clients and server do not
 // share memory; the node agent's DaemonSet mounts it there
-// (examples/deploy/node-agent-daemonset.yaml). Start() logs a warning when
+// (deploy/node-agent-daemonset.yaml). Start() logs a warning when
 // it is not.
 //
 // Process hygiene: the child gets PR_SET_PDEATHSIG SIGTERM (it dies with the

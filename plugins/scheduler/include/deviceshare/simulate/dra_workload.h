@@ -6,7 +6,7 @@
 //     one pool per node, driver gpu.deviceshare.io), and register no GPU
 //     annotation;
 //   - when the cluster names no DeviceClass, the classes the deploy
-//     example installs (examples/deploy/dra/deviceclasses.yaml) are used;
+//     example installs (deploy/dra/deviceclasses.yaml) are used;
 //   - a pod's claim from a ResourceClaimTemplate gets the claim Kubernetes'
 //     claim controller would make for it, named "<pod>-<claim>" (the
 //     controller adds a random suffix; a fixed name keeps reports stable).
