@@ -53,7 +53,10 @@ TEST(ResourceQuotaParserTest, NoGpuLimitIsNoGpuQuota) {
   const DeviceConfig config;
   for (const Json& hard : {Json{{"cpu", "8"}}, Json::object(),
                            Json{{"limits.nvidia.com/gpumem", "1.5"}},
-                           Json{{"limits.nvidia.com/gpumem", "500m"}}}) {
+                           Json{{"limits.nvidia.com/gpumem", "500m"}},
+                           // An unquoted YAML 1.5 is a JSON number, read
+                           // as the same quantity.
+                           Json{{"limits.nvidia.com/gpumem", 1.5}}}) {
     SCOPED_TRACE(hard.dump());
     auto quota = ParseResourceQuota(QuotaWith(hard), config);
     ASSERT_OK(quota);

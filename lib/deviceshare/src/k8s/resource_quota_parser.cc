@@ -9,6 +9,7 @@
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "pod_container_parser.h"
 
 namespace deviceshare {
 namespace {
@@ -34,15 +35,9 @@ std::string MetadataText(const Json& object, const char* member) {
 // quantity is an error.
 absl::StatusOr<std::optional<int64_t>> WholeLimit(const Json& value,
                                                   const std::string& field) {
-  std::string text;
-  if (value.is_string()) {
-    text = value.get<std::string>();
-  } else if (value.is_number_integer()) {
-    text = value.dump();
-  } else {
-    return Malformed(field, value, "is not a quantity");
-  }
-  absl::StatusOr<int64_t> milli = ParseQuantityMilli(text, field);
+  absl::StatusOr<std::string> text = internal::QuantityText(value, field);
+  if (!text.ok()) return Malformed(field, value, "is not a quantity");
+  absl::StatusOr<int64_t> milli = ParseQuantityMilli(*text, field);
   if (!milli.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("ResourceQuota ", milli.status().message()));
