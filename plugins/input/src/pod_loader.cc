@@ -23,14 +23,13 @@ namespace {
 
 using Json = nlohmann::json;
 
-// The pod as a running one, when it carries an allocation record.
-std::optional<RecordedPod> Running(const Json& pod, const PodRequest& request) {
-  std::map<std::string, std::string> annotations = PodAnnotationMap(pod);
-  const std::optional<Dialect> dialect = RecordDialect(annotations);
-  if (!dialect) return std::nullopt;
+// A pod that carries an allocation record (of `dialect`) as a running one.
+RecordedPod Running(const Json& pod, const PodRequest& request,
+                    std::map<std::string, std::string> annotations,
+                    Dialect dialect) {
   RecordedPod running;
   running.request = request;
-  running.node = RecordNode(pod, annotations, *dialect);
+  running.node = RecordNode(pod, annotations, dialect);
   running.annotations = std::move(annotations);
   return running;
 }
@@ -45,15 +44,12 @@ bool Finished(const Json& pod) {
          (*phase == "Succeeded" || *phase == "Failed");
 }
 
-bool BoundWithoutRecord(const Json& pod) {
+bool HasNodeName(const Json& pod) {
   auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) return false;
   auto node = spec->find("nodeName");
-  if (node == spec->end() || !node->is_string() ||
-      node->get_ref<const std::string&>().empty()) {
-    return false;
-  }
-  return !RecordDialect(PodAnnotationMap(pod)).has_value();
+  return node != spec->end() && node->is_string() &&
+         !node->get_ref<const std::string&>().empty();
 }
 
 class PodCollector {
@@ -82,7 +78,9 @@ class PodCollector {
       ++loaded_.finished;
       return absl::OkStatus();
     }
-    if (BoundWithoutRecord(object)) {
+    std::map<std::string, std::string> annotations = PodAnnotationMap(object);
+    const std::optional<Dialect> record_dialect = RecordDialect(annotations);
+    if (!record_dialect && HasNodeName(object)) {
       ++loaded_.bound_without_record;
       return absl::OkStatus();
     }
@@ -107,9 +105,9 @@ class PodCollector {
     }
     document_by_key_.emplace(key, document);
     key_by_uid_.emplace(request->uid, key);
-    std::optional<RecordedPod> running = Running(object, *request);
-    if (running) {
-      loaded_.running.push_back(*std::move(running));
+    if (record_dialect) {
+      loaded_.running.push_back(
+          Running(object, *request, std::move(annotations), *record_dialect));
     } else {
       pods_.push_back(*std::move(request));
     }
