@@ -13,11 +13,14 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "deviceshare/agent/agent_service.h"
 #include "deviceshare/agent/discovery_json.h"
@@ -34,45 +37,53 @@
 #include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
 
+// Each flag's help is what --help prints after it; the default comes from
+// the flag itself (FlagLine), so the two cannot disagree.
 ABSL_FLAG(std::string, inventory, "",
-          "GPU inventory file (YAML/JSON) used instead of NVML");
-ABSL_FLAG(std::string, output, "json",
-          "discover: json | annotation | resourceslices");
+          "GPU inventory file (YAML/JSON) read instead of NVML");
+ABSL_FLAG(std::string, output, "json", "json | annotation | resourceslices");
 ABSL_FLAG(std::string, dra_driver_name, "gpu.deviceshare.io",
-          "DRA driver name (hami-core-gpu.project-hami.io: HAMi's shape)");
+          "DRA driver name (hami-core-gpu.project-hami.io: HAMi's device "
+          "names, attributes and capacities)");
 ABSL_FLAG(std::string, dialect, "hami", "hami | volcano");
-ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
-ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1", "NVML library");
-ABSL_FLAG(std::string, node_name, "", "serve: this node's name");
-ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
+ABSL_FLAG(std::string, config, "",
+          "deviceshare config YAML (nvidia: and scheduler: sections, or a "
+          "ConfigMap)");
+ABSL_FLAG(std::string, nvml_library, "libnvidia-ml.so.1",
+          "NVML library, loaded with dlopen");
+ABSL_FLAG(std::string, node_name, "", "this node's name");
+ABSL_FLAG(std::string, kubeconfig, "", "kubeconfig file (current context)");
 ABSL_FLAG(std::string, device_plugin_dir, "/var/lib/kubelet/device-plugins",
-          "serve: kubelet's device plugin directory");
-ABSL_FLAG(std::string, state_dir, "/run/deviceshare", "serve: agent state");
+          "kubelet's device plugin directory");
+ABSL_FLAG(std::string, state_dir, "/run/deviceshare",
+          "the agent's state (journals)");
 ABSL_FLAG(std::string, hook_path, "/usr/local/vgpu",
-          "serve: host dir of libvgpu.so and per-container dirs");
+          "host directory of libvgpu.so and the per-container directories");
 ABSL_FLAG(std::string, vgpu_library, "",
-          "serve: libvgpu.so to install into --hook-path");
+          "libvgpu.so to install into --hook-path");
 ABSL_FLAG(std::string, mps_root, "/run/deviceshare/mps",
-          "serve: MPS pipe/log/shm root");
+          "MPS pipe/, log/ and shm/ root");
 ABSL_FLAG(std::string, mps_control, "nvidia-cuda-mps-control",
-          "serve: MPS control binary");
+          "MPS control binary");
 ABSL_FLAG(std::string, gpu_mode, "hami-core",
-          "serve: hami-core | mps for GPUs not in MIG mode");
-ABSL_FLAG(std::string, cdi_kind, "", "serve: CDI kind, e.g. nvidia.com/gpu");
-ABSL_FLAG(bool, dra, false, "serve: run the DRA driver");
+          "hami-core | mps: the mode of GPUs not in MIG mode");
+ABSL_FLAG(std::string, cdi_kind, "",
+          "CDI kind of the device names Allocate returns, e.g. nvidia.com/gpu");
+ABSL_FLAG(bool, dra, false, "run the DRA driver");
 ABSL_FLAG(bool, device_plugin, true,
-          "serve: run the device plugin (off with --dra unless given)");
+          "run the device plugin (off with --dra unless given)");
 ABSL_FLAG(std::string, dra_plugin_dir, "/var/lib/kubelet/plugins",
-          "serve --dra: kubelet's plugin dir (<dir>/<driver>/dra.sock)");
+          "--dra: kubelet's plugin directory (<dir>/<driver>/dra.sock)");
 ABSL_FLAG(std::string, dra_registry_dir, "/var/lib/kubelet/plugins_registry",
-          "serve --dra: kubelet's plugin registration dir");
+          "--dra: kubelet's plugin registration directory");
 ABSL_FLAG(std::string, cdi_dir, "/var/run/cdi",
-          "serve --dra: where claims' CDI specs are written");
+          "--dra: where the claims' CDI specs are written");
 ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(5),
-          "serve: GPU health poll");
+          "GPU health poll interval");
 ABSL_FLAG(absl::Duration, register_interval, absl::Seconds(30),
-          "serve: registration refresh");
-ABSL_FLAG(std::string, log_level, "info", "serve: log level");
+          "registration refresh interval");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace | debug | info | warn | error | critical | off");
 
 namespace {
 
@@ -81,42 +92,112 @@ namespace agent = ::deviceshare::agent;
 
 constexpr char kProgram[] = "deviceshare-node-agent";
 
-constexpr FlagSpec kDiscoverFlags[] = {
-    {"inventory", false}, {"output", false},          {"dialect", false},
-    {"config", false},    {"nvml_library", false},    {"gpu_mode", false},
-    {"node_name", false}, {"dra_driver_name", false},
-};
-constexpr FlagSpec kServeFlags[] = {
-    {"node_name", false},       {"kubeconfig", false},
-    {"inventory", false},       {"device_plugin_dir", false},
-    {"config", false},          {"dialect", false},
-    {"state_dir", false},       {"hook_path", false},
-    {"vgpu_library", false},    {"mps_root", false},
-    {"mps_control", false},     {"gpu_mode", false},
-    {"cdi_kind", false},        {"nvml_library", false},
-    {"health_interval", false}, {"register_interval", false},
-    {"log_level", false},       {"dra", true},
-    {"device_plugin", true},    {"dra_driver_name", false},
-    {"dra_plugin_dir", false},  {"dra_registry_dir", false},
-    {"cdi_dir", false},
+// A flag as a command accepts it and --help lists it: the placeholder of
+// its value ("" for a bool) and, where the default is an empty string that
+// means something, what it means.
+struct FlagRow {
+  FlagSpec spec;
+  const char* value;
+  const char* empty_default = nullptr;
 };
 
-constexpr char kHelp[] = R"help(Usage:
-  deviceshare-node-agent discover [--inventory FILE]
-          [--output json|annotation|resourceslices]
-          [--dialect hami|volcano] [--config FILE] [--nvml-library PATH]
-          [--gpu-mode hami-core|mps] [--node-name NAME]
-          [--dra-driver-name gpu.deviceshare.io]
-  deviceshare-node-agent serve --node-name NAME [--kubeconfig FILE]
-          [--inventory FILE] [--device-plugin-dir DIR] [--config FILE]
-          [--dialect hami|volcano] [--state-dir DIR] [--hook-path DIR]
-          [--vgpu-library PATH] [--mps-root DIR] [--mps-control PATH] [--gpu-mode hami-core|mps]
-          [--cdi-kind KIND] [--nvml-library PATH] [--health-interval 5s]
-          [--register-interval 30s] [--log-level info]
-          [--dra [--device-plugin]] [--dra-driver-name gpu.deviceshare.io]
-          [--dra-plugin-dir DIR] [--dra-registry-dir DIR] [--cdi-dir DIR]
+constexpr FlagRow kDiscoverFlags[] = {
+    {{"inventory", false}, "FILE", "none: NVML"},
+    {{"output", false}, "FORMAT"},
+    {{"dialect", false}, "D"},
+    {{"config", false}, "FILE", "none: the built-in defaults"},
+    {{"nvml_library", false}, "PATH"},
+    {{"gpu_mode", false}, "MODE"},
+    {{"node_name", false}, "NAME", "the host name"},
+    {{"dra_driver_name", false}, "NAME"},
+};
+constexpr FlagRow kServeFlags[] = {
+    {{"node_name", false}, "NAME", "none: required"},
+    {{"kubeconfig", false}, "FILE", "none: the pod's service account"},
+    {{"inventory", false}, "FILE", "none: NVML"},
+    {{"nvml_library", false}, "PATH"},
+    {{"config", false}, "FILE", "none: the built-in defaults"},
+    {{"dialect", false}, "D"},
+    {{"gpu_mode", false}, "MODE"},
+    {{"device_plugin_dir", false}, "DIR"},
+    {{"state_dir", false}, "DIR"},
+    {{"hook_path", false}, "DIR"},
+    {{"vgpu_library", false}, "PATH", "none: the hook path is left as it is"},
+    {{"mps_root", false}, "DIR"},
+    {{"mps_control", false}, "PATH"},
+    {{"cdi_kind", false}, "KIND", "none: no CDI device names"},
+    {{"health_interval", false}, "D"},
+    {{"register_interval", false}, "D"},
+    {{"log_level", false}, "L"},
+    {{"dra", true}, ""},
+    {{"device_plugin", true}, ""},
+    {{"dra_driver_name", false}, "NAME"},
+    {{"dra_plugin_dir", false}, "DIR"},
+    {{"dra_registry_dir", false}, "DIR"},
+    {{"cdi_dir", false}, "DIR"},
+};
 
-discover prints the node's GPUs: from NVML (libnvidia-ml.so.1, loaded with
+std::vector<FlagSpec> Specs(absl::Span<const FlagRow> rows) {
+  std::vector<FlagSpec> specs;
+  for (const FlagRow& row : rows) specs.push_back(row.spec);
+  return specs;
+}
+
+// One flag's --help entry: "  --name VALUE" padded to the text column, its
+// help and default wrapped at 78 columns.
+std::string FlagLine(const FlagRow& row) {
+  constexpr size_t kColumn = 24;
+  constexpr size_t kWidth = 78;
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(row.spec.name);
+  if (flag == nullptr) return "";  // every row names an ABSL_FLAG above
+  std::string name =
+      absl::StrCat("  --", absl::StrReplaceAll(row.spec.name, {{"_", "-"}}),
+                   *row.value == '\0' ? "" : " ", row.value);
+  std::string fallback = flag->DefaultValue();
+  if (fallback.empty() && row.empty_default != nullptr) {
+    fallback = row.empty_default;
+  }
+  const std::string text =
+      absl::StrCat(flag->Help(), " (default ", fallback, ")");
+  std::string out = name;
+  if (name.size() + 1 > kColumn) {
+    absl::StrAppend(&out, "\n");
+    out.append(kColumn, ' ');
+  } else {
+    out.append(kColumn - name.size(), ' ');
+  }
+  size_t column = kColumn;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (column > kColumn && column + 1 + word.size() > kWidth) {
+      absl::StrAppend(&out, "\n");
+      out.append(kColumn, ' ');
+      column = kColumn;
+    } else if (column > kColumn) {
+      out += ' ';
+      ++column;
+    }
+    absl::StrAppend(&out, word);
+    column += word.size();
+  }
+  return out + "\n";
+}
+
+std::string FlagLines(absl::Span<const FlagRow> rows) {
+  std::string out;
+  for (const FlagRow& row : rows) out += FlagLine(row);
+  return out;
+}
+
+constexpr char kUsage[] = R"help(Usage:
+  deviceshare-node-agent discover [flags]   prints the node's GPUs
+  deviceshare-node-agent serve --node-name NAME [flags]
+                                            runs the node agent
+Flags are written --name=value or --name value, with dashes or underscores.
+
+)help";
+
+constexpr char kDiscoverHelp[] =
+    R"help(discover prints the node's GPUs: from NVML (libnvidia-ml.so.1, loaded with
 dlopen; a machine without the driver gets a clear error) or from
 --inventory, a YAML/JSON file with the fields `discover --output json`
 prints ({"gpus": [{uuid, index, model, memory_mib, sm_count, numa,
@@ -132,6 +213,10 @@ pool; default the host name), a JSON List for `kubectl apply -f -`: one
 shared device per hami-core or mps GPU (capacities memory, cores, shares),
 one partitionable device per MIG placement, unhealthy GPUs withdrawn.
 
+discover flags:
+)help";
+
+constexpr char kServeHelp[] = R"help(
 serve runs the node agent (a DaemonSet; deploy):
   - registers the node's GPUs in the dialect's annotation, only when it
     changes; unhealthy GPUs are registered unhealthy and come back when
@@ -167,8 +252,18 @@ serve runs the node agent (a DaemonSet; deploy):
     unprepare (with --device-plugin too, MIG stays the device plugin's).
     --dra-driver-name hami-core-gpu.project-hami.io publishes HAMi's device
     names, attributes and capacities instead of ours.
+
+serve flags:
+)help";
+
+constexpr char kCredentialsHelp[] = R"help(
 Credentials: --kubeconfig, else the pod's service account.
 )help";
+
+std::string Help() {
+  return absl::StrCat(kUsage, kDiscoverHelp, FlagLines(kDiscoverFlags), "\n",
+                      kServeHelp, FlagLines(kServeFlags), kCredentialsHelp);
+}
 
 int Fail(absl::string_view command, absl::string_view message) {
   std::cerr << kProgram << " " << command << ": "
@@ -237,8 +332,8 @@ absl::StatusOr<nlohmann::json> SliceList(
 
 int Discover(int argc, char** argv) {
   std::set<std::string> given;
-  if (auto error = deviceshare::cli::ParseCommandFlags(argc, argv,
-                                                       kDiscoverFlags, given)) {
+  if (auto error = deviceshare::cli::ParseCommandFlags(
+          argc, argv, Specs(kDiscoverFlags), given)) {
     return Fail("discover", *error);
   }
   const std::string output = absl::GetFlag(FLAGS_output);
@@ -298,8 +393,8 @@ void OnSignal(int) { g_stop.store(true); }
 
 int Serve(int argc, char** argv) {
   std::set<std::string> given;
-  if (auto error =
-          deviceshare::cli::ParseCommandFlags(argc, argv, kServeFlags, given)) {
+  if (auto error = deviceshare::cli::ParseCommandFlags(
+          argc, argv, Specs(kServeFlags), given)) {
     return Fail("serve", *error);
   }
   agent::AgentOptions options;
@@ -371,7 +466,7 @@ int Serve(int argc, char** argv) {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (deviceshare::cli::IsHelp(argv[i])) {
-      std::cout << kHelp;
+      std::cout << Help();
       return 0;
     }
   }
