@@ -5,6 +5,9 @@
 #ifndef DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
 #define DEVICESHARE_CODEC_ANNOTATION_KEYS_H_
 
+#include <string_view>
+#include <vector>
+
 namespace deviceshare::keys {
 
 // Volcano: pod resources.
@@ -76,6 +79,87 @@ inline constexpr char kHamiDeviceCordon[] = "hami.io/device-cordon";
 inline constexpr char kBindPhaseAllocating[] = "allocating";
 inline constexpr char kBindPhaseSuccess[] = "success";
 inline constexpr char kBindPhaseFailed[] = "failed";
+
+// ---- Every name above, listed -------------------------------------------
+// The names a pod or node carries (not the values such as bind phases), with
+// the dialect they belong to and where they sit. docs/annotations.md is the
+// user's table of them; tests/docs/annotation_table_test.cc fails when a name
+// here is missing from it, or a constant above is missing here.
+
+enum class KeyDialect { kVolcano, kHami, kBoth };
+enum class KeyPlace {
+  kPodResource,        // a container resource (limits; requests too)
+  kPodResourcePrefix,  // a family of container resources: prefix + suffix
+  kPodAnnotation,      // read from the pod
+  kPodRecord,          // written on the pod by the scheduler (and read back)
+  kNodeAnnotation,     // on the Node
+};
+struct KnownKey {
+  const char* name;
+  KeyDialect dialect;
+  KeyPlace place;
+};
+
+inline constexpr KnownKey kKnownKeys[] = {
+    // Volcano
+    {kVolcanoGpuNumber, KeyDialect::kVolcano, KeyPlace::kPodResource},
+    {kVolcanoGpuMemory, KeyDialect::kVolcano, KeyPlace::kPodResource},
+    {kVolcanoGpuMemoryPercentage, KeyDialect::kVolcano,
+     KeyPlace::kPodResource},
+    {kVolcanoGpuCores, KeyDialect::kVolcano, KeyPlace::kPodResource},
+    {kVolcanoMode, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kVolcanoPodGroupPolicy, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kKubeGroupName, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kVolcanoGroupName, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kVolcanoUseUuid, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kVolcanoNoUseUuid, KeyDialect::kVolcano, KeyPlace::kPodAnnotation},
+    {kVolcanoAllocation, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoToAllocate, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoNode, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoTime, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoBindTime, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoBindPhase, KeyDialect::kVolcano, KeyPlace::kPodRecord},
+    {kVolcanoNodeRegister, KeyDialect::kVolcano, KeyPlace::kNodeAnnotation},
+    // Both
+    {kUseGpuType, KeyDialect::kBoth, KeyPlace::kPodAnnotation},
+    {kNoUseGpuType, KeyDialect::kBoth, KeyPlace::kPodAnnotation},
+    {kMigResourcePrefix, KeyDialect::kBoth, KeyPlace::kPodResourcePrefix},
+    // HAMi
+    {kHamiGpu, KeyDialect::kHami, KeyPlace::kPodResource},
+    {kHamiGpuMemory, KeyDialect::kHami, KeyPlace::kPodResource},
+    {kHamiGpuMemoryPercentage, KeyDialect::kHami, KeyPlace::kPodResource},
+    {kHamiGpuCores, KeyDialect::kHami, KeyPlace::kPodResource},
+    {kHamiPriority, KeyDialect::kHami, KeyPlace::kPodResource},
+    {kHamiUseUuid, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiNoUseUuid, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiNumaBind, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiMode, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiNodePolicy, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiGpuPolicy, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiDeviceScoringWeights, KeyDialect::kHami, KeyPlace::kPodAnnotation},
+    {kHamiAllocated, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiToAllocate, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiMigAllocations, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiNode, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiTime, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiBindTime, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiBindPhase, KeyDialect::kHami, KeyPlace::kPodRecord},
+    {kHamiNodeRegister, KeyDialect::kHami, KeyPlace::kNodeAnnotation},
+    {kHamiPairScore, KeyDialect::kHami, KeyPlace::kNodeAnnotation},
+    {kHamiDeviceCordon, KeyDialect::kHami, KeyPlace::kNodeAnnotation},
+};
+
+// The names of one dialect (kVolcano or kHami) together with the shared
+// ones; kBoth: the shared ones only.
+inline std::vector<std::string_view> KnownAnnotationKeys(KeyDialect dialect) {
+  std::vector<std::string_view> names;
+  for (const KnownKey& key : kKnownKeys) {
+    if (key.dialect == dialect || key.dialect == KeyDialect::kBoth) {
+      names.emplace_back(key.name);
+    }
+  }
+  return names;
+}
 
 }  // namespace deviceshare::keys
 

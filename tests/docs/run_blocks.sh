@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# docs_runnable_blocks (label `docs`): runs every shell block the READMEs
+# mark runnable, as written, from the repository root, and fails naming the
+# block's file and line with its output when one fails.
+#
+#   run_blocks.sh SOURCE_DIR BUILD_DIR FILE.md...
+#
+# In the Markdown, a ```sh block preceded by
+#   <!-- runnable -->                 is run (with a 60 s limit; or
+#   <!-- runnable timeout=120 -->     another one), and by
+#   <!-- not runnable: REASON -->     is not (a cluster, root, a GPU, the
+#                                     network, minutes of work, ...).
+# Every ```sh block of FILE.md must carry one of the two markers, so a new
+# command is either tested or says why not.
+#
+# The "repository root" the blocks run in is a scratch folder of links to
+# every entry of SOURCE_DIR, with `build` pointing at BUILD_DIR: the README's
+# `./build/...` paths reach this build, and a file a command writes at the
+# root lands in the scratch folder, which is removed at the end. HOME and
+# TMPDIR point into it as well.
+set -uo pipefail
+
+if (($# < 3)); then
+  echo "usage: $0 SOURCE_DIR BUILD_DIR FILE.md..." >&2
+  exit 2
+fi
+source_dir=$(cd "$1" && pwd)
+build_dir=$(cd "$2" && pwd)
+shift 2
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/deviceshare-docs.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+root="$scratch/root"
+mkdir -p "$root" "$scratch/home" "$scratch/tmp"
+shopt -s dotglob nullglob
+for entry in "$source_dir"/*; do
+  name=$(basename "$entry")
+  case "$name" in .git | build) continue ;; esac
+  ln -s "$entry" "$root/$name"
+done
+ln -s "$build_dir" "$root/build"
+
+failures=0
+ran=0
+for file in "$@"; do
+  path="$source_dir/$file"
+  if [[ ! -f "$path" ]]; then
+    echo "$file: missing" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  # One record per ```sh block: start line, marker, body (NUL-separated).
+  while IFS= read -r -d '' record; do
+    line=${record%%$'\t'*}
+    rest=${record#*$'\t'}
+    marker=${rest%%$'\t'*}
+    body=${rest#*$'\t'}
+    case "$marker" in
+      runnable*)
+        limit=60
+        if [[ "$marker" =~ timeout=([0-9]+) ]]; then limit=${BASH_REMATCH[1]}; fi
+        ran=$((ran + 1))
+        echo "=== $file:$line (limit ${limit}s)"
+        printf '%s\n' "$body" | sed 's/^/    /'
+        start=$(date +%s.%N)
+        output=$(cd "$root" && HOME="$scratch/home" TMPDIR="$scratch/tmp" \
+                 timeout -k 5 "$limit" bash -e -o pipefail -c "$body" 2>&1)
+        rc=$?
+        took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+        if ((rc != 0)); then
+          failures=$((failures + 1))
+          echo "FAIL $file:$line: exit status $rc after ${took}s$( ((rc == 124)) && echo ' (timed out)'); output:"
+          printf '%s\n' "$output" | tail -n 60 | sed 's/^/    | /'
+        else
+          echo "ok   $file:$line (${took}s)"
+        fi
+        ;;
+      not\ runnable:*) ;;
+      *)
+        failures=$((failures + 1))
+        echo "FAIL $file:$line: a \`\`\`sh block without <!-- runnable --> or <!-- not runnable: REASON --> before it"
+        ;;
+    esac
+  done < <(awk '
+    # The marker is the last non-blank line before the fence.
+    /^[[:space:]]*$/ { if (!inblock) next }
+    !inblock && /^```sh[[:space:]]*$/ {
+      inblock = 1; start = NR; body = ""
+      marker = ""
+      if (prev ~ /^<!-- runnable( timeout=[0-9]+)? -->$/) {
+        marker = prev; sub(/^<!-- /, "", marker); sub(/ -->$/, "", marker)
+      } else if (prev ~ /^<!-- not runnable: .+ -->$/) {
+        marker = "not runnable:"
+      }
+      next
+    }
+    inblock && /^```[[:space:]]*$/ {
+      inblock = 0
+      printf "%d\t%s\t%s%c", start, marker, body, 0
+      prev = ""
+      next
+    }
+    inblock { body = body (body == "" ? "" : "\n") $0; next }
+    { prev = $0 }
+  ' "$path")
+  # A runnable marker must be followed by a ```sh block, or it tests nothing.
+  while IFS=: read -r mline _; do
+    next_fence=$(awk -v from="$mline" 'NR > from && !/^[[:space:]]*$/ { print; exit }' "$path")
+    if [[ "$next_fence" != '```sh' ]]; then
+      failures=$((failures + 1))
+      echo "FAIL $file:$mline: a runnable marker not followed by a \`\`\`sh block"
+    fi
+  done < <(grep -n '^<!-- \(runnable\|not runnable\)' "$path")
+done
+
+echo "$ran runnable blocks run, $failures failures"
+if ((ran == 0)); then
+  echo "FAIL: no runnable block found" >&2
+  exit 1
+fi
+((failures == 0))
