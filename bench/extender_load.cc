@@ -35,7 +35,7 @@ ABSL_FLAG(int, gpus, 8, "GPUs per node");
 ABSL_FLAG(int, clients, 4, "client threads (kube-scheduler's in-flight calls)");
 ABSL_FLAG(int, seconds, 10, "duration of the filter+prioritize phase");
 ABSL_FLAG(int, pool, 2000, "pods cycled through by the filter phase");
-ABSL_FLAG(int, bind_pods, 2000, "pods bound in the bind phase");
+ABSL_FLAG(int, binds, 2000, "pods bound in the bind phase");
 ABSL_FLAG(int, shapes, 1,
           "distinct request shapes among the pool's pods (memory 4000 MiB + "
           "i mod shapes): 1 is a workload's replicas; more than the "
@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
   const std::vector<nlohmann::json> pool_pods = AddPods(
       api, "pool-", absl::GetFlag(FLAGS_pool), absl::GetFlag(FLAGS_shapes));
   const std::vector<nlohmann::json> bind_set =
-      AddPods(api, "bind-", absl::GetFlag(FLAGS_bind_pods), /*shapes=*/1);
+      AddPods(api, "bind-", absl::GetFlag(FLAGS_binds), /*shapes=*/1);
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       absl::StrCat("deviceshare-extender-load-", getpid());

@@ -3,8 +3,12 @@
 // why the others could not go anywhere, and what would be written to the
 // pod and injected into its containers.
 //
-//   schedule_example --nodes examples/nodes.yaml --pods examples/pods.yaml
-//       [--config examples/deviceshare.yaml]
+//   ./build/examples/schedule_example --nodes examples/nodes.yaml \
+//       --pods examples/pods.yaml [--config examples/deviceshare.yaml]
+//
+// With neither --nodes nor --pods it schedules the bundled example
+// (examples/nodes.yaml and examples/pods.yaml of the source tree it was
+// built from).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -202,8 +206,19 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Schedules pods onto GPU nodes with deviceshare and prints the result.\n"
       "  schedule_example --nodes NODES.yaml --pods PODS.yaml "
-      "[--config CONFIG.yaml]");
+      "[--config CONFIG.yaml]\n"
+      "With neither --nodes nor --pods: examples/nodes.yaml and "
+      "examples/pods.yaml.");
   absl::ParseCommandLine(argc, argv);
+#ifdef DEVICESHARE_EXAMPLES_DIR
+  if (absl::GetFlag(FLAGS_nodes).empty() && absl::GetFlag(FLAGS_pods).empty()) {
+    absl::SetFlag(&FLAGS_nodes, DEVICESHARE_EXAMPLES_DIR "/nodes.yaml");
+    absl::SetFlag(&FLAGS_pods, DEVICESHARE_EXAMPLES_DIR "/pods.yaml");
+    std::cerr << "schedule_example: no --nodes/--pods; scheduling "
+              << absl::GetFlag(FLAGS_pods) << " onto "
+              << absl::GetFlag(FLAGS_nodes) << "\n";
+  }
+#endif
   if (absl::GetFlag(FLAGS_nodes).empty() || absl::GetFlag(FLAGS_pods).empty()) {
     std::cerr << "schedule_example: --nodes and --pods are required (see "
                  "--help)\n";
