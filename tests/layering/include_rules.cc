@@ -57,6 +57,7 @@ constexpr PrefixComponent kHeaders[] = {
     {"deviceshare/dra/", "core/dra"},
     {"deviceshare/k8s/", "core/k8s"},
     {"deviceshare/scheduler/", "core/scheduler"},
+    {"deviceshare/admission/", "core/admission"},
     {"gpu_abi/", "gpu_abi"},
     {"deviceshare/hamicore/", "backend/hamicore"},
     {"deviceshare/mig/", "backend/mig"},

@@ -79,6 +79,13 @@ const std::vector<IncludeRule> kRules = {
      .reason = "the pod and node parsers decode annotations (codec) and a "
                "pod's DRA claim references (dra) under a config into model "
                "requests; they never schedule"},
+    {.name = "core-dag",
+     .from = {"core/admission"}, .to = {"core/*"},
+     .to_except = {"core/base", "core/model", "core/codec", "core/config",
+                   "core/k8s"},
+     .reason = "the admission webhook's decision rewrites a Pod object by "
+               "the config's resource names and checks it with the pod "
+               "parser (k8s); it never schedules"},
 
     // 3. Backends stand side by side on the core.
     {.name = "backends-only-core",
