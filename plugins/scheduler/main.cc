@@ -57,6 +57,13 @@ ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
 ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
 ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
 ABSL_FLAG(std::string, tls_key, "", "serve: PEM private key");
+ABSL_FLAG(int64_t, webhook_port, 0,
+          "serve: admission webhook HTTPS port (0: no webhook)");
+ABSL_FLAG(std::string, webhook_tls_cert, "",
+          "serve: the webhook's PEM certificate chain");
+ABSL_FLAG(std::string, webhook_tls_key, "", "serve: the webhook's PEM key");
+ABSL_FLAG(std::string, scheduler_name, "deviceshare-scheduler",
+          "serve: the schedulerName the webhook writes");
 ABSL_FLAG(absl::Duration, reservation_ttl, absl::Seconds(30),
           "serve: how long a filter reservation waits for its bind");
 ABSL_FLAG(absl::Duration, in_flight_timeout, absl::Seconds(60),
@@ -108,6 +115,19 @@ Logs go to stderr, one key=value line per record.
   --config FILE         deviceshare config YAML, as for simulate
   --tls-cert FILE       serve HTTPS with this PEM certificate chain
   --tls-key FILE        and this PEM key (both or neither)
+  --webhook-port N      also serve the mutating admission webhook, POST
+                        /webhook (and GET /healthz), over HTTPS on this port
+                        of --address's host (default 0: no webhook; the
+                        deploy kit uses 9443). It sends GPU pods of either
+                        dialect to --scheduler-name, applies HAMi's
+                        defaults and refuses what could never be placed
+  --webhook-tls-cert FILE  the webhook's PEM certificate chain and
+  --webhook-tls-key FILE   PEM key (both required with --webhook-port);
+                        read again when the files change (checked at most
+                        once a second, on a new connection); a pair that
+                        does not load keeps the previous one
+  --scheduler-name NAME the spec.schedulerName the webhook writes
+                        (default deviceshare-scheduler)
   --reservation-ttl D   how long a filter reservation (or an unbound
                         allocation record) holds room without a bind
                         (default 30s; e.g. 45s, 2m)
@@ -317,6 +337,10 @@ constexpr FlagSpec kServeFlags[] = {
     {"log_level", false},
     {"max_body_bytes", false},
     {"in_flight_timeout", false},
+    {"webhook_port", false},
+    {"webhook_tls_cert", false},
+    {"webhook_tls_key", false},
+    {"scheduler_name", false},
 };
 
 int Fail(absl::string_view command, absl::string_view message) {
@@ -371,6 +395,37 @@ std::optional<std::string> ParseAddress(
   return std::nullopt;
 }
 
+// The webhook flags: none, or a port with both certificate files.
+std::optional<std::string> ParseWebhookFlags(
+    deviceshare::extender::ServeOptions& options) {
+  options.scheduler_name = absl::GetFlag(FLAGS_scheduler_name);
+  if (options.scheduler_name.empty()) return "--scheduler-name: is empty";
+  const int64_t port = absl::GetFlag(FLAGS_webhook_port);
+  const std::string cert = absl::GetFlag(FLAGS_webhook_tls_cert);
+  const std::string key = absl::GetFlag(FLAGS_webhook_tls_key);
+  if (port < 0 || port > 65535) {
+    return absl::StrCat("--webhook-port: ", port, " is not in 0..65535");
+  }
+  if (port == 0) {
+    if (!cert.empty()) return "--webhook-tls-cert: needs --webhook-port";
+    if (!key.empty()) return "--webhook-tls-key: needs --webhook-port";
+    return std::nullopt;
+  }
+  if (cert.empty()) {
+    return "--webhook-tls-cert: required with --webhook-port (the API "
+           "server calls webhooks over HTTPS only)";
+  }
+  if (key.empty()) return "--webhook-tls-key: required with --webhook-port";
+  deviceshare::extender::WebhookOptions webhook;
+  webhook.host = options.server.host;
+  webhook.port = static_cast<int>(port);
+  webhook.tls_cert_file = cert;
+  webhook.tls_key_file = key;
+  webhook.max_body_bytes = options.server.max_body_bytes;
+  options.webhook = webhook;
+  return std::nullopt;
+}
+
 int Serve(int argc, char** argv) {
   std::set<std::string> given;
   if (std::optional<std::string> error =
@@ -391,6 +446,7 @@ int Serve(int argc, char** argv) {
                                       " is below the minimum of 1024"));
   }
   options.server.max_body_bytes = static_cast<size_t>(max_body);
+  if (auto error = ParseWebhookFlags(options)) return Fail("serve", *error);
   options.reservation_ttl = absl::GetFlag(FLAGS_reservation_ttl);
   if (options.reservation_ttl <= absl::ZeroDuration()) {
     return Fail("serve", "--reservation-ttl: must be positive");

@@ -14,6 +14,7 @@
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/extender/claim_writer.h"
 #include "deviceshare/extender/extender.h"
+#include "deviceshare/extender/webhook_server.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/api_status.h"
@@ -192,11 +193,19 @@ std::vector<Watch> MakeWatches(kube::ApiClient* client, Extender& extender) {
 // Starts the watches and the server, sweeps expired reservations every
 // second until SIGTERM or SIGINT, then stops what it started.
 void RunUntilSignal(const ServeOptions& options, Extender& extender,
-                    std::vector<Watch>& watches, ExtenderServer& server) {
+                    std::vector<Watch>& watches, ExtenderServer& server,
+                    WebhookServer* webhook) {
   g_stop.store(false);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   for (Watch& watch : watches) watch.reflector->Start();
+  if (webhook != nullptr) {
+    webhook->Start();
+    LogNode(LogLevel::kInfo, "",
+            absl::StrCat("webhook address=", options.webhook->host, ":",
+                         webhook->port(),
+                         " https scheduler-name=", options.scheduler_name));
+  }
   server.Start();
   LogNode(
       LogLevel::kInfo, "",
@@ -212,6 +221,7 @@ void RunUntilSignal(const ServeOptions& options, Extender& extender,
   }
   LogNode(LogLevel::kInfo, "", "shutting down");
   server.Stop();
+  if (webhook != nullptr) webhook->Stop();
   for (auto it = watches.rbegin(); it != watches.rend(); ++it) {
     it->reflector->Stop();
   }
@@ -244,7 +254,15 @@ absl::Status Serve(const ServeOptions& options) {
   DS_ASSIGN_OR_RETURN(std::unique_ptr<ExtenderServer> server,
                       ExtenderServer::Create(&extender, ready, options.server,
                                              WatchMetrics(watches)));
-  RunUntilSignal(options, extender, watches, *server);
+  std::unique_ptr<WebhookServer> webhook;
+  if (options.webhook.has_value()) {
+    admission::AdmissionSettings settings{
+        .device = scheduler->config().device,
+        .scheduler_name = options.scheduler_name};
+    DS_ASSIGN_OR_RETURN(webhook,
+                        WebhookServer::Create(settings, *options.webhook));
+  }
+  RunUntilSignal(options, extender, watches, *server, webhook.get());
   return absl::OkStatus();
 }
 

@@ -4,18 +4,22 @@
 // SIGTERM or SIGINT. Config file -> Scheduler; kubeconfig (or in-cluster
 // credentials) -> API client; list+watch of Nodes, Pods, DeviceClasses,
 // ResourceSlices and ResourceClaims -> Extender; Extender -> HTTP(S)
-// server. Reservations are swept every second. /readyz waits for the first
-// list of each collection, except the resource.k8s.io/v1 ones when the API
-// server does not serve them (404: a cluster without DRA) or does not let
-// the extender read them (403).
+// server; with a webhook, the admission webhook's HTTPS listener beside it
+// (extender/webhook_server.h). Reservations are swept every second. /readyz
+// waits for the first list of each collection, except the resource.k8s.io/v1
+// ones when the API server does not serve them (404: a cluster without DRA) or
+// does not let the extender read them (403).
 #ifndef DEVICESHARE_EXTENDER_SERVE_H_
 #define DEVICESHARE_EXTENDER_SERVE_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "deviceshare/admission/pod_admission.h"
 #include "deviceshare/extender/extender_server.h"
+#include "deviceshare/extender/webhook_server.h"
 
 namespace deviceshare::extender {
 
@@ -26,6 +30,10 @@ struct ServeOptions {
   absl::Duration reservation_ttl = absl::Seconds(30);
   absl::Duration in_flight_timeout = absl::Seconds(60);  // ExtenderOptions
   std::string log_level = "info";  // trace|debug|info|warn|error|off
+  // Set: serve the mutating admission webhook too (--webhook-port).
+  std::optional<WebhookOptions> webhook;
+  // The schedulerName the webhook writes (--scheduler-name).
+  std::string scheduler_name = admission::kDefaultSchedulerName;
 };
 
 // Sets the level of the extender's log (stderr, one line per record):
