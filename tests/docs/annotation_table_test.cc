@@ -129,7 +129,7 @@ TEST(AnnotationTableTest, DeviceConfigDefaultsAreKnownKeys) {
 
 // ---- Flag lists -------------------------------------------------------------
 
-std::string Run(const std::string& command) {
+std::string RunCommand(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(
       popen((command + " 2>&1").c_str(), "r"), pclose);
   EXPECT_NE(pipe, nullptr) << command;
@@ -139,12 +139,28 @@ std::string Run(const std::string& command) {
   return out;
 }
 
-std::set<std::string> Flags(const std::string& text) {
+// The flags a help text defines: those that start an option line ("  --name
+// ARG   what it does"), and those of the usage block (up to the first blank
+// line) when `usage` is set. Flags quoted in the prose (kubectl's --type)
+// are neither.
+std::set<std::string> Flags(const std::string& text, bool usage) {
   std::set<std::string> flags;
-  static const std::regex kFlag(R"((^|[\s\[(])(--[a-z][a-z0-9-]*))");
-  for (std::sregex_iterator it(text.begin(), text.end(), kFlag), end;
+  static const std::regex kOptionLine(R"((^|\n)  (--[a-z][a-z0-9-]*))");
+  for (std::sregex_iterator it(text.begin(), text.end(), kOptionLine), end;
        it != end; ++it) {
     flags.insert((*it)[2].str());
+  }
+  if (usage) {
+    // Its indented lines: the command lines, not a sentence under them.
+    std::istringstream block(text.substr(0, text.find("\n\n")));
+    static const std::regex kUsageFlag(R"([\s\[(](--[a-z][a-z0-9-]*))");
+    for (std::string line; std::getline(block, line);) {
+      if (line.empty() || line[0] != ' ') continue;
+      for (std::sregex_iterator it(line.begin(), line.end(), kUsageFlag), end;
+           it != end; ++it) {
+        flags.insert((*it)[1].str());
+      }
+    }
   }
   return flags;
 }
@@ -160,18 +176,25 @@ void ExpectDocumented(const std::set<std::string>& flags,
 }
 
 TEST(FlagListTest, DeployReadmeNamesEveryFlagOfServe) {
-  const std::string help = Run(std::string(DEVICESHARE_SCHEDULER_BIN) + " --help");
-  // serve's part: from the start to the "simulate:" heading.
-  const std::string serve = help.substr(0, help.find("\nsimulate:"));
-  std::set<std::string> flags = Flags(serve.substr(serve.find("\nserve:")));
+  const std::string help =
+      RunCommand(std::string(DEVICESHARE_SCHEDULER_BIN) + " --help");
+  // serve's part: from its heading to simulate's (the whole text if the
+  // layout changes, which then asks for simulate's flags too).
+  size_t from = help.find("\nserve");
+  if (from == std::string::npos) from = 0;
+  size_t to = help.find("\nsimulate", from);
+  const std::string serve = help.substr(from, to == std::string::npos
+                                                  ? std::string::npos
+                                                  : to - from);
+  std::set<std::string> flags = Flags(serve, /*usage=*/false);
   ASSERT_GT(flags.size(), 5u) << help;
   ExpectDocumented(flags, ReadSource("deploy/README.md"), "serve");
 }
 
 TEST(FlagListTest, DeployReadmeNamesEveryFlagOfTheNodeAgent) {
   const std::string help =
-      Run(std::string(DEVICESHARE_NODE_AGENT_BIN) + " --help");
-  std::set<std::string> flags = Flags(help);
+      RunCommand(std::string(DEVICESHARE_NODE_AGENT_BIN) + " --help");
+  std::set<std::string> flags = Flags(help, /*usage=*/true);
   ASSERT_GT(flags.size(), 15u) << help;
   ExpectDocumented(flags, ReadSource("deploy/README.md"), "the node agent");
 }

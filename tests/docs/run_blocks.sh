@@ -82,35 +82,39 @@ for file in "$@"; do
         ;;
     esac
   done < <(awk '
-    # The marker is the last non-blank line before the fence.
+    # Fences may be indented (inside a list item); the marker is the last
+    # non-blank line before the fence, at any indentation.
+    function trim(x) { sub(/^[ \t]+/, "", x); sub(/[ \t]+$/, "", x); return x }
     /^[[:space:]]*$/ { if (!inblock) next }
-    !inblock && /^```sh[[:space:]]*$/ {
+    !inblock && trim($0) == "```sh" {
       inblock = 1; start = NR; body = ""
+      match($0, /^[ \t]*/); indent = RLENGTH
       marker = ""
-      if (prev ~ /^<!-- runnable( timeout=[0-9]+)? -->$/) {
-        marker = prev; sub(/^<!-- /, "", marker); sub(/ -->$/, "", marker)
-      } else if (prev ~ /^<!-- not runnable: .+ -->$/) {
+      p = trim(prev)
+      if (p ~ /^<!-- runnable( timeout=[0-9]+)? -->$/) {
+        marker = p; sub(/^<!-- /, "", marker); sub(/ -->$/, "", marker)
+      } else if (p ~ /^<!-- not runnable: .+ -->$/) {
         marker = "not runnable:"
       }
       next
     }
-    inblock && /^```[[:space:]]*$/ {
+    inblock && trim($0) == "```" {
       inblock = 0
       printf "%d\t%s\t%s%c", start, marker, body, 0
       prev = ""
       next
     }
-    inblock { body = body (body == "" ? "" : "\n") $0; next }
+    inblock { body = body (body == "" ? "" : "\n") substr($0, indent + 1); next }
     { prev = $0 }
   ' "$path")
   # A runnable marker must be followed by a ```sh block, or it tests nothing.
   while IFS=: read -r mline _; do
     next_fence=$(awk -v from="$mline" 'NR > from && !/^[[:space:]]*$/ { print; exit }' "$path")
-    if [[ "$next_fence" != '```sh' ]]; then
+    if [[ "$(echo "$next_fence" | sed 's/^[[:space:]]*//;s/[[:space:]]*$//')" != '```sh' ]]; then
       failures=$((failures + 1))
       echo "FAIL $file:$mline: a runnable marker not followed by a \`\`\`sh block"
     fi
-  done < <(grep -n '^<!-- \(runnable\|not runnable\)' "$path")
+  done < <(grep -n '^[[:space:]]*<!-- \(runnable\|not runnable\)' "$path")
 done
 
 echo "$ran runnable blocks run, $failures failures"
