@@ -12,6 +12,18 @@
 #   P/lib/cmake/deviceshare/         find_package(deviceshare)
 #   P/lib/pkgconfig/deviceshare.pc   the C API for pkg-config
 #   P/bin/deviceshare-scheduler, deviceshare-node-agent
+#   P/share/deviceshare/deploy/      the deploy kit (kubectl apply -k), less
+#                                    images/, which builds from the source
+#   P/share/deviceshare/examples/    the simulate/discover inputs (*.yaml,
+#                                    modes/, dra/)
+#
+# Each rule names a component, so that an image installs only its own part
+# (`cmake --install build --component scheduler`, deploy/images/):
+#   scheduler, node-agent   the executables
+#   deploy, examples        the share/deviceshare folders
+#   development             headers, libraries, CMake and pkg-config files
+# libvgpu.so's rule (lib/hamicore/vgpu) names none: it is in `Unspecified`,
+# and the node agent's image installs that component for it.
 #
 # The same deviceshare::* names exist in the build tree as ALIAS targets,
 # so a project that adds this tree with add_subdirectory or FetchContent
@@ -75,9 +87,9 @@ endif()
 
 install(TARGETS ${DEVICESHARE_CXX_TARGETS}
         EXPORT deviceshareTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT development
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Only include/: the headers under src/ are the libraries' own.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/deviceshare/include/
@@ -87,10 +99,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/deviceshare/include/
                   ${PROJECT_SOURCE_DIR}/lib/mps/include/
                   ${PROJECT_SOURCE_DIR}/lib/builtin/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT development
         FILES_MATCHING PATTERN "*.h")
 install(EXPORT deviceshareTargets
         NAMESPACE deviceshare::
-        DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR})
+        DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR}
+        COMPONENT development)
 
 # ---- The C API ---------------------------------------------------------------
 # A separate export set, so that find_package(deviceshare COMPONENTS c)
@@ -105,16 +119,18 @@ if(TARGET deviceshare_c)
   endif()
   install(TARGETS deviceshare_c
           EXPORT deviceshareCTargets
-          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT development
           INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(FILES
           ${PROJECT_SOURCE_DIR}/plugins/capi/include/deviceshare/c/deviceshare.h
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/deviceshare/c)
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/deviceshare/c
+          COMPONENT development)
   install(EXPORT deviceshareCTargets
           NAMESPACE deviceshare::
-          DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR})
+          DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR}
+          COMPONENT development)
 
   # pkg-config: its prefix is relative to the .pc file (${pcfiledir}), as
   # the CMake package's is to its own file, because `cmake --install
@@ -132,7 +148,8 @@ if(TARGET deviceshare_c)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/deviceshare.pc.in
                  ${PROJECT_BINARY_DIR}/package/deviceshare.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/package/deviceshare.pc
-          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+          COMPONENT development)
 else()
   set(DEVICESHARE_HAS_C FALSE)
 endif()
@@ -148,8 +165,33 @@ write_basic_package_version_file(
   COMPATIBILITY ${DEVICESHARE_COMPATIBILITY})
 install(FILES ${PROJECT_BINARY_DIR}/package/deviceshareConfig.cmake
               ${PROJECT_BINARY_DIR}/package/deviceshareConfigVersion.cmake
-        DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR})
+        DESTINATION ${DEVICESHARE_INSTALL_CMAKEDIR}
+        COMPONENT development)
 
 # ---- The executables ---------------------------------------------------------
-install(TARGETS deviceshare-scheduler deviceshare-node-agent
-        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS deviceshare-scheduler
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT scheduler)
+install(TARGETS deviceshare-node-agent
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT node-agent)
+
+# ---- The deploy kit and the examples -----------------------------------------
+# The manifests as they are in the source (kubectl apply -k
+# P/share/deviceshare/deploy); images/ is left out: its Dockerfiles build
+# from a source tree, not from an installed one.
+set(DEVICESHARE_INSTALL_SHAREDIR ${CMAKE_INSTALL_DATADIR}/deviceshare)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/
+        DESTINATION ${DEVICESHARE_INSTALL_SHAREDIR}/deploy
+        COMPONENT deploy
+        PATTERN images EXCLUDE)
+# What the executables read: simulate's clusters, workloads and configs
+# (the folders hold the mode and DRA examples), discover's inventory. The
+# C and C++ programs stay in the source: they build against an install.
+file(GLOB DEVICESHARE_EXAMPLE_FILES CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/examples/*.yaml)
+install(FILES ${DEVICESHARE_EXAMPLE_FILES}
+        DESTINATION ${DEVICESHARE_INSTALL_SHAREDIR}/examples
+        COMPONENT examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/modes
+                  ${PROJECT_SOURCE_DIR}/examples/dra
+        DESTINATION ${DEVICESHARE_INSTALL_SHAREDIR}/examples
+        COMPONENT examples)
