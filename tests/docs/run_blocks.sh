@@ -11,7 +11,9 @@
 #   <!-- not runnable: REASON -->     is not (a cluster, root, a GPU, the
 #                                     network, minutes of work, ...).
 # Every ```sh block of FILE.md must carry one of the two markers, so a new
-# command is either tested or says why not.
+# command is either tested or says why not. The links of FILE.md are
+# checked too: relative ones must name an existing file, and #anchors a
+# heading of the file they point into.
 #
 # The "repository root" the blocks run in is a scratch folder of links to
 # every entry of SOURCE_DIR, with `build` pointing at BUILD_DIR: the README's
@@ -116,6 +118,58 @@ for file in "$@"; do
     fi
   done < <(grep -n '^[[:space:]]*<!-- \(runnable\|not runnable\)' "$path")
 done
+
+# Links: every relative link of FILE.md must name a file that exists, and
+# every #anchor (in the same file or another Markdown file) a heading there,
+# with GitHub's anchors (lower case, punctuation but - and _ dropped, spaces
+# to -, a repeated heading gets -1, -2, ...).
+anchors() {
+  awk '
+    /^[[:space:]]*```/ { code = !code; next }
+    code || !/^#+ / { next }
+    {
+      h = $0; sub(/^#+ +/, "", h); h = tolower(h)
+      gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
+      n = seen[h]++; print (n ? h "-" n : h)
+    }' "$1"
+}
+links=0
+for file in "$@"; do
+  path="$source_dir/$file"
+  [[ -f "$path" ]] || continue
+  dir=$(dirname "$path")
+  while IFS=: read -r line target; do
+    links=$((links + 1))
+    case "$target" in http://* | https://* | mailto:*) continue ;; esac
+    name=${target%%#*}
+    anchor=""
+    [[ "$target" == *"#"* ]] && anchor=${target#*#}
+    linked="$path"
+    if [[ -n "$name" ]]; then
+      linked="$dir/$name"
+      if [[ ! -e "$linked" ]]; then
+        failures=$((failures + 1))
+        echo "FAIL $file:$line: link to $name: no such file"
+        continue
+      fi
+    fi
+    if [[ -n "$anchor" && "$linked" == *.md ]] &&
+       ! anchors "$linked" | grep -qxF -- "$anchor"; then
+      failures=$((failures + 1))
+      echo "FAIL $file:$line: link to ${name:-this file}#$anchor: no such heading"
+    fi
+  done < <(awk '
+    /^[[:space:]]*```/ { code = !code; next }
+    code { next }
+    {
+      rest = $0
+      while (match(rest, /\]\([^) ]+\)/)) {
+        print NR ":" substr(rest, RSTART + 2, RLENGTH - 3)
+        rest = substr(rest, RSTART + RLENGTH)
+      }
+    }' "$path")
+done
+echo "$links links checked"
 
 echo "$ran runnable blocks run, $failures failures"
 if ((ran == 0)); then
