@@ -209,7 +209,7 @@ class MigBackend final : public SharingBackend {
 
   int Score(const NodeState& node, const PodAllocation& placement,
             const PlacementOptions& options) const override {
-    return options.node_policy->NodeScore(node, placement);
+    return NodeScoreOf(options, node, placement);
   }
 
   bool MayFit(const PodRequest& request, const NodeState& node) const override;

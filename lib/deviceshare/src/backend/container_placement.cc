@@ -25,9 +25,21 @@ struct Candidate {
   const Gpu* gpu;
 };
 
-Candidate CandidateOf(size_t position, const GpuOffer& offer, const Gpu& gpu,
+// `pending`: the pod's shares on that GPU before this offer.
+Candidate CandidateOf(const PodRequest& request, const NodeState& node,
+                      size_t position, const GpuOffer& offer,
+                      const std::vector<ContainerShare>& pending,
                       const PlacementPolicy& gpu_policy) {
-  return Candidate{position, gpu_policy.RankGpu(offer.score, gpu), &gpu};
+  const Gpu& gpu = node.inventory().gpus[position];
+  if (!gpu_policy.ranks_on_node()) {
+    return Candidate{position, gpu_policy.RankGpu(offer.score, gpu), &gpu};
+  }
+  std::vector<ContainerShare> shares = pending;
+  shares.push_back(offer.share);
+  return Candidate{position,
+                   gpu_policy.RankGpuOnNode(request, node, position,
+                                            ChargeOf(shares), offer.score),
+                   &gpu};
 }
 
 // Best first, by the policy's rank.
@@ -205,7 +217,8 @@ GpuOffer OfferIfAdmitted(const ContainerRequest& container, int32_t index,
 // PlaceContainers' several_per_gpu path: `container` takes its gpu_count
 // shares one at a time, each the best offer of any eligible GPU given the
 // shares already taken. False (nothing kept) when a round finds none.
-bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
+bool TakeOneAtATime(const PodRequest& request,
+                    const ContainerRequest& container, int32_t index,
                     const NodeState& node, SharingMode mode,
                     const PlacementPolicy& gpu_policy, bool explain,
                     const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
@@ -221,7 +234,7 @@ bool TakeOneAtATime(const ContainerRequest& container, int32_t index,
                                       explain, offer, pending[pos]);
       if (!made.verdict.fits()) continue;
       Candidate candidate =
-          CandidateOf(pos, made, node.inventory().gpus[pos], gpu_policy);
+          CandidateOf(request, node, pos, made, pending[pos], gpu_policy);
       if (!best || Better(candidate, *best)) {
         best = candidate;
         best_offer = std::move(made);
@@ -311,8 +324,8 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
                           gpu_policy, explain, offer, pending[pos]);
       if (made.verdict.fits()) {
         offers[pos] = std::move(made);
-        candidates.push_back(CandidateOf(
-            pos, offers[pos], node.inventory().gpus[pos], gpu_policy));
+        candidates.push_back(CandidateOf(request, node, pos, offers[pos],
+                                         pending[pos], gpu_policy));
       } else {
         rejected.push_back(std::move(made.verdict));
       }
@@ -322,8 +335,9 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
         Choose(candidates, container.gpu_count, request.numa_bind, gpu_policy);
     if (chosen.empty() && several_per_gpu && !request.numa_bind &&
         !candidates.empty()) {
-      if (TakeOneAtATime(container, static_cast<int32_t>(ci), node, mode,
-                         gpu_policy, explain, eligible, offer, pending, out)) {
+      if (TakeOneAtATime(request, container, static_cast<int32_t>(ci), node,
+                         mode, gpu_policy, explain, eligible, offer, pending,
+                         out)) {
         continue;
       }
     }

@@ -20,7 +20,7 @@ NodeFit FractionalBackend::Filter(const PodRequest& request,
 int FractionalBackend::Score(const NodeState& node,
                              const PodAllocation& placement,
                              const PlacementOptions& options) const {
-  return options.node_policy->NodeScore(node, placement);
+  return NodeScoreOf(options, node, placement);
 }
 
 bool FractionalBackend::MayFit(const PodRequest& request,

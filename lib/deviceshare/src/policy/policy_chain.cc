@@ -28,6 +28,12 @@ class WeightedPolicy final : public PlacementPolicy {
   GpuRank RankGpu(int64_t offer_score, const Gpu& gpu) const override {
     return policy_->RankGpu(offer_score, gpu);
   }
+  bool ranks_on_node() const override { return policy_->ranks_on_node(); }
+  GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
+                        size_t position, const PodCharge& extra,
+                        int64_t offer_score) const override {
+    return policy_->RankGpuOnNode(pod, node, position, extra, offer_score);
+  }
   bool picks_gpus() const override { return policy_->picks_gpus(); }
   std::vector<size_t> PickGpus(absl::Span<const GpuCandidate> ranked,
                                int32_t want) const override {
@@ -42,6 +48,10 @@ class WeightedPolicy final : public PlacementPolicy {
   int NodeScore(const NodeState& node,
                 const PodAllocation& placement) const override {
     return policy_->NodeScore(node, placement);
+  }
+  int NodeScoreFor(const PodRequest& pod, const NodeState& node,
+                   const PodAllocation& placement) const override {
+    return policy_->NodeScoreFor(pod, node, placement);
   }
   int ScoreBound(const UtilisationRange& after) const override {
     return policy_->ScoreBound(after);

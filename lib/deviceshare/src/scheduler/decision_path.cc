@@ -163,6 +163,7 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
         "any backend serves (registered: %s)",
         request.Key(), request.mode->name(), backends_->KnownNames()));
   }
+  cycle.placement.pod = &request;
   cycle.placement.node_policy = PolicyFor(
       request.node_policy, policies_->node_default(), BinpackPolicy());
   DS_RETURN_IF_ERROR(ChooseGpuPolicy(request, cycle));

@@ -50,10 +50,21 @@ struct PlacementOptions {
   // own override, else the config's). Never null.
   const PlacementPolicy* gpu_policy = &BinpackPolicy();
   const PlacementPolicy* node_policy = &BinpackPolicy();
+  // The pod being placed (the decision path sets it); null: the policies
+  // score without it (NodeScore instead of NodeScoreFor).
+  const PodRequest* pod = nullptr;
   // False: an unfit verdict may carry its code alone (empty message, no GPU
   // verdicts), for callers that only count reasons.
   bool explain = true;
 };
+
+// The node policy's score of `placement`, with the pod when known.
+inline int NodeScoreOf(const PlacementOptions& options, const NodeState& node,
+                       const PodAllocation& placement) {
+  return options.pod != nullptr
+             ? options.node_policy->NodeScoreFor(*options.pod, node, placement)
+             : options.node_policy->NodeScore(node, placement);
+}
 
 class SharingBackend {
  public:

@@ -21,7 +21,8 @@
 //     stable key (lower GPU index, smaller node name).
 //   - A policy scores the state *after* the tentative placement without
 //     touching the ledger (upstream Volcano scored a half-updated ledger).
-//   - ScoreBound(after) >= NodeScore(node, placement) for every placement
+//   - ScoreBound(after) >= NodeScoreFor(pod, node, placement) for every
+//   placement
 //     after which the node's utilisation lies in [after.least(),
 //     after.most()].
 //
@@ -39,6 +40,7 @@
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/reason_code.h"
 #include "deviceshare/policy/scoring_weights.h"
 
@@ -95,6 +97,18 @@ class PlacementPolicy {
   // GPU level: which `want` of `ranked` (every GPU that can take the
   // share, best first; more than `want`) a container takes, as positions
   // in `ranked`. The first `want` unless picks_gpus().
+  // GPU level with the rest of the node in view: the rank of the GPU at
+  // `position` of `node` for a share of `pod` that charges it `extra`
+  // (this pod's shares there included). For policies whose choice of a GPU
+  // depends on the node's other GPUs and CPU (fgd), which also return true
+  // from ranks_on_node(); by default RankGpu, and the backends call RankGpu
+  // directly, without working out `extra`.
+  virtual bool ranks_on_node() const { return false; }
+  virtual GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
+                                size_t position, const PodCharge& extra,
+                                int64_t offer_score) const {
+    return RankGpu(offer_score, node.inventory().gpus[position]);
+  }
   virtual bool picks_gpus() const { return false; }
   virtual std::vector<size_t> PickGpus(absl::Span<const GpuCandidate> ranked,
                                        int32_t want) const {
@@ -117,6 +131,13 @@ class PlacementPolicy {
   // grants on GPUs of `node`) lands on it.
   virtual int NodeScore(const NodeState& node,
                         const PodAllocation& placement) const = 0;
+
+  // NodeScore with the pod in view, for policies that weigh what the pod
+  // takes besides GPUs (its CPU: bestfit, fgd). By default NodeScore.
+  virtual int NodeScoreFor(const PodRequest& pod, const NodeState& node,
+                           const PodAllocation& placement) const {
+    return NodeScore(node, placement);
+  }
 
   // An upper bound of NodeScore() over every placement after which the
   // node's utilisation percent lies in `after`.
