@@ -6,7 +6,9 @@
 // through the encoders, whose output must parse back to the same names.
 // The fast scanner for kube-scheduler's plain bodies must agree with the
 // general reader wherever it answers. A broken invariant traps, so
-// libFuzzer saves the input.
+// libFuzzer saves the input. The same bytes are an AdmissionReview for the
+// admission webhook's decision: it must answer or refuse, never throw, and
+// a patch it sends must apply to the pod it was made for.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/string_view.h"
+#include "deviceshare/admission/admission_review.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/extender/extender_wire.h"
 #include "deviceshare/k8s/node_parser.h"
@@ -101,6 +105,22 @@ void FuzzExtenderArgs(absl::string_view body) {
   }
 }
 
+void FuzzAdmissionReview(absl::string_view body) {
+  auto answer = deviceshare::admission::AnswerAdmissionReview(
+      body, deviceshare::admission::AdmissionSettings{});
+  if (!answer.ok()) return;
+  const json response = Reparse(answer->body)["response"];
+  Check(response["uid"] == answer->uid);
+  Check(response["allowed"] == answer->allowed);
+  if (!response.contains("patch")) return;
+  std::string patch;
+  Check(absl::Base64Unescape(response["patch"].get<std::string>(), &patch));
+  // Throws, so libFuzzer reports, if the patch does not apply.
+  const json pod = json::parse(body)["request"]["object"];
+  const json mutated = pod.patch(json::parse(patch));
+  Check(mutated["spec"]["schedulerName"] == "deviceshare-scheduler");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -108,5 +128,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzBinding(body);
   FuzzPlainScanner(body);
   FuzzExtenderArgs(body);
+  FuzzAdmissionReview(body);
   return 0;
 }
