@@ -179,9 +179,11 @@ install(TARGETS deviceshare-node-agent
 # P/share/deviceshare/deploy); images/ is left out: its Dockerfiles build
 # from a source tree, not from an installed one.
 set(DEVICESHARE_INSTALL_SHAREDIR ${CMAKE_INSTALL_DATADIR}/deviceshare)
+# Source permissions: webhook-certs.sh stays executable.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/
         DESTINATION ${DEVICESHARE_INSTALL_SHAREDIR}/deploy
         COMPONENT deploy
+        USE_SOURCE_PERMISSIONS
         PATTERN images EXCLUDE)
 # What the executables read: simulate's clusters, workloads and configs
 # (the folders hold the mode and DRA examples), discover's inventory. The

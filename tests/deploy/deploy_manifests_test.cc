@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/yaml_json.h"
@@ -27,7 +30,8 @@ namespace {
 
 using ::nlohmann::json;
 using ::testing::Contains;
-using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
 
 const std::filesystem::path kDeployDir =
@@ -216,20 +220,36 @@ class DeployManifestsTest : public ::testing::Test {
   std::map<std::string, json> objects_;
 };
 
-// What `deviceshare-node-agent --help` prints.
-std::string NodeAgentHelp() {
-  std::string text;
-  FILE* pipe = popen(
-      (std::string("'") + DEVICESHARE_NODE_AGENT_BIN + "' --help 2>&1").c_str(),
-      "r");
-  if (pipe == nullptr) return text;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    text.append(buffer, n);
+// The value of `flag` in a command line, written `--flag value` or
+// `--flag=value`; "" when absent.
+std::string ArgValueOr(const std::vector<std::string>& args,
+                       const std::string& flag);
+std::string ArgValue(const std::vector<std::string>& args,
+                     const std::string& flag) {
+  const std::string value = ArgValueOr(args, flag);
+  EXPECT_NE(value, "") << flag << " is not in the command line";
+  return value;
+}
+
+// As ArgValue, without a failure when absent.
+std::string ArgValueOr(const std::vector<std::string>& args,
+                       const std::string& flag) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size()) return args[i + 1];
+    if (absl::StartsWith(args[i], flag + "=")) {
+      return args[i].substr(flag.size() + 1);
+    }
   }
-  pclose(pipe);
-  return text;
+  return "";
+}
+
+// The entry of a list of named objects (ports, containers) named `name`.
+json NamedEntry(const json& list, const std::string& name) {
+  for (const json& entry : list) {
+    if (entry.value("name", "") == name) return entry;
+  }
+  ADD_FAILURE() << "no entry named " << name << " in " << list.dump();
+  return json();
 }
 
 TEST_F(DeployManifestsTest, KustomizationListsEveryManifest) {
@@ -240,7 +260,7 @@ TEST_F(DeployManifestsTest, KustomizationListsEveryManifest) {
   EXPECT_THAT(Object("Kustomization/kustomization.yaml")["resources"]
                   .get<std::vector<std::string>>(),
               UnorderedElementsAreArray(manifests));
-  EXPECT_EQ(manifests.size(), 7u);
+  EXPECT_FALSE(manifests.empty());
 }
 
 TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
@@ -324,31 +344,30 @@ TEST_F(DeployManifestsTest, ContainersAgreeWithTheirConfigs) {
                "/config.yaml"));
 
   const json& extender = Container("deviceshare-scheduler");
-  EXPECT_THAT(extender["args"].get<std::vector<std::string>>(),
-              ElementsAre("serve", "--address", "0.0.0.0:8888", "--config",
-                          MountPathOf(extender, "deviceshare-config") +
-                              "/deviceshare.yaml"));
+  const std::vector<std::string> args = extender["args"];
+  ASSERT_FALSE(args.empty());
+  EXPECT_EQ(args[0], "serve");
+  EXPECT_EQ(ArgValue(args, "--address"), "0.0.0.0:8888");
+  EXPECT_EQ(ArgValue(args, "--config"),
+            MountPathOf(extender, "deviceshare-config") + "/deviceshare.yaml");
   EXPECT_EQ(extender["livenessProbe"]["httpGet"]["path"], "/healthz");
   EXPECT_EQ(extender["livenessProbe"]["httpGet"]["port"], 8888);
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["port"], 8888);
-  ASSERT_EQ(extender["ports"].size(), 1u);
-  EXPECT_EQ(extender["ports"][0]["containerPort"], 8888);
+  const json http = NamedEntry(extender["ports"], "http");
+  EXPECT_EQ(http["containerPort"], 8888);
   for (const json* container : {&scheduler, &extender}) {
     EXPECT_TRUE((*container)["resources"]["requests"].contains("cpu"));
     EXPECT_TRUE((*container)["resources"]["limits"].contains("memory"));
   }
 
+  // Prometheus scrapes the extender's port through the Service (which
+  // selects this pod: KitReferencesTest).
   const json& service = Object("Service/deviceshare-scheduler");
-  EXPECT_EQ(service["spec"]["ports"][0]["port"], 8888);
-  EXPECT_EQ(service["spec"]["ports"][0]["targetPort"],
-            extender["ports"][0]["name"]);
-  const json& pod_labels =
-      Object("Deployment/deviceshare-scheduler")["spec"]["template"]["metadata"]
-                                                ["labels"];
-  for (const auto& [label, value] : service["spec"]["selector"].items()) {
-    EXPECT_EQ(pod_labels[label], value) << label;
-  }
+  const json service_http = NamedEntry(service["spec"]["ports"], "http");
+  EXPECT_EQ(service_http["port"], 8888);
+  EXPECT_EQ(service_http["targetPort"], "http");
+  EXPECT_EQ(service["metadata"]["annotations"]["prometheus.io/port"], "8888");
 }
 
 TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
@@ -363,7 +382,8 @@ TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
       std::set<std::string>({"system:kube-scheduler", "system:volume-scheduler",
                              "extension-apiserver-authentication-reader",
                              "deviceshare-scheduler"}));
-  // Every binding names one service account that exists.
+  // Every binding names one service account of kube-system (that it
+  // exists: KitReferencesTest).
   for (const auto& [key, object] : objects_) {
     if (object["kind"] != "ClusterRoleBinding" &&
         object["kind"] != "RoleBinding") {
@@ -373,9 +393,6 @@ TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
     const json& subject = object["subjects"][0];
     EXPECT_EQ(subject["kind"], "ServiceAccount") << key;
     EXPECT_EQ(subject["namespace"], "kube-system") << key;
-    EXPECT_TRUE(objects_.contains("ServiceAccount/" +
-                                  subject["name"].get<std::string>()))
-        << key;
   }
 
   std::map<std::string, std::set<std::string>> granted =
@@ -460,14 +477,7 @@ TEST_F(DeployManifestsTest, NodeAgentCommandUsesTheBinarysFlags) {
   EXPECT_EQ(flags["--node-name"], "$(NODE_NAME)");
   EXPECT_THAT(flags["--dialect"], ::testing::AnyOf("hami", "volcano"));
 
-  // Every flag is one the binary knows.
-  const std::string help = NodeAgentHelp();
-  for (const auto& [flag, value] : flags) {
-    EXPECT_TRUE(std::regex_search(
-        help, std::regex("(^|[^-a-z])" + flag + "([^-a-z]|$)")))
-        << flag << " is not in `deviceshare-node-agent --help`:\n"
-        << help;
-  }
+  // That the binary knows every flag: KitReferencesTest.
 
   // Every $(VAR) the command uses is set in the container's env, and
   // NODE_NAME is the node the pod runs on.
@@ -559,6 +569,833 @@ TEST_F(DeployManifestsTest, NodeAgentRbacGrantsWhatTheAgentDoes) {
   // Nothing a node should not do: no binding, no writes to other kinds.
   EXPECT_FALSE(granted.contains("pods/binding"));
   EXPECT_FALSE(granted["nodes"].contains("delete"));
+}
+
+// ---- References between the objects of each kit
+// ------------------------------ deploy and deploy/dra are each applied on
+// their own (kubectl apply -k), so each must hold what its objects name: the
+// objects are exactly those of the kustomization's resources, and a reference
+// is good when it resolves inside the kit, to a built-in object of every
+// cluster, or to an object the kit documents as made elsewhere
+// (kMadeElsewhere).
+
+// One object of a kit and the file it came from.
+struct KitObject {
+  std::string file;
+  json object;
+
+  std::string Kind() const { return object.value("kind", ""); }
+  std::string Name() const { return object["metadata"].value("name", ""); }
+  std::string Namespace() const {
+    return object["metadata"].value("namespace", "");
+  }
+};
+
+struct Kit {
+  std::string name;  // "deploy", "deploy/dra"
+  json kustomization;
+  std::vector<KitObject> objects;
+
+  // The object of `kind` named `name` in `ns` ("" for cluster-scoped).
+  const KitObject* Find(const std::string& kind, const std::string& ns,
+                        const std::string& name) const {
+    for (const KitObject& object : objects) {
+      if (object.Kind() == kind && object.Namespace() == ns &&
+          object.Name() == name) {
+        return &object;
+      }
+    }
+    return nullptr;
+  }
+};
+
+// The kit in `dir`: every document of every file its kustomization.yaml
+// lists under resources.
+Kit LoadKit(const std::string& name, const std::filesystem::path& dir) {
+  Kit kit;
+  kit.name = name;
+  auto kustomization = ParseJsonOrYaml(ReadFile(dir / "kustomization.yaml"));
+  EXPECT_OK(kustomization) << name;
+  if (!kustomization.ok()) return kit;
+  kit.kustomization = *kustomization;
+  for (const json& resource : kit.kustomization["resources"]) {
+    const std::string file = resource.get<std::string>();
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir / file))
+        << name << "/kustomization.yaml lists " << file << ", not a file";
+    auto documents = ParseYamlDocuments(ReadFile(dir / file));
+    EXPECT_OK(documents) << name << "/" << file;
+    if (!documents.ok()) continue;
+    for (json& document : *documents) {
+      kit.objects.push_back({name + "/" + file, std::move(document)});
+    }
+  }
+  EXPECT_FALSE(kit.objects.empty()) << name;
+  return kit;
+}
+
+std::vector<Kit> Kits() {
+  return {LoadKit("deploy", kDeployDir),
+          LoadKit("deploy/dra", kDeployDir / "dra")};
+}
+
+std::string Describe(const KitObject& object) {
+  return absl::StrCat(
+      object.file, ": ", object.Kind(), " ",
+      object.Namespace().empty() ? "" : object.Namespace() + "/",
+      object.Name());
+}
+
+// The kinds this kit uses that have no namespace.
+bool ClusterScoped(const std::string& kind) {
+  static const std::set<std::string> kKinds = {
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "DeviceClass",
+      "MutatingWebhookConfiguration",
+      "Namespace",
+      "PriorityClass",
+      "ValidatingWebhookConfiguration",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding"};
+  return kKinds.contains(kind);
+}
+
+// Objects a kit may name without holding them.
+struct Elsewhere {
+  const char* kind;
+  const char* ns;
+  const char* name;
+  const char* why;
+};
+constexpr Elsewhere kMadeElsewhere[] = {
+    // Every cluster's: kube-apiserver's bootstrap RBAC.
+    {"Role", "kube-system", "extension-apiserver-authentication-reader",
+     "built in (kube-apiserver's bootstrap roles)"},
+    // The serving certificate is made per cluster, never committed:
+    // WebhookCertsScriptTest checks the Secret the script writes.
+    {"Secret", "kube-system", "deviceshare-scheduler-webhook-tls",
+     "made by deploy/webhook-certs.sh"},
+};
+
+bool MadeElsewhere(const std::string& kind, const std::string& ns,
+                   const std::string& name) {
+  // Every cluster role and binding named system:... is built in.
+  if ((kind == "ClusterRole" || kind == "Role") &&
+      absl::StartsWith(name, "system:")) {
+    return true;
+  }
+  for (const Elsewhere& entry : kMadeElsewhere) {
+    if (kind == entry.kind && ns == entry.ns && name == entry.name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// "" when the kit holds (or may name) kind ns/name, else the problem.
+std::string Missing(const Kit& kit, const KitObject& from,
+                    const std::string& what, const std::string& kind,
+                    const std::string& ns, const std::string& name) {
+  if (kit.Find(kind, ns, name) != nullptr || MadeElsewhere(kind, ns, name)) {
+    return "";
+  }
+  return absl::StrCat(Describe(from), ": ", what, " names ", kind, " ",
+                      ns.empty() ? "" : ns + "/", name, ", not in ", kit.name);
+}
+
+void AddIfMissing(std::vector<std::string>& problems, std::string problem) {
+  if (!problem.empty()) problems.push_back(std::move(problem));
+}
+
+// A pod template of a workload (or a bare Pod) and what selects it.
+struct PodTemplate {
+  const KitObject* owner;
+  json labels;
+  json spec;
+};
+
+std::vector<PodTemplate> PodTemplates(const Kit& kit) {
+  std::vector<PodTemplate> pods;
+  for (const KitObject& object : kit.objects) {
+    const json& spec = object.object.value("spec", json::object());
+    const std::string kind = object.Kind();
+    if (kind == "Pod") {
+      pods.push_back({&object,
+                      object.object["metadata"].value("labels", json::object()),
+                      spec});
+    } else if (kind == "CronJob") {
+      const json& t = spec["jobTemplate"]["spec"]["template"];
+      pods.push_back(
+          {&object, t["metadata"].value("labels", json::object()), t["spec"]});
+    } else if (spec.contains("template") && spec["template"].contains("spec")) {
+      const json& t = spec["template"];
+      pods.push_back(
+          {&object,
+           t.value("metadata", json::object()).value("labels", json::object()),
+           t["spec"]});
+    }
+  }
+  return pods;
+}
+
+// Every container of a pod spec, init containers included.
+std::vector<const json*> Containers(const json& pod_spec) {
+  std::vector<const json*> containers;
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!pod_spec.contains(list)) continue;
+    for (const json& container : pod_spec[list]) {
+      containers.push_back(&container);
+    }
+  }
+  return containers;
+}
+
+// Namespaced objects say their namespace (the kits set none for them).
+std::vector<std::string> NamespaceProblems(const Kit& kit) {
+  std::vector<std::string> problems;
+  for (const KitObject& object : kit.objects) {
+    if (ClusterScoped(object.Kind()) != object.Namespace().empty()) {
+      problems.push_back(Describe(object) +
+                         (object.Namespace().empty()
+                              ? ": a namespaced kind without a namespace"
+                              : ": a cluster-scoped kind with a namespace"));
+    }
+  }
+  return problems;
+}
+
+// serviceAccountName, priorityClassName, and the ConfigMaps and Secrets of
+// volumes (projected ones too) and of env/envFrom.
+std::vector<std::string> PodReferenceProblems(const Kit& kit) {
+  std::vector<std::string> problems;
+  for (const PodTemplate& pod : PodTemplates(kit)) {
+    const std::string ns = pod.owner->Namespace();
+    const KitObject& from = *pod.owner;
+    AddIfMissing(problems,
+                 Missing(kit, from, "serviceAccountName", "ServiceAccount", ns,
+                         pod.spec.value("serviceAccountName", "default")));
+    const std::string priority = pod.spec.value("priorityClassName", "");
+    if (!priority.empty() && !absl::StartsWith(priority, "system-")) {
+      AddIfMissing(problems, Missing(kit, from, "priorityClassName",
+                                     "PriorityClass", "", priority));
+    }
+    std::vector<json> sources;
+    for (const json& volume : pod.spec.value("volumes", json::array())) {
+      sources.push_back(volume);
+      if (volume.contains("projected")) {
+        for (const json& source : volume["projected"]["sources"]) {
+          sources.push_back(source);
+        }
+      }
+    }
+    for (const json* container : Containers(pod.spec)) {
+      for (const json& env : container->value("env", json::array())) {
+        const json& from_ref = env.value("valueFrom", json::object());
+        if (from_ref.contains("configMapKeyRef")) {
+          sources.push_back({{"configMap", from_ref["configMapKeyRef"]}});
+        }
+        if (from_ref.contains("secretKeyRef")) {
+          sources.push_back({{"secret", from_ref["secretKeyRef"]}});
+        }
+      }
+      for (const json& env : container->value("envFrom", json::array())) {
+        if (env.contains("configMapRef")) {
+          sources.push_back({{"configMap", env["configMapRef"]}});
+        }
+        if (env.contains("secretRef")) {
+          sources.push_back({{"secret", env["secretRef"]}});
+        }
+      }
+    }
+    for (const json& source : sources) {
+      if (source.contains("configMap") &&
+          !source["configMap"].value("optional", false)) {
+        AddIfMissing(problems,
+                     Missing(kit, from, "a volume or env", "ConfigMap", ns,
+                             source["configMap"].value("name", "")));
+      }
+      if (source.contains("secret") &&
+          !source["secret"].value("optional", false)) {
+        const json& secret = source["secret"];
+        AddIfMissing(
+            problems,
+            Missing(kit, from, "a volume or env", "Secret", ns,
+                    secret.value("secretName", secret.value("name", ""))));
+      }
+    }
+  }
+  return problems;
+}
+
+// RoleBindings and ClusterRoleBindings: their role and their subjects.
+std::vector<std::string> BindingProblems(const Kit& kit) {
+  std::vector<std::string> problems;
+  for (const KitObject& object : kit.objects) {
+    const std::string kind = object.Kind();
+    if (kind != "RoleBinding" && kind != "ClusterRoleBinding") continue;
+    const json& role = object.object["roleRef"];
+    const std::string role_kind = role.value("kind", "");
+    AddIfMissing(problems,
+                 Missing(kit, object, "roleRef", role_kind,
+                         role_kind == "Role" ? object.Namespace() : "",
+                         role.value("name", "")));
+    if (role_kind == "Role" && kind == "ClusterRoleBinding") {
+      problems.push_back(Describe(object) + ": binds a Role cluster-wide");
+    }
+    for (const json& subject : object.object.value("subjects", json::array())) {
+      if (subject.value("kind", "") != "ServiceAccount") continue;
+      AddIfMissing(problems,
+                   Missing(kit, object, "a subject", "ServiceAccount",
+                           subject.value("namespace", object.Namespace()),
+                           subject.value("name", "")));
+    }
+  }
+  return problems;
+}
+
+// The pods a Service selects.
+std::vector<const PodTemplate*> Selected(const std::vector<PodTemplate>& pods,
+                                         const KitObject& service) {
+  std::vector<const PodTemplate*> selected;
+  const json& selector =
+      service.object["spec"].value("selector", json::object());
+  if (selector.empty()) return selected;
+  for (const PodTemplate& pod : pods) {
+    if (pod.owner->Namespace() != service.Namespace()) continue;
+    bool matches = true;
+    for (const auto& [label, value] : selector.items()) {
+      matches &= pod.labels.value(label, json()) == value;
+    }
+    if (matches) selected.push_back(&pod);
+  }
+  return selected;
+}
+
+// A container port that `target` (a Service port's targetPort: a name or a
+// number) reaches in one of `pods`, and the container that has it.
+struct Reached {
+  const json* container = nullptr;
+  const json* port = nullptr;
+};
+Reached Reach(const std::vector<const PodTemplate*>& pods, const json& target) {
+  for (const PodTemplate* pod : pods) {
+    for (const json* container : Containers(pod->spec)) {
+      if (!container->contains("ports")) continue;
+      // By reference into the pod: the result points at the port.
+      for (const json& port : (*container)["ports"]) {
+        if ((target.is_string() && port.value("name", "") == target) ||
+            (target.is_number() && port.value("containerPort", 0) == target)) {
+          return {container, &port};
+        }
+      }
+    }
+  }
+  return {};
+}
+
+// Each Service selects pods of the kit, and each of its ports reaches one
+// of their container ports.
+std::vector<std::string> ServiceProblems(const Kit& kit) {
+  std::vector<std::string> problems;
+  const std::vector<PodTemplate> pods = PodTemplates(kit);
+  for (const KitObject& service : kit.objects) {
+    if (service.Kind() != "Service") continue;
+    const std::vector<const PodTemplate*> selected = Selected(pods, service);
+    if (selected.empty()) {
+      problems.push_back(Describe(service) + ": selects no pod of the kit");
+      continue;
+    }
+    for (const json& port : service.object["spec"]["ports"]) {
+      const json target = port.value("targetPort", port.value("port", json()));
+      if (Reach(selected, target).port == nullptr) {
+        problems.push_back(absl::StrCat(Describe(service), ": port ",
+                                        port.dump(),
+                                        " reaches no container "
+                                        "port of the pods it selects"));
+      }
+    }
+  }
+  return problems;
+}
+
+// What `binary [subcommand] --help` prints.
+std::string HelpOf(const std::string& binary, const std::string& subcommand) {
+  std::string text;
+  FILE* pipe = popen(
+      absl::StrCat("'", binary, "' ", subcommand, " --help 2>&1").c_str(), "r");
+  if (pipe == nullptr) return text;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    text.append(buffer, n);
+  }
+  pclose(pipe);
+  return text;
+}
+
+// Our binaries, by the name a container's command runs, and their --help
+// per subcommand (filled on first use).
+struct Binaries {
+  std::map<std::string, std::string> path = {
+      {"deviceshare-scheduler", DEVICESHARE_SCHEDULER_BIN},
+      {"deviceshare-node-agent", DEVICESHARE_NODE_AGENT_BIN}};
+  std::map<std::string, std::string> help;
+
+  const std::string& Help(const std::string& binary,
+                          const std::string& subcommand) {
+    const std::string key = binary + " " + subcommand;
+    if (!help.contains(key)) help[key] = HelpOf(path.at(binary), subcommand);
+    return help[key];
+  }
+};
+
+// A container's command line, command then args.
+std::vector<std::string> CommandLine(const json& container) {
+  std::vector<std::string> line;
+  for (const char* part : {"command", "args"}) {
+    for (const json& word : container.value(part, json::array())) {
+      line.push_back(word.get<std::string>());
+    }
+  }
+  return line;
+}
+
+bool HelpNames(const std::string& help, const std::string& word) {
+  return std::regex_search(help,
+                           std::regex("(^|[^-a-z])" + word + "([^-a-z]|$)"));
+}
+
+// Every container that runs one of our binaries passes a subcommand and
+// flags that binary's --help names.
+std::vector<std::string> FlagProblems(const Kit& kit, Binaries& binaries) {
+  std::vector<std::string> problems;
+  for (const PodTemplate& pod : PodTemplates(kit)) {
+    for (const json* container : Containers(pod.spec)) {
+      const std::vector<std::string> line = CommandLine(*container);
+      if (line.empty() || !binaries.path.contains(line[0])) continue;
+      const std::string where = absl::StrCat(
+          Describe(*pod.owner), ": container ", container->value("name", ""));
+      if (line.size() < 2 || absl::StartsWith(line[1], "-")) {
+        problems.push_back(where + ": no subcommand");
+        continue;
+      }
+      const std::string& help = binaries.Help(line[0], line[1]);
+      if (!HelpNames(help, line[1])) {
+        problems.push_back(absl::StrCat(where, ": `", line[0], " ", line[1],
+                                        "` is not a command its --help names"));
+      }
+      for (size_t i = 2; i < line.size(); ++i) {
+        if (!absl::StartsWith(line[i], "--")) continue;  // a flag's value
+        const std::string flag = line[i].substr(0, line[i].find('='));
+        if (!HelpNames(help, flag)) {
+          problems.push_back(absl::StrCat(where, ": ", flag, " is not in `",
+                                          line[0], " ", line[1], " --help`"));
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+// The webhook listener of deviceshare-scheduler serve: POST /webhook on
+// --webhook-port, a container port named webhook.
+constexpr char kWebhookPath[] = "/webhook";
+constexpr char kWebhookPortName[] = "webhook";
+
+// Every webhook configuration calls a Service of the kit on a port that
+// reaches the scheduler's webhook listener, at its path.
+std::vector<std::string> WebhookProblems(const Kit& kit, Binaries& binaries) {
+  std::vector<std::string> problems;
+  const std::vector<PodTemplate> pods = PodTemplates(kit);
+  for (const KitObject& object : kit.objects) {
+    if (object.Kind() != "MutatingWebhookConfiguration" &&
+        object.Kind() != "ValidatingWebhookConfiguration") {
+      continue;
+    }
+    for (const json& hook : object.object["webhooks"]) {
+      const std::string where =
+          absl::StrCat(Describe(object), ": webhook ", hook.value("name", ""));
+      const json& client = hook["clientConfig"];
+      if (!client.contains("service")) {
+        problems.push_back(where + ": calls no Service of the kit");
+        continue;
+      }
+      const json& ref = client["service"];
+      const KitObject* service = kit.Find("Service", ref.value("namespace", ""),
+                                          ref.value("name", ""));
+      if (service == nullptr) {
+        problems.push_back(absl::StrCat(where, ": Service ", ref.dump(),
+                                        " is not in ", kit.name));
+        continue;
+      }
+      if (ref.value("path", "") != kWebhookPath) {
+        problems.push_back(absl::StrCat(where, ": path ", ref.value("path", ""),
+                                        ", the listener's is ", kWebhookPath));
+      }
+      const json* port = nullptr;
+      for (const json& p : service->object["spec"]["ports"]) {
+        if (p.value("port", 0) == ref.value("port", 443)) port = &p;
+      }
+      if (port == nullptr) {
+        problems.push_back(absl::StrCat(where, ": ", Describe(*service),
+                                        " has no port ",
+                                        ref.value("port", 443)));
+        continue;
+      }
+      const Reached reached =
+          Reach(Selected(pods, *service),
+                port->value("targetPort", port->value("port", json())));
+      if (reached.port == nullptr) continue;  // ServiceProblems says so
+      if (reached.port->value("name", "") != kWebhookPortName) {
+        problems.push_back(absl::StrCat(where, ": reaches container port ",
+                                        reached.port->dump(),
+                                        ", not the one "
+                                        "named ",
+                                        kWebhookPortName));
+      }
+      const std::vector<std::string> line = CommandLine(*reached.container);
+      const std::string listening =
+          line.size() >= 2 && line[0] == "deviceshare-scheduler"
+              ? ArgValueOr(line, "--webhook-port")
+              : "";
+      if (listening !=
+          std::to_string(reached.port->value("containerPort", 0))) {
+        problems.push_back(absl::StrCat(
+            where, ": reaches container port ", reached.port->dump(),
+            ", where deviceshare-scheduler serve --webhook-port is \"",
+            listening, "\""));
+      }
+      // The help may wrap between the method and the path.
+      if (!std::regex_search(binaries.Help("deviceshare-scheduler", "serve"),
+                             std::regex(absl::StrCat("POST\\s+", kWebhookPath,
+                                                     "([^-a-z/]|$)")))) {
+        problems.push_back(
+            absl::StrCat("`deviceshare-scheduler serve --help` "
+                         "does not name POST ",
+                         kWebhookPath));
+      }
+    }
+  }
+  return problems;
+}
+
+// The image name of a reference (no tag or digest) and its tag.
+std::pair<std::string, std::string> SplitImage(std::string image) {
+  image = image.substr(0, image.find('@'));
+  const size_t colon = image.rfind(':');
+  if (colon == std::string::npos ||
+      image.find('/', colon) != std::string::npos) {
+    return {image, ""};
+  }
+  return {image.substr(0, colon), image.substr(colon + 1)};
+}
+
+// The one image the kits run that is not ours: kube-scheduler, pinned to a
+// release.
+bool PinnedKubeScheduler(const std::string& name, const std::string& tag) {
+  return name == "registry.k8s.io/kube-scheduler" &&
+         std::regex_match(tag, std::regex("v[0-9]+\\.[0-9]+\\.[0-9]+"));
+}
+
+// Every container's image is an `images:` entry of the kustomization (with
+// that entry's tag), but the pinned kube-scheduler; every entry is used.
+std::vector<std::string> ImageProblems(const Kit& kit) {
+  std::vector<std::string> problems;
+  std::map<std::string, std::string> tags;  // name -> newTag
+  for (const json& entry : kit.kustomization.value("images", json::array())) {
+    tags[entry.value("name", "")] = entry.value("newTag", "");
+  }
+  std::set<std::string> used;
+  for (const PodTemplate& pod : PodTemplates(kit)) {
+    for (const json* container : Containers(pod.spec)) {
+      const std::string image = container->value("image", "");
+      const auto [name, tag] = SplitImage(image);
+      const std::string where =
+          absl::StrCat(Describe(*pod.owner), ": container ",
+                       container->value("name", ""), ": image ", image);
+      if (PinnedKubeScheduler(name, tag)) continue;
+      if (!tags.contains(name)) {
+        problems.push_back(absl::StrCat(where, " is not in ", kit.name,
+                                        "/kustomization.yaml's images"));
+        continue;
+      }
+      used.insert(name);
+      if (!tag.empty() && tag != tags[name]) {
+        problems.push_back(absl::StrCat(where,
+                                        ": the kustomization's newTag "
+                                        "is ",
+                                        tags[name]));
+      }
+    }
+  }
+  for (const auto& [name, tag] : tags) {
+    if (!used.contains(name)) {
+      problems.push_back(absl::StrCat(kit.name, "/kustomization.yaml: image ",
+                                      name, " is run by no container"));
+    }
+  }
+  return problems;
+}
+
+// All the checks, each a name and its problems over one kit.
+std::map<std::string, std::vector<std::string>> AllProblems(
+    const Kit& kit, Binaries& binaries) {
+  return {{"namespaces", NamespaceProblems(kit)},
+          {"pods", PodReferenceProblems(kit)},
+          {"bindings", BindingProblems(kit)},
+          {"services", ServiceProblems(kit)},
+          {"webhooks", WebhookProblems(kit, binaries)},
+          {"images", ImageProblems(kit)},
+          {"flags", FlagProblems(kit, binaries)}};
+}
+
+TEST(KitReferencesTest, EveryReferenceResolves) {
+  Binaries binaries;
+  for (const Kit& kit : Kits()) {
+    for (const auto& [check, problems] : AllProblems(kit, binaries)) {
+      EXPECT_THAT(problems, IsEmpty()) << kit.name << ", " << check;
+    }
+  }
+}
+
+TEST(KitReferencesTest, KitsHoldWhatTheyAreFor) {
+  // The references above are only worth as much as what the kits hold.
+  std::map<std::string, std::set<std::string>> kinds;
+  for (const Kit& kit : Kits()) {
+    for (const KitObject& object : kit.objects) {
+      kinds[kit.name].insert(object.Kind());
+    }
+  }
+  for (const char* kind :
+       {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding",
+        "ConfigMap", "Deployment", "Service", "DaemonSet"}) {
+    EXPECT_TRUE(kinds["deploy"].contains(kind)) << kind;
+  }
+  for (const char* kind :
+       {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
+        "DaemonSet", "DeviceClass"}) {
+    EXPECT_TRUE(kinds["deploy/dra"].contains(kind)) << kind;
+  }
+}
+
+// Each check finds a reference broken on purpose: the kit, changed in one
+// place, must give a problem naming it.
+class BrokenKitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (Kit& kit : Kits()) kits_[kit.name] = std::move(kit);
+  }
+
+  // The first object of `kind` (named `name` when given) in kit `kit`.
+  json& Mutable(const std::string& kit, const std::string& kind,
+                const std::string& name = "") {
+    for (KitObject& object : kits_[kit].objects) {
+      if (object.Kind() == kind && (name.empty() || object.Name() == name)) {
+        return object.object;
+      }
+    }
+    ADD_FAILURE() << "no " << kind << " " << name << " in " << kit;
+    static json null;
+    return null;
+  }
+
+  json& PodSpec(const std::string& kit, const std::string& kind) {
+    return Mutable(kit, kind)["spec"]["template"]["spec"];
+  }
+
+  // The problems of `check` over kit `kit`, which must name `needle`.
+  void ExpectProblem(const std::string& kit, const std::string& check,
+                     const std::string& needle) {
+    const std::vector<std::string> problems =
+        AllProblems(kits_[kit], binaries_)[check];
+    EXPECT_THAT(problems, Contains(HasSubstr(needle))) << kit << ", " << check;
+  }
+
+  std::map<std::string, Kit> kits_;
+  Binaries binaries_;
+};
+
+TEST_F(BrokenKitTest, ServiceAccountMissing) {
+  PodSpec("deploy", "Deployment")["serviceAccountName"] = "nobody";
+  ExpectProblem("deploy", "pods", "ServiceAccount kube-system/nobody");
+  PodSpec("deploy/dra", "DaemonSet")["serviceAccountName"] = "nobody";
+  ExpectProblem("deploy/dra", "pods", "ServiceAccount kube-system/nobody");
+}
+
+TEST_F(BrokenKitTest, ConfigMapAndSecretMissing) {
+  json& volumes = PodSpec("deploy", "DaemonSet")["volumes"];
+  volumes.push_back({{"name", "x"}, {"configMap", {{"name", "no-such-map"}}}});
+  volumes.push_back(
+      {{"name", "y"}, {"secret", {{"secretName", "no-such-secret"}}}});
+  ExpectProblem("deploy", "pods", "ConfigMap kube-system/no-such-map");
+  ExpectProblem("deploy", "pods", "Secret kube-system/no-such-secret");
+}
+
+TEST_F(BrokenKitTest, BindingToMissingRoleOrAccount) {
+  json& binding =
+      Mutable("deploy", "ClusterRoleBinding", "deviceshare-scheduler");
+  binding["roleRef"]["name"] = "no-such-role";
+  binding["subjects"][0]["name"] = "no-such-account";
+  ExpectProblem("deploy", "bindings", "ClusterRole no-such-role");
+  ExpectProblem("deploy", "bindings",
+                "ServiceAccount kube-system/no-such-account");
+  Mutable("deploy/dra", "ClusterRoleBinding")["subjects"][0]["namespace"] =
+      "default";
+  ExpectProblem("deploy/dra", "bindings", "ServiceAccount default/");
+}
+
+TEST_F(BrokenKitTest, ServiceSelectsNothingOrMissesItsPort) {
+  json& service = Mutable("deploy", "Service");
+  service["spec"]["ports"][0]["targetPort"] = "no-such-port";
+  ExpectProblem("deploy", "services", "no-such-port");
+  service["spec"]["selector"] = {{"app.kubernetes.io/name", "nothing"}};
+  ExpectProblem("deploy", "services", "selects no pod");
+}
+
+TEST_F(BrokenKitTest, WebhookMissesServicePortPathOrListener) {
+  json& hook = Mutable("deploy", "MutatingWebhookConfiguration")["webhooks"][0];
+  const json good = hook;
+  hook["clientConfig"]["service"]["path"] = "/mutate";
+  ExpectProblem("deploy", "webhooks", "path /mutate");
+  hook = good;
+  hook["clientConfig"]["service"]["port"] = 8443;
+  ExpectProblem("deploy", "webhooks", "has no port 8443");
+  hook = good;
+  hook["clientConfig"]["service"]["name"] = "elsewhere";
+  ExpectProblem("deploy", "webhooks", "elsewhere");
+  hook = good;
+  // The Service port reaches the extender's port, not the listener.
+  for (json& port : Mutable("deploy", "Service")["spec"]["ports"]) {
+    if (port["port"] == 443) port["targetPort"] = "http";
+  }
+  ExpectProblem("deploy", "webhooks", "not the one named webhook");
+}
+
+TEST_F(BrokenKitTest, WebhookPortIsNotWhereServeListens) {
+  for (json& container : PodSpec("deploy", "Deployment")["containers"]) {
+    if (container["name"] != "deviceshare-scheduler") continue;
+    for (json& port : container["ports"]) {
+      if (port["name"] == "webhook") port["containerPort"] = 9444;
+    }
+  }
+  ExpectProblem("deploy", "webhooks", "--webhook-port is \"9443\"");
+}
+
+TEST_F(BrokenKitTest, ImageNotInTheKustomization) {
+  PodSpec("deploy", "DaemonSet")["containers"][0]["image"] =
+      "elsewhere/agent:1";
+  ExpectProblem("deploy", "images", "elsewhere/agent:1 is not in deploy/");
+  PodSpec("deploy/dra", "DaemonSet")["containers"][0]["image"] =
+      "deviceshare-node-agent:9.9.9";
+  ExpectProblem("deploy/dra", "images", "newTag is");
+  for (json& container : PodSpec("deploy", "Deployment")["containers"]) {
+    if (container["name"] == "kube-scheduler") {
+      container["image"] = "registry.k8s.io/kube-scheduler:latest";
+    }
+  }
+  ExpectProblem("deploy", "images", "kube-scheduler:latest");
+}
+
+TEST_F(BrokenKitTest, FlagTheBinaryDoesNotKnow) {
+  PodSpec("deploy", "DaemonSet")["containers"][0]["args"].push_back(
+      "--no-such-flag=1");
+  ExpectProblem("deploy", "flags", "--no-such-flag is not in");
+  for (json& container : PodSpec("deploy", "Deployment")["containers"]) {
+    if (container["name"] == "deviceshare-scheduler") {
+      container["args"].push_back("--webhook-portt");
+    }
+  }
+  ExpectProblem("deploy", "flags", "--webhook-portt is not in");
+  PodSpec("deploy/dra", "DaemonSet")["containers"][0]["args"][0] = "servee";
+  ExpectProblem("deploy/dra", "flags", "servee` is not a command");
+}
+
+TEST_F(BrokenKitTest, NamespaceMissing) {
+  Mutable("deploy", "ConfigMap")["metadata"].erase("namespace");
+  ExpectProblem("deploy", "namespaces", "without a namespace");
+}
+
+// ---- The node agent's --help and the DaemonSets
+// ------------------------------
+
+// `deviceshare-node-agent --help`'s flag entries of one command's section
+// ("discover flags:", "serve flags:"): flag -> its text, lines joined.
+std::map<std::string, std::string> AgentHelpEntries(
+    const std::string& help, const std::string& section) {
+  std::map<std::string, std::string> entries;
+  std::istringstream lines(help);
+  std::string line, flag;
+  bool in_section = false;
+  while (std::getline(lines, line)) {
+    if (line == section) {
+      in_section = true;
+      continue;
+    }
+    if (!in_section) continue;
+    if (line.empty() || line[0] != ' ') break;
+    if (absl::StartsWith(line, "  --")) {
+      flag = line.substr(2, line.find(' ', 2) - 2);
+      entries[flag] = line;
+    } else if (!flag.empty()) {
+      entries[flag] +=
+          " " + std::string(absl::StripLeadingAsciiWhitespace(line));
+    }
+  }
+  return entries;
+}
+
+// The default an entry gives: the text of its last "(default ...)".
+std::string DefaultOf(const std::string& entry) {
+  const size_t at = entry.rfind("(default ");
+  if (at == std::string::npos) return "";
+  const size_t start = at + std::string("(default ").size();
+  return entry.substr(start, entry.rfind(')') - start);
+}
+
+TEST(NodeAgentHelpTest, EveryFlagGivesItsDefault) {
+  const std::string help = HelpOf(DEVICESHARE_NODE_AGENT_BIN, "");
+  for (const char* section : {"discover flags:", "serve flags:"}) {
+    const std::map<std::string, std::string> entries =
+        AgentHelpEntries(help, section);
+    EXPECT_GE(entries.size(), 8u) << section << "\n" << help;
+    for (const auto& [flag, entry] : entries) {
+      EXPECT_NE(DefaultOf(entry), "") << section << " " << entry;
+    }
+  }
+  const std::map<std::string, std::string> serve =
+      AgentHelpEntries(help, "serve flags:");
+  EXPECT_EQ(DefaultOf(serve.at("--dialect")), "hami");
+  EXPECT_EQ(DefaultOf(serve.at("--health-interval")), "5s");
+  EXPECT_EQ(DefaultOf(serve.at("--dra")), "false");
+  EXPECT_EQ(DefaultOf(serve.at("--nvml-library")), "libnvidia-ml.so.1");
+}
+
+// The DaemonSets spell out the agent's directories "as the defaults" (their
+// hostPath mounts must match them): the values are the defaults --help
+// gives, so dropping a flag changes nothing.
+TEST(NodeAgentHelpTest, DaemonSetDirectoriesAreTheDefaults) {
+  const std::map<std::string, std::string> serve =
+      AgentHelpEntries(HelpOf(DEVICESHARE_NODE_AGENT_BIN, ""), "serve flags:");
+  for (const Kit& kit : Kits()) {
+    for (const PodTemplate& pod : PodTemplates(kit)) {
+      for (const json* container : Containers(pod.spec)) {
+        const std::vector<std::string> line = CommandLine(*container);
+        if (line.empty() || line[0] != "deviceshare-node-agent") continue;
+        for (const std::string& word : line) {
+          const size_t equals = word.find('=');
+          const std::string flag = word.substr(0, equals);
+          if (equals == std::string::npos ||
+              !(absl::EndsWith(flag, "-dir") || flag == "--hook-path" ||
+                flag == "--mps-root")) {
+            continue;
+          }
+          ASSERT_TRUE(serve.contains(flag)) << flag;
+          EXPECT_EQ(word.substr(equals + 1), DefaultOf(serve.at(flag)))
+              << kit.name << ": " << flag;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

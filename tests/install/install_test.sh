@@ -128,6 +128,12 @@ echo "== the deploy kit and the examples in $share"
 # As in the source, less deploy/images (it builds from a source tree).
 [[ ! -e $share/deploy/images ]] || fail "deploy/images is installed"
 quiet diff -r --exclude=images "$src/deploy" "$share/deploy"
+# The kit's scripts stay executable.
+while read -r script; do
+  [[ -x $share/deploy/${script#"$src/deploy/"} ]] ||
+    fail "${script#"$src/"} is installed without its execute bit"
+done < <(find "$src/deploy" -path "$src/deploy/images" -prune -o -type f \
+  -perm -u+x -print)
 for kit in deploy deploy/dra; do
   while read -r resource; do
     [[ -f $share/$kit/$resource ]] ||
