@@ -123,6 +123,32 @@ if ((with_c)); then
   expect "$tmp/c_pkgconfig.out" '"node": ?"(a100-1|a30-1)"'
 fi
 
+echo "== the images' installs: one component each, stripped"
+# deploy/images/*.Dockerfile install these components and copy the files
+# they make: each must make exactly those files (libvgpu.so's rule names no
+# component, so it alone may be in Unspecified).
+image_install() {  # COMPONENT... -> the files made, one a line
+  local root=$tmp/image-$1 component
+  for component in "$@"; do
+    DESTDIR=$root quiet "$cmake" --install "$build" --config "$config" \
+      --prefix /usr/local --component "$component" --strip
+  done
+  (cd "$root" && find . -type f | sort | tr '\n' ' ')
+}
+got=$(image_install scheduler)
+[[ $got == "./usr/local/bin/deviceshare-scheduler " ]] ||
+  fail "component scheduler installs $got"
+got=$(image_install node-agent Unspecified)
+[[ $got == "./usr/local/bin/deviceshare-node-agent ./usr/local/lib/deviceshare/libvgpu.so " ]] ||
+  fail "components node-agent, Unspecified install $got"
+"$tmp/image-node-agent/usr/local/bin/deviceshare-node-agent" --help \
+  >"$tmp/stripped.out" 2>&1 || fail "the stripped agent does not run"
+if readelf -S "$tmp/image-scheduler/usr/local/bin/deviceshare-scheduler" |
+  grep -qE '\.(symtab|debug_info) '; then
+  fail "the scheduler's component install is not stripped"
+fi
+rm -rf "$tmp"/image-*
+
 share=$prefix/share/deviceshare
 echo "== the deploy kit and the examples in $share"
 # As in the source, less deploy/images (it builds from a source tree).
