@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/policy/fgd/typical_pods.h"
 #include "deviceshare/simulate/simulation.h"
 #include "deviceshare/simulate/workload.h"
 #include "deviceshare/status_macros.h"
@@ -46,6 +47,27 @@ std::vector<uint64_t> FgdSeeds() {
   std::vector<uint64_t> seeds(10);
   std::iota(seeds.begin(), seeds.end(), uint64_t{42});
   return seeds;
+}
+
+WorkloadShape TracePodShape(const TracePod& pod) {
+  WorkloadShape shape;
+  shape.cpu_milli = pod.cpu_milli;
+  shape.gpu_milli = static_cast<int32_t>(PerGpuMilli(pod));
+  shape.gpu_count = static_cast<int32_t>(pod.num_gpu);
+  if (pod.num_gpu >= 1) {
+    for (const std::string& model : pod.gpu_spec) {
+      shape.models.push_back(TraceGpuModelName(model));
+    }
+  }
+  return shape;
+}
+
+std::vector<WorkloadShape> TraceTypicalWorkload(
+    absl::Span<const TracePod> pods) {
+  std::vector<WorkloadShape> shapes;
+  shapes.reserve(pods.size());
+  for (const TracePod& pod : pods) shapes.push_back(TracePodShape(pod));
+  return fgd::TypicalPodsOf(shapes);
 }
 
 int64_t ClusterGpuMilli(absl::Span<const NodeInventory> nodes) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -44,11 +44,16 @@ absl::StatusOr<ReplayResult> RunReplays(
   size_t done = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const ReplayTrace& trace : traces) {
+    const std::vector<WorkloadShape> typical = TraceTypicalWorkload(trace.pods);
     for (const ReplayPolicy& policy : policies) {
       ReplaySeries series{trace.name, policy.name, {}};
+      Config config = policy.config;
+      if (config.scheduler.typical_workload.empty()) {
+        config.scheduler.typical_workload = typical;
+      }
       for (uint64_t seed : seeds) {
         absl::StatusOr<ReplayRun> run =
-            ReplayOnce(policy.config, nodes, trace.pods, seed, inflate);
+            ReplayOnce(config, nodes, trace.pods, seed, inflate);
         if (!run.ok()) {
           return absl::Status(
               run.status().code(),

@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "deviceshare/config/policy_name.h"
 #include "deviceshare/policy/builtin_policies.h"
+#include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -48,7 +49,8 @@ absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register(kSpreadPolicyName, NewSpreadPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kMutexPolicyName, NewMutexPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kNumaPolicyName, NewNumaPolicy));
-  return registry.Register(kTopologyPolicyName, NewTopologyPolicy);
+  DS_RETURN_IF_ERROR(registry.Register(kTopologyPolicyName, NewTopologyPolicy));
+  return registry.Register(kFgdPolicyName, NewFgdPolicy);
 }
 
 const PolicyRegistry& BuiltinPolicies() {

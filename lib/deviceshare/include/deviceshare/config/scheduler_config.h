@@ -13,6 +13,7 @@
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/sharing_mode.h"
+#include "deviceshare/model/workload_shape.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare {
@@ -27,6 +28,10 @@ struct SchedulerConfig {
   Dialect default_dialect = Dialect::kHami;
   // Sharing backends that may be used (modes), by name.
   std::vector<SharingMode> enabled_modes = {kDefaultSharingMode};
+  // The workload fragmentation is measured against (policy fgd): pod
+  // shapes and their shares. Set by whoever knows the workload (simulate's
+  // replay computes it from the trace, as FGD does).
+  std::vector<WorkloadShape> typical_workload;
 
   bool operator==(const SchedulerConfig& other) const = default;
 };

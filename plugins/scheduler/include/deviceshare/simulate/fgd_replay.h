@@ -38,6 +38,7 @@
 #include "absl/types/span.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/node_inventory.h"
+#include "deviceshare/model/workload_shape.h"
 #include "deviceshare/simulate/trace_loader.h"
 
 namespace deviceshare::simulate {
@@ -81,6 +82,14 @@ absl::StatusOr<ReplayRun> ReplayOnce(const Config& config,
                                      absl::Span<const TracePod> pods,
                                      uint64_t seed,
                                      double inflate = kFgdInflate);
+
+// A trace pod as a shape of FGD's typical workload: CPU, per-GPU milli,
+// GPU count and models ("Alibaba[T4]", as the trace's nodes name them).
+WorkloadShape TracePodShape(const TracePod& pod);
+// FGD's typical workload of a trace (policy/fgd/typical_pods.h), computed
+// from the trace as loaded, before tuning.
+std::vector<WorkloadShape> TraceTypicalWorkload(
+    absl::Span<const TracePod> pods);
 
 // The GPU milli of the cluster: 1000 per GPU.
 int64_t ClusterGpuMilli(absl::Span<const NodeInventory> nodes);

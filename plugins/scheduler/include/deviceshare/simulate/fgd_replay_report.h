@@ -46,7 +46,9 @@ struct ReplayResult {
   double wall_seconds = 0;
 };
 
-// Every trace x policy x seed. `progress(done, total)` after each run.
+// Every trace x policy x seed. A policy config without a typical workload
+// gets the trace's (TraceTypicalWorkload), as FGD's runs do.
+// `progress(done, total)` after each run.
 absl::StatusOr<ReplayResult> RunReplays(
     absl::Span<const NodeInventory> nodes, absl::Span<const ReplayTrace> traces,
     absl::Span<const ReplayPolicy> policies, absl::Span<const uint64_t> seeds,

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "deviceshare/model/workload_shape.h"
 
 namespace deviceshare::fgd {
 
@@ -38,18 +39,8 @@ struct FragNode {
   std::string model;                    // empty: a node without GPUs
 };
 
-// A pod shape of the workload and its share of the pods (0..1).
-struct TypicalPod {
-  int64_t cpu_milli = 0;
-  int32_t gpu_milli = 0;  // per GPU; 0 with gpu_count 0 for CPU-only pods
-  int32_t gpu_count = 0;
-  // The GPU models the pod accepts; empty: any. An empty name in the list
-  // is ignored (the trace's "A|" reads as "A").
-  std::vector<std::string> models;
-  double share = 0;
-
-  friend bool operator==(const TypicalPod&, const TypicalPod&) = default;
-};
+// A pod shape of the workload and its share of the pods.
+using TypicalPod = WorkloadShape;
 
 enum class FragClass {
   kLackBoth,         // neither GPUs nor CPU enough (FGD's Q1)

@@ -1,0 +1,63 @@
+// File: policy/fgd/fgd_policy.h
+//
+// fgd: FGD's placement policy (Weng et al., ATC'23; docs/reference/fgd.md
+// §3), at both levels, as its simulator runs it:
+//   - node level: 100 x sigmoid((F_before - F_after) / 1000), truncated,
+//     where F is the node's fragmentation against the configured typical
+//     workload (frag_model.h) and "after" takes the pod's CPU and GPU
+//     shares off the node;
+//   - GPU level: a share of one GPU goes to the GPU whose node score after
+//     it is highest (the lower index on equal scores); whole GPUs are taken
+//     lowest index first.
+// A GPU's capacity left, in milli-GPU, is the smaller of its SM and memory
+// left (1000 = all of it); none when held exclusively or out of tenant
+// slots. The node's model is its first GPU's. CPU the inventory does not
+// track counts as unlimited.
+//
+// The workload is config.scheduler.typical_workload; with none, every node
+// scores 50 (nothing to weigh), which leaves the choice to the node order.
+// The score cannot be bounded from utilisation, so the scheduler evaluates
+// every node that fits.
+//
+// Thread safety: immutable.
+#ifndef DEVICESHARE_POLICY_FGD_FGD_POLICY_H_
+#define DEVICESHARE_POLICY_FGD_FGD_POLICY_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/model/device_ledger.h"
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/policy/fgd/frag_model.h"
+#include "deviceshare/policy/placement_policy.h"
+
+namespace deviceshare {
+
+inline constexpr char kFgdPolicyName[] = "fgd";
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewFgdPolicy(
+    const Config& config);
+
+namespace fgd {
+
+// The milli-GPU left on a GPU with `free_cores` of `core_capacity` and
+// `free_memory_mib` of `memory_capacity_mib` (rounded to the nearest milli,
+// so that a share of percent p leaves exactly 1000 - 10p).
+int32_t MilliLeft(int64_t free_cores, int64_t core_capacity,
+                  int64_t free_memory_mib, int64_t memory_capacity_mib);
+int32_t MilliLeft(const DeviceLedger& ledger);
+
+// The node as the measure sees it; with `pod` and `placement`, after them.
+FragNode FragNodeOf(const NodeState& node);
+FragNode FragNodeAfter(const NodeState& node, const PodRequest& pod,
+                       const PodAllocation& placement);
+
+// int(100 x sigmoid((before - after) / 1000)).
+int FgdScore(double frag_before, double frag_after);
+
+}  // namespace fgd
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_POLICY_FGD_FGD_POLICY_H_

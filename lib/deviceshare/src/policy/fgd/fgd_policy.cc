@@ -1,0 +1,145 @@
+#include "deviceshare/policy/fgd/fgd_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "deviceshare/policy/scoring.h"
+
+namespace deviceshare {
+namespace fgd {
+namespace {
+
+// CPU the inventory does not track never runs short.
+constexpr int64_t kUntrackedCpuMilli = std::numeric_limits<int64_t>::max() / 4;
+
+int64_t CpuLeft(const NodeState& node) {
+  if (node.inventory().cpu_milli <= 0) return kUntrackedCpuMilli;
+  return node.inventory().cpu_milli - node.used_cpu_milli();
+}
+
+}  // namespace
+
+int32_t MilliLeft(int64_t free_cores, int64_t core_capacity,
+                  int64_t free_memory_mib, int64_t memory_capacity_mib) {
+  if (core_capacity <= 0 || memory_capacity_mib <= 0) return 0;
+  const int64_t by_cores = free_cores * kMilliPerGpu / core_capacity;
+  const int64_t by_memory = std::llround(static_cast<double>(free_memory_mib) *
+                                         kMilliPerGpu / memory_capacity_mib);
+  return static_cast<int32_t>(
+      std::clamp<int64_t>(std::min(by_cores, by_memory), 0, kMilliPerGpu));
+}
+
+int32_t MilliLeft(const DeviceLedger& ledger) {
+  if (ledger.free_slots() <= 0 || ledger.held_exclusively()) return 0;
+  return MilliLeft(ledger.free_cores(), ledger.core_capacity(),
+                   ledger.free_memory_mib(), ledger.memory_capacity_mib());
+}
+
+FragNode FragNodeOf(const NodeState& node) {
+  FragNode frag;
+  frag.cpu_milli_left = CpuLeft(node);
+  frag.gpu_milli_left.reserve(node.gpu_count());
+  for (size_t i = 0; i < node.gpu_count(); ++i) {
+    frag.gpu_milli_left.push_back(MilliLeft(node.ledger(i)));
+  }
+  if (!node.inventory().gpus.empty()) {
+    frag.model = node.inventory().gpus.front().model;
+  }
+  return frag;
+}
+
+FragNode FragNodeAfter(const NodeState& node, const PodRequest& pod,
+                       const PodAllocation& placement) {
+  FragNode frag = FragNodeOf(node);
+  frag.cpu_milli_left -= pod.cpu_milli;
+  for (const ContainerAllocation& container : placement.containers) {
+    for (const DeviceGrant& grant : container.devices) {
+      const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
+      if (!at) continue;
+      const DeviceLedger& ledger = node.ledger(*at);
+      const bool whole = grant.cores >= ledger.core_capacity();
+      frag.gpu_milli_left[*at] =
+          whole
+              ? 0
+              : std::min(frag.gpu_milli_left[*at],
+                         MilliLeft(ledger.free_cores() - grant.cores,
+                                   ledger.core_capacity(),
+                                   ledger.free_memory_mib() - grant.memory_mib,
+                                   ledger.memory_capacity_mib()));
+    }
+  }
+  return frag;
+}
+
+int FgdScore(double frag_before, double frag_after) {
+  const double x = (frag_before - frag_after) / 1000.0;
+  return static_cast<int>(100.0 / (1.0 + std::exp(-x)));
+}
+
+}  // namespace fgd
+
+namespace {
+
+class FgdPolicyImpl final : public PlacementPolicy {
+ public:
+  explicit FgdPolicyImpl(std::vector<WorkloadShape> workload)
+      : workload_(std::move(workload)) {}
+
+  absl::string_view name() const override { return kFgdPolicyName; }
+
+  // Used only where no node is in view (DRA devices): as binpack.
+  int GpuScore(const DeviceLedger& ledger,
+               const PodCharge& extra) const override {
+    return GpuUtilisationAfter(ledger, extra);
+  }
+
+  bool ranks_on_node() const override { return true; }
+  GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
+                        size_t position, const PodCharge& extra,
+                        int64_t offer_score) const override {
+    const DeviceLedger& ledger = node.ledger(position);
+    const int64_t index = node.inventory().gpus[position].index;
+    if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
+      return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
+    }
+    const fgd::FragNode before = fgd::FragNodeOf(node);
+    fgd::FragNode after = before;
+    after.cpu_milli_left -= pod.cpu_milli;
+    after.gpu_milli_left[position] =
+        std::min(after.gpu_milli_left[position],
+                 fgd::MilliLeft(ledger.free_cores() - extra.cores,
+                                ledger.core_capacity(),
+                                ledger.free_memory_mib() - extra.memory_mib,
+                                ledger.memory_capacity_mib()));
+    return GpuRank{fgd::FgdScore(fgd::FragMilli(before, workload_),
+                                 fgd::FragMilli(after, workload_)),
+                   -index, 0};
+  }
+
+  int NodeScore(const NodeState& node,
+                const PodAllocation& placement) const override {
+    return NodeScoreFor(PodRequest(), node, placement);
+  }
+  int NodeScoreFor(const PodRequest& pod, const NodeState& node,
+                   const PodAllocation& placement) const override {
+    return fgd::FgdScore(
+        fgd::FragMilli(fgd::FragNodeOf(node), workload_),
+        fgd::FragMilli(fgd::FragNodeAfter(node, pod, placement), workload_));
+  }
+  int ScoreBound(const UtilisationRange& after) const override { return 100; }
+
+ private:
+  std::vector<WorkloadShape> workload_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewFgdPolicy(
+    const Config& config) {
+  return std::make_unique<FgdPolicyImpl>(config.scheduler.typical_workload);
+}
+
+}  // namespace deviceshare
