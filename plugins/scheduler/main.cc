@@ -8,6 +8,7 @@
 // input (flags or files) exits 2 with one line naming the file, the
 // document or line and the field.
 #include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -18,8 +19,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -27,8 +30,10 @@
 #include "deviceshare/config/policy_name.h"
 #include "deviceshare/extender/serve.h"
 #include "deviceshare/policy/policy_registry.h"
+#include "deviceshare/simulate/fgd_replay_report.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/progress_bar.h"
+#include "deviceshare/simulate/replay_command.h"
 #include "deviceshare/simulate/simulate.h"
 #include "deviceshare/simulate/table_report.h"
 #include "deviceshare/simulate/trace_loader.h"
@@ -53,6 +58,14 @@ ABSL_FLAG(int64_t, max_reason_examples, 10,
           "example node reasons per unschedulable pod");
 ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
 ABSL_FLAG(bool, dra, false, "simulate: run the workload through DRA");
+ABSL_FLAG(std::string, replay, "", "simulate: fgd = FGD's replay protocol");
+ABSL_FLAG(std::string, policies, "binpack,fgd",
+          "replay: policies side by side");
+ABSL_FLAG(std::string, seeds, "42-51", "replay: seeds (range, count, list)");
+ABSL_FLAG(double, inflate, 1.3, "replay: arrivals as a share of the GPUs");
+ABSL_FLAG(std::string, points, "90,94,100,110,120",
+          "replay: arrived % columns of the table");
+ABSL_FLAG(std::string, plot, "", "replay: SVG plot file");
 ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
 ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
 ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
@@ -82,6 +95,8 @@ constexpr char kUsageHelp[] = R"(Usage:
                               [--config FILE] [options]
   deviceshare-scheduler simulate --cluster FILE --pods FILE [options]
   deviceshare-scheduler simulate --trace-nodes CSV --trace-pods CSV [options]
+  deviceshare-scheduler simulate --replay fgd --trace-nodes CSV
+                                 --trace-pods CSV[,CSV...] [replay options]
   deviceshare-scheduler simulate --synthetic-nodes N --gpus-per-node G
                                  --synthetic-pods P [--seed S] [options]
 
@@ -243,6 +258,33 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
 
 )";
 
+// simulate --replay fgd.
+constexpr char kReplayHelp[] =
+    R"(Replay (--replay fgd): FGD's trace replay protocol (ATC'23; see
+docs/reference/fgd.md), through the same scheduler: per seed the trace's
+pods sorted by name and shuffled, then samples of the trace appended up to
+--inflate x the cluster's GPUs, the nodes renamed in a seeded order (score
+ties go to the smaller name), each pod scheduled once. After each pod:
+arrived = GPU milli of the pods tried so far, allocated = of those placed,
+as % of the GPUs. Prints unallocated % (100 - allocated) at the --points,
+mean ± sd over the seeds, per trace and policy.
+  --trace-pods CSV,...  one or more pod lists (each a trace, named after
+                        its file: openb_pod_list_default.csv -> default)
+  --policies P,...      policies side by side, each at both levels
+                        (default binpack,fgd); fgd weighs the trace's
+                        typical pods, as FGD does
+  --seeds S             42-51 (default), a count from 42, or a list
+  --inflate X           arrivals up to X x the GPUs (default 1.3)
+  --points A,...        arrived % columns (default 90,94,100,110,120)
+  --output F            table (default) | csv (every run's whole curve:
+                        trace,policy,seed,arrived_pct,allocated_pct,
+                        unallocated_pct)
+  --plot FILE           also write an SVG plot of unallocated % against
+                        arrived % (mean over seeds), one panel per trace
+  --config FILE         the base config of every policy
+
+)";
+
 // simulate's output formats and exit status.
 constexpr char kSimulateOutputHelp[] = R"(Output:
   table   one line per placed container with GPUs (pod, node, score,
@@ -301,7 +343,7 @@ std::string TraceGpuMemoryHelp() {
 std::string HelpText() {
   return absl::StrCat(kUsageHelp, kServeHelp, kSimulateInputsHelp,
                       TraceGpuMemoryHelp(), kSyntheticInputsHelp,
-                      kSimulateOptionsHelp, kSimulateOutputHelp);
+                      kSimulateOptionsHelp, kReplayHelp, kSimulateOutputHelp);
 }
 
 using ::deviceshare::cli::FlagSpec;
@@ -325,6 +367,12 @@ constexpr FlagSpec kSimulateFlags[] = {
     {"summary_only", true},
     {"reason_counts", true},
     {"dra", true},
+    {"replay", false},
+    {"policies", false},
+    {"seeds", false},
+    {"inflate", false},
+    {"points", false},
+    {"plot", false},
 };
 
 constexpr FlagSpec kServeFlags[] = {
@@ -542,11 +590,92 @@ int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
   return 0;
 }
 
+// --points: arrived percents, 0..1000.
+std::optional<std::string> ParsePoints(const std::string& text,
+                                       std::vector<int>& points) {
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int point = 0;
+    if (!absl::SimpleAtoi(part, &point) || point < 0 || point > 1000) {
+      return absl::StrCat("--points: \"", part,
+                          "\" is not an arrived percent 0..1000");
+    }
+    points.push_back(point);
+  }
+  return std::nullopt;
+}
+
+// simulate --replay fgd; returns the exit status.
+int Replay(const std::set<std::string>& given) {
+  namespace sim = ::deviceshare::simulate;
+  if (absl::GetFlag(FLAGS_replay) != "fgd") {
+    return Fail(absl::StrCat("--replay: \"", absl::GetFlag(FLAGS_replay),
+                             "\" is not a replay protocol (fgd)"));
+  }
+  for (const char* other : {"cluster", "pods", "synthetic-nodes", "seed",
+                            "limit-pods", "dra", "node-policy", "gpu-policy"}) {
+    if (given.count(other)) {
+      return Fail(absl::StrCat("--", other, " does not go with --replay"));
+    }
+  }
+  sim::ReplayCommandOptions options;
+  options.trace_nodes_path = absl::GetFlag(FLAGS_trace_nodes);
+  options.trace_pods_paths =
+      absl::StrSplit(absl::GetFlag(FLAGS_trace_pods), ',', absl::SkipEmpty());
+  options.config_path = absl::GetFlag(FLAGS_config);
+  options.policies =
+      absl::StrSplit(absl::GetFlag(FLAGS_policies), ',', absl::SkipEmpty());
+  options.inflate = absl::GetFlag(FLAGS_inflate);
+  absl::StatusOr<std::vector<uint64_t>> seeds =
+      sim::ParseSeeds("--seeds", absl::GetFlag(FLAGS_seeds));
+  if (!seeds.ok()) return Fail(seeds.status().message());
+  options.seeds = *std::move(seeds);
+  std::vector<int> points;
+  if (auto error = ParsePoints(absl::GetFlag(FLAGS_points), points)) {
+    return Fail(*error);
+  }
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output != "table" && output != "csv") {
+    return Fail(
+        absl::StrCat("--output: \"", output, "\" is not one of table, csv"));
+  }
+  absl::StatusOr<sim::ReplayResult> result;
+  {
+    sim::ProgressBar progress;
+    result = sim::RunReplayCommand(options, [&](size_t done, size_t total) {
+      progress.Update(done, total);
+    });
+  }
+  if (!result.ok()) return Fail(result.status().message());
+  const std::string plot = absl::GetFlag(FLAGS_plot);
+  if (!plot.empty()) {
+    std::ofstream out(plot);
+    out << sim::ReplaySvg(*result);
+    if (!out.good())
+      return Fail(absl::StrCat("--plot ", plot, ": cannot write"));
+  }
+  if (output == "csv") {
+    std::cout << sim::ReplayCsv(*result);
+  } else {
+    std::cout << sim::ReplayTable(*result, points)
+              << absl::StrFormat("%d runs in %.1f s\n",
+                                 result->series.size() * options.seeds.size(),
+                                 result->wall_seconds);
+  }
+  return 0;
+}
+
 int Simulate(int argc, char** argv) {
   std::set<std::string> given;
   if (std::optional<std::string> error =
           ParseFlags(argc, argv, kSimulateFlags, given)) {
     return Fail(*error);
+  }
+  if (given.count("replay")) return Replay(given);
+  for (const char* replay_only :
+       {"policies", "seeds", "inflate", "points", "plot"}) {
+    if (given.count(replay_only)) {
+      return Fail(absl::StrCat("--", replay_only, " needs --replay fgd"));
+    }
   }
   deviceshare::simulate::SimulateOptions options;
   if (std::optional<std::string> error =

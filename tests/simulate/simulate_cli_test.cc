@@ -3,6 +3,7 @@
 // for invalid input.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -50,11 +51,27 @@ CliRun Scheduler(const std::string& args) {
 TEST(SimulateCliTest, HelpDocumentsEveryFlag) {
   CliRun run = Scheduler("simulate --help");
   EXPECT_EQ(run.exit_code, 0);
-  for (const char* flag :
-       {"--cluster", "--pods", "--trace-nodes", "--trace-pods",
-        "--synthetic-nodes", "--gpus-per-node", "--synthetic-pods", "--config",
-        "--node-policy", "--gpu-policy", "--output", "--seed", "--limit-pods",
-        "--max-reason-examples", "--summary-only"}) {
+  for (const char* flag : {"--cluster",
+                           "--pods",
+                           "--trace-nodes",
+                           "--trace-pods",
+                           "--synthetic-nodes",
+                           "--gpus-per-node",
+                           "--synthetic-pods",
+                           "--config",
+                           "--node-policy",
+                           "--gpu-policy",
+                           "--output",
+                           "--seed",
+                           "--limit-pods",
+                           "--max-reason-examples",
+                           "--summary-only",
+                           "--replay",
+                           "--policies",
+                           "--seeds",
+                           "--inflate",
+                           "--points",
+                           "--plot"}) {
     EXPECT_THAT(run.out, HasSubstr(flag));
   }
 }
@@ -104,6 +121,46 @@ TEST(SimulateCliTest, BadFlagsExitTwo) {
       "--node-policy pack");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr("--node-policy"));
+}
+
+// FGD's replay on a toy trace whose series is known whatever the shuffle:
+// four whole-GPU pods, three one-GPU nodes, already at the target.
+TEST(SimulateCliTest, ReplayPrintsTableCsvAndPlot) {
+  const std::string nodes =
+      WriteTempFile("nodes.csv",
+                    "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,65536,1,T4\n"
+                    "n2,8000,65536,1,T4\nn3,8000,65536,1,T4\n");
+  const std::string pods = WriteTempFile(
+      "toy.csv",
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,1024,1,1000\n"
+      "p2,1000,1024,1,1000\np3,1000,1024,1,1000\np4,1000,1024,1,1000\n");
+  const std::string plot = WriteTempFile("plot.svg", "");
+  const std::string common = absl::StrCat(
+      "simulate --replay fgd --trace-nodes ", nodes, " --trace-pods ", pods,
+      " --policies binpack --seeds 2 ", "--inflate 1.34 --points 33,100");
+  CliRun run = Scheduler(absl::StrCat(common, " --plot ", plot));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("unalloc@33%"));
+  EXPECT_THAT(run.out, HasSubstr("toy  binpack  66.67 ± 0.00  0.00 ± 0.00"));
+  EXPECT_THAT(run.out, HasSubstr("3/4"));
+  EXPECT_THAT(run.out, HasSubstr("2 runs in "));
+  EXPECT_THAT(ReadAll(plot), StartsWith("<svg"));
+  run = Scheduler(absl::StrCat(common, " --output csv"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("trace,policy,seed,arrived_pct,allocated_pct,"
+                                  "unallocated_pct\n"));
+  EXPECT_THAT(run.out, HasSubstr("toy,binpack,43,67,66.6667,33.3333\n"));
+  // Per seed: buckets 33, 67, 100 and 133 and their empty neighbours.
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1 + 2 * 11);
+  for (const char* bad : {"--seeds 0", "--points x", "--output json",
+                          "--policies nope", "--replay other", "--seed 1"}) {
+    run = Scheduler(absl::StrCat(common, " ", bad));
+    EXPECT_EQ(run.exit_code, 2) << bad;
+    EXPECT_THAT(run.err, HasSubstr(std::string(bad).substr(0, 6))) << bad;
+  }
+  run = Scheduler("simulate --seeds 3 --synthetic-nodes 1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--seeds needs --replay fgd"));
 }
 
 TEST(SimulateCliTest, SyntheticJsonRun) {
