@@ -1,6 +1,7 @@
 #include "deviceshare/policy/fgd/fgd_policy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -83,10 +84,62 @@ int FgdScore(double frag_before, double frag_after) {
 
 namespace {
 
+// A memo of FragMilli per thread. F depends only on the model, the CPU left
+// and the multiset of GPU milli left, so a node's GPUs with equal milli
+// left give one F after a share, and the F before is shared by every GPU
+// the node offers: the memo turns the 2 x GPUs evaluations of a node into
+// about as many as it has distinct GPU states. Keys are whole values, so a
+// hit is exact; `owner`, a number no two policy objects share, keeps
+// workloads apart (an address could be reused by a later policy).
+class FragMemo {
+ public:
+  double FragMilli(uint64_t owner, fgd::FragNode node,
+                   absl::Span<const WorkloadShape> workload) {
+    std::sort(node.gpu_milli_left.begin(), node.gpu_milli_left.end());
+    for (const Entry& entry : entries_) {
+      if (entry.owner == owner &&
+          entry.node.cpu_milli_left == node.cpu_milli_left &&
+          entry.node.gpu_milli_left == node.gpu_milli_left &&
+          entry.node.model == node.model) {
+        return entry.frag;
+      }
+    }
+    const double frag = fgd::FragMilli(node, workload);
+    if (entries_.size() < kEntries) {
+      entries_.push_back(Entry{owner, std::move(node), frag});
+    } else {
+      entries_[next_] = Entry{owner, std::move(node), frag};
+      next_ = (next_ + 1) % kEntries;
+    }
+    return frag;
+  }
+
+ private:
+  static constexpr size_t kEntries = 32;
+  struct Entry {
+    uint64_t owner;
+    fgd::FragNode node;
+    double frag;
+  };
+  std::vector<Entry> entries_;
+  size_t next_ = 0;
+};
+
+double MemoFragMilli(uint64_t owner, const fgd::FragNode& node,
+                     absl::Span<const WorkloadShape> workload) {
+  thread_local FragMemo memo;
+  return memo.FragMilli(owner, node, workload);
+}
+
+uint64_t NextPolicyId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 class FgdPolicyImpl final : public PlacementPolicy {
  public:
   explicit FgdPolicyImpl(std::vector<WorkloadShape> workload)
-      : workload_(std::move(workload)) {}
+      : workload_(std::move(workload)), id_(NextPolicyId()) {}
 
   absl::string_view name() const override { return kFgdPolicyName; }
 
@@ -114,8 +167,8 @@ class FgdPolicyImpl final : public PlacementPolicy {
                                 ledger.core_capacity(),
                                 ledger.free_memory_mib() - extra.memory_mib,
                                 ledger.memory_capacity_mib()));
-    return GpuRank{fgd::FgdScore(fgd::FragMilli(before, workload_),
-                                 fgd::FragMilli(after, workload_)),
+    return GpuRank{fgd::FgdScore(MemoFragMilli(id_, before, workload_),
+                                 MemoFragMilli(id_, after, workload_)),
                    -index, 0};
   }
 
@@ -126,13 +179,15 @@ class FgdPolicyImpl final : public PlacementPolicy {
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
     return fgd::FgdScore(
-        fgd::FragMilli(fgd::FragNodeOf(node), workload_),
-        fgd::FragMilli(fgd::FragNodeAfter(node, pod, placement), workload_));
+        MemoFragMilli(id_, fgd::FragNodeOf(node), workload_),
+        MemoFragMilli(id_, fgd::FragNodeAfter(node, pod, placement),
+                      workload_));
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
 
  private:
   std::vector<WorkloadShape> workload_;
+  uint64_t id_;
 };
 
 }  // namespace
