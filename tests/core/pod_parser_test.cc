@@ -495,10 +495,13 @@ TEST(PodParserHamiTest, DefaultsFromTheDeviceConfig) {
               Asks(Ask{3, 1000, 0, 20}));
   EXPECT_THAT(OnlyContainer("nvidia.com/gpucores: 40", config),
               Asks(Ask{3, 2048, 0, 40}));
-  // The exclusive-core rule runs before the webhook adds the count: without
-  // one, defaultCores.
+  // The exclusive-core rule runs after the webhook adds the count
+  // (MutateAdmission: mutateContainerResource, then
+  // defaultExclusiveCoreIfNeeded): a lone percentage of 100 gets all cores.
   EXPECT_THAT(OnlyContainer("nvidia.com/gpumem-percentage: 100", config),
-              Asks(Ask{3, 0, 100, 20}));
+              Asks(Ask{3, 0, 100, 100}));
+  EXPECT_THAT(OnlyContainer("nvidia.com/gpumem-percentage: 50", config),
+              Asks(Ask{3, 0, 50, 20}));
   DeviceConfig plain;
   EXPECT_THAT(OnlyContainer("nvidia.com/gpumem: 1000", plain),
               Asks(Ask{1, 1000, 0, 0}));

@@ -203,14 +203,15 @@ absl::Status ParseVolcano(const GpuValues& v, const DeviceConfig& config,
   return absl::OkStatus();
 }
 
-// upstream-hami.md §3: HAMi's webhook first gives a container that names
-// no gpucores all cores when it names the GPU count and its memory is
-// exclusive (a percentage of exactly 100, or no percentage and no gpumem,
-// or no memory resource name configured: defaultExclusiveCoreIfNeeded,
-// device.go:417), then adds `gpu = defaultGPUNum` when only gpumem /
-// gpucores / percentage is given. deviceshare runs no webhook, so the
-// parser applies both rules itself, or HAMi pods would land differently
-// here. defaultMemory plays no part in the first rule.
+// upstream-hami.md §3: HAMi's webhook (MutateAdmission, device.go) first
+// adds `gpu = defaultGPUNum` when only gpumem / gpucores / percentage is
+// given, then gives a container that has a GPU count (written or just
+// added) and no gpucores all cores when its memory is exclusive (a
+// percentage of exactly 100, or no percentage and no gpumem, or no memory
+// resource name configured: defaultExclusiveCoreIfNeeded). The parser
+// applies both rules itself, so that a pod that did not pass through a
+// webhook lands as one that did. defaultMemory plays no part in the second
+// rule.
 absl::Status ParseHami(const GpuValues& v, const DeviceConfig& config,
                        ContainerRequest& request) {
   DS_ASSIGN_OR_RETURN(GpuNumbers n,
@@ -224,7 +225,7 @@ absl::Status ParseHami(const GpuValues& v, const DeviceConfig& config,
                 : config.resource_memory_name.empty() || !v.memory;
   if (v.cores) {
     request.cores = n.cores;
-  } else if (v.count && memory_exclusive) {
+  } else if (memory_exclusive) {
     request.cores = 100;
   } else {
     request.cores = config.default_cores;

@@ -28,9 +28,10 @@
 // Init containers are parsed too (the pod needs max(init, sum of app)).
 //
 // HAMi's admission webhook also rewrites pods before its scheduler sees
-// them; deviceshare runs no webhook, so the parser applies those rules:
+// them; so that pods that skip deviceshare's webhook (admission/) land as
+// the ones that pass it, the parser applies those rules in HAMi's order:
 // gpumem / gpucores / percentage without a count ask for defaultGPUNum
-// GPUs, and a container whose memory is exclusive (percentage 100, or
+// GPUs, then a container whose memory is exclusive (percentage 100, or
 // neither gpumem nor percentage and no defaultMemory) that names no
 // gpucores gets cores = 100 (defaultExclusiveCoreIfNeeded). A memory amount
 // wins over a percentage; a 0 amount or percentage counts as not given.
