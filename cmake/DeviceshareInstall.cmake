@@ -19,11 +19,11 @@
 #
 # Each rule names a component, so that an image installs only its own part
 # (`cmake --install build --component scheduler`, deploy/images/):
-#   scheduler, node-agent   the executables
+#   scheduler               the scheduler executable
+#   node-agent              the agent executable and libvgpu.so (its rule
+#                           is in lib/hamicore/vgpu)
 #   deploy, examples        the share/deviceshare folders
 #   development             headers, libraries, CMake and pkg-config files
-# libvgpu.so's rule (lib/hamicore/vgpu) names none: it is in `Unspecified`,
-# and the node agent's image installs that component for it.
 #
 # The same deviceshare::* names exist in the build tree as ALIAS targets,
 # so a project that adds this tree with add_subdirectory or FetchContent

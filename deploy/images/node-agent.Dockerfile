@@ -26,16 +26,14 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-# The agent (component node-agent) and libvgpu.so, whose install rule
-# (lib/hamicore/vgpu) names no component and so is `Unspecified`; both
-# stripped, under /usr/local in a staging root. libvgpu.so lands at
+# The agent and libvgpu.so (component node-agent), stripped, under
+# /usr/local in a staging root. libvgpu.so lands at
 # /usr/local/lib/deviceshare/libvgpu.so, the DaemonSets' --vgpu-library.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_INSTALL_PREFIX=/usr/local \
        -DDEVICESHARE_BUILD_TESTS=OFF -DDEVICESHARE_BUILD_BENCH=OFF \
     && cmake --build /build --target deviceshare-node-agent vgpu \
     && DESTDIR=/staging cmake --install /build --component node-agent --strip \
-    && DESTDIR=/staging cmake --install /build --component Unspecified --strip \
     && test -f /staging/usr/local/lib/deviceshare/libvgpu.so
 
 # ---- runtime -----------------------------------------------------------------
