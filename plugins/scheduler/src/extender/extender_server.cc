@@ -11,6 +11,7 @@
 #include "extender_log.h"
 #include "extender_metrics.h"
 #include "httplib.h"
+#include "listener.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -77,32 +78,16 @@ class ExtenderServer::Impl {
     server_->set_read_timeout(30, 0);
     server_->set_write_timeout(30, 0);
     Route();
-    if (options_.port == 0) {
-      port_ = server_->bind_to_any_port(options_.host);
-    } else if (server_->bind_to_port(options_.host, options_.port)) {
-      port_ = options_.port;
-    }
-    if (port_ > 0) widen_backlog_();
-    if (port_ <= 0) {
-      return absl::UnavailableError(
-          absl::StrCat("--address ", options_.host, ":", options_.port,
-                       ": cannot listen (in use, or not a local address)"));
-    }
-    return absl::OkStatus();
+    absl::Status bound = listener_.Bind(
+        server_.get(), options_.host, options_.port,
+        absl::StrCat("--address ", options_.host, ":", options_.port));
+    if (bound.ok()) widen_backlog_();
+    return bound;
   }
 
-  int port() const { return port_; }
-
-  void Start() {
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-  }
-
-  void Stop() {
-    if (server_ == nullptr || stopped_) return;
-    stopped_ = true;
-    server_->stop();
-    if (thread_.joinable()) thread_.join();
-  }
+  int port() const { return listener_.port(); }
+  void Start() { listener_.Start(); }
+  void Stop() { listener_.Stop(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -196,9 +181,7 @@ class ExtenderServer::Impl {
   ExtenderMetrics metrics_;
   std::unique_ptr<httplib::Server> server_;
   std::function<void()> widen_backlog_;
-  int port_ = -1;
-  std::thread thread_;
-  bool stopped_ = false;
+  Listener listener_;
 };
 
 ExtenderServer::ExtenderServer(std::unique_ptr<Impl> impl)

@@ -10,6 +10,7 @@
 #include "deviceshare/admission/admission_review.h"
 #include "extender_log.h"
 #include "httplib.h"
+#include "listener.h"
 
 namespace deviceshare::extender {
 
@@ -51,31 +52,14 @@ class WebhookServer::Impl {
     server_->set_read_timeout(10, 0);
     server_->set_write_timeout(10, 0);
     Route();
-    if (options_.port == 0) {
-      port_ = server_->bind_to_any_port(options_.host);
-    } else if (server_->bind_to_port(options_.host, options_.port)) {
-      port_ = options_.port;
-    }
-    if (port_ <= 0) {
-      return absl::UnavailableError(
-          absl::StrCat("--webhook-port ", options_.port, " on ", options_.host,
-                       ": cannot listen (in use, or not a local address)"));
-    }
-    return absl::OkStatus();
+    return listener_.Bind(
+        server_.get(), options_.host, options_.port,
+        absl::StrCat("--webhook-port ", options_.port, " on ", options_.host));
   }
 
-  int port() const { return port_; }
-
-  void Start() {
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-  }
-
-  void Stop() {
-    if (server_ == nullptr || stopped_) return;
-    stopped_ = true;
-    server_->stop();
-    if (thread_.joinable()) thread_.join();
-  }
+  int port() const { return listener_.port(); }
+  void Start() { listener_.Start(); }
+  void Stop() { listener_.Stop(); }
 
  private:
   void Route() {
@@ -122,9 +106,7 @@ class WebhookServer::Impl {
   const WebhookOptions options_;
   std::unique_ptr<CertificateReloader> reloader_;
   std::unique_ptr<httplib::SSLServer> server_;
-  int port_ = -1;
-  std::thread thread_;
-  bool stopped_ = false;
+  Listener listener_;
 };
 
 WebhookServer::WebhookServer(std::unique_ptr<Impl> impl)
