@@ -10,9 +10,12 @@
 #include "gtest/gtest.h"
 #include "testing/fake_nvml_env.h"
 #include "testing/status_matchers.h"
+#include "testing/whole_file.h"
 
 namespace deviceshare::agent {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::deviceshare::testing::StatusIs;
 using ::testing::HasSubstr;
@@ -194,13 +197,6 @@ TEST(DiscoveryJsonTest, NvmlDiscoveryRoundTripsThroughAnInventoryFile) {
   EXPECT_EQ(*read_back, *discovered);
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // The same through the command line, as an operator would do it.
 TEST(DiscoveryJsonTest, DiscoverCommandRoundTrips) {
   testing::FakeNvmlEnv env(R"(gpus:
@@ -221,8 +217,8 @@ TEST(DiscoveryJsonTest, DiscoverCommandRoundTrips) {
                          from_nvml + " > " + from_file)
                             .c_str()),
             0);
-  const std::string printed = ReadAll(from_nvml);
-  EXPECT_EQ(ReadAll(from_file), printed);
+  const std::string printed = ReadWholeFile(from_nvml);
+  EXPECT_EQ(ReadWholeFile(from_file), printed);
   auto gpus = ParseDiscoveryJson(Json::parse(printed));
   ASSERT_OK(gpus);
   ASSERT_EQ(gpus->size(), 2u);

@@ -32,9 +32,12 @@
 #include "testing/fakes.h"
 #include "testing/status_matchers.h"
 #include "testing/wait_for.h"
+#include "testing/whole_file.h"
 
 namespace deviceshare::agent {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::deviceshare::testing::StatusIs;
 using ::deviceshare::testing::WaitFor;
@@ -118,13 +121,6 @@ std::string FakeScript(const std::string& record, FakeMode mode) {
       "done\n");
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n', absl::SkipEmpty());
 }
@@ -148,7 +144,7 @@ bool ProcessGone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
 // Gone, or a zombie nobody reaps (a pid 1 that does not reap).
 bool ProcessDead(pid_t pid) {
   if (ProcessGone(pid)) return true;
-  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const std::string stat = ReadWholeFile(absl::StrCat("/proc/", pid, "/stat"));
   const size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() &&
          stat[paren + 2] == 'Z';
@@ -162,7 +158,8 @@ std::vector<pid_t> ChildrenRunning(const std::string& text) {
   while (dirent* entry = readdir(proc)) {
     pid_t pid;
     if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    const std::string stat =
+        ReadWholeFile(absl::StrCat("/proc/", pid, "/stat"));
     const size_t paren = stat.rfind(')');
     if (paren == std::string::npos) continue;
     // ") S PPID ..."
@@ -173,7 +170,8 @@ std::vector<pid_t> ChildrenRunning(const std::string& text) {
         ppid != getpid()) {
       continue;
     }
-    std::string cmdline = ReadFile(absl::StrCat("/proc/", pid, "/cmdline"));
+    std::string cmdline =
+        ReadWholeFile(absl::StrCat("/proc/", pid, "/cmdline"));
     if (absl::StrContains(cmdline, text)) children.push_back(pid);
   }
   closedir(proc);
@@ -224,7 +222,7 @@ class MpsDaemonTest : public ::testing::Test {
     return options;
   }
 
-  std::vector<std::string> Record() { return Lines(ReadFile(record_)); }
+  std::vector<std::string> Record() { return Lines(ReadWholeFile(record_)); }
 
   // The record's lines that start with `prefix`.
   std::vector<std::string> RecordLines(const std::string& prefix) {
@@ -288,7 +286,7 @@ TEST_F(MpsDaemonTest, StartsInTheForegroundWithTheMpsEnvironment) {
   EXPECT_EQ(ModeOf(root_ + "/shm"), 0777u);
   EXPECT_TRUE(std::filesystem::is_directory(root_ + "/log"));
   EXPECT_THAT(
-      ReadFile(root_ + "/log/control.stdout"),
+      ReadWholeFile(root_ + "/log/control.stdout"),
       HasSubstr(absl::StrCat("fake control daemon ", status.pid, " starting")));
 
   // The defaults go to control clients, one command each, in order.

@@ -24,9 +24,12 @@
 #include "testing/fake_nvml_env.h"
 #include "testing/resource_slice_rules.h"
 #include "testing/status_matchers.h"
+#include "testing/whole_file.h"
 
 namespace deviceshare::agent {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::deviceshare::testing::IsOk;
 using ::testing::ElementsAre;
@@ -227,13 +230,6 @@ namespace {
 
 using ::testing::IsEmpty;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 // `discover --output resourceslices` on fake NVML, as an operator would
 // check a node without a cluster: what it prints passes the API server's
 // rules as the tests' API server checks them (independently of the agent).
@@ -255,7 +251,7 @@ TEST(ResourceSlicesCommandTest, DiscoverPrintsValidSlices) {
                    " --nvml-library " + DEVICESHARE_FAKE_NVML_LIB + " > " + out)
                       .c_str()),
       0);
-  const nlohmann::json list = nlohmann::json::parse(ReadFile(out));
+  const nlohmann::json list = nlohmann::json::parse(ReadWholeFile(out));
   EXPECT_EQ(list["kind"], "List");
   ASSERT_EQ(list["items"].size(), 1u);
   const nlohmann::json& slice = list["items"][0];

@@ -24,9 +24,12 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/status_matchers.h"
+#include "testing/whole_file.h"
 
 namespace deviceshare {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::nlohmann::json;
 using ::testing::Contains;
@@ -36,13 +39,6 @@ using ::testing::UnorderedElementsAreArray;
 
 const std::filesystem::path kDeployDir =
     std::filesystem::path(DEVICESHARE_DEPLOY_DIR);
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::vector<std::string> YamlFiles() {
   std::vector<std::string> files;
@@ -60,7 +56,7 @@ class DeployManifestsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const std::string& file : YamlFiles()) {
-      auto documents = ParseYamlDocuments(ReadFile(kDeployDir / file));
+      auto documents = ParseYamlDocuments(ReadWholeFile(kDeployDir / file));
       ASSERT_OK(documents) << file;
       ASSERT_FALSE(documents->empty()) << file;
       for (json& document : *documents) {
@@ -318,10 +314,10 @@ TEST_F(DeployManifestsTest, DeviceshareConfigLoadsAndMatchesTheExample) {
       ParseConfigYaml(config_map["data"]["deviceshare.yaml"].get<std::string>(),
                       BuiltinConfigExtensions());
   ASSERT_OK(in_map);
-  auto example =
-      ParseConfigYaml(ReadFile(std::filesystem::path(DEVICESHARE_EXAMPLES_DIR) /
-                               "deviceshare.yaml"),
-                      BuiltinConfigExtensions());
+  auto example = ParseConfigYaml(
+      ReadWholeFile(std::filesystem::path(DEVICESHARE_EXAMPLES_DIR) /
+                    "deviceshare.yaml"),
+      BuiltinConfigExtensions());
   ASSERT_OK(example);
   EXPECT_TRUE(*in_map == *example)
       << "configmap.yaml's deviceshare.yaml differs from "
@@ -614,7 +610,8 @@ struct Kit {
 Kit LoadKit(const std::string& name, const std::filesystem::path& dir) {
   Kit kit;
   kit.name = name;
-  auto kustomization = ParseJsonOrYaml(ReadFile(dir / "kustomization.yaml"));
+  auto kustomization =
+      ParseJsonOrYaml(ReadWholeFile(dir / "kustomization.yaml"));
   EXPECT_OK(kustomization) << name;
   if (!kustomization.ok()) return kit;
   kit.kustomization = *kustomization;
@@ -622,7 +619,7 @@ Kit LoadKit(const std::string& name, const std::filesystem::path& dir) {
     const std::string file = resource.get<std::string>();
     EXPECT_TRUE(std::filesystem::is_regular_file(dir / file))
         << name << "/kustomization.yaml lists " << file << ", not a file";
-    auto documents = ParseYamlDocuments(ReadFile(dir / file));
+    auto documents = ParseYamlDocuments(ReadWholeFile(dir / file));
     EXPECT_OK(documents) << name << "/" << file;
     if (!documents.ok()) continue;
     for (json& document : *documents) {

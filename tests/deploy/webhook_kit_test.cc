@@ -25,9 +25,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/whole_file.h"
 
 namespace deviceshare {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::nlohmann::json;
 using ::testing::Contains;
@@ -36,16 +39,9 @@ using ::testing::HasSubstr;
 const std::filesystem::path kDeployDir =
     std::filesystem::path(DEVICESHARE_DEPLOY_DIR);
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The one document of `file` whose kind is `kind`.
 json Document(const std::string& file, const std::string& kind) {
-  auto documents = ParseYamlDocuments(ReadFile(kDeployDir / file));
+  auto documents = ParseYamlDocuments(ReadWholeFile(kDeployDir / file));
   EXPECT_TRUE(documents.ok()) << file << ": " << documents.status();
   if (!documents.ok()) return json();
   for (json& document : *documents) {
@@ -198,7 +194,7 @@ class WebhookCertsScriptTest : public ::testing::Test {
   }
 
   std::string Out(const std::string& file) {
-    return ReadFile(dir_ / "out" / file);
+    return ReadWholeFile(dir_ / "out" / file);
   }
 
   std::filesystem::path dir_;

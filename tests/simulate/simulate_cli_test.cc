@@ -14,9 +14,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulate_fixtures.h"
+#include "testing/whole_file.h"
 
 namespace deviceshare {
 namespace {
+
+using ::deviceshare::testing::ReadWholeFile;
 
 using ::deviceshare::testing::WriteTempFile;
 using ::testing::HasSubstr;
@@ -28,13 +31,6 @@ struct CliRun {
   std::string err;
 };
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 CliRun Scheduler(const std::string& args) {
   const std::string out = WriteTempFile("stdout", "");
   const std::string err = WriteTempFile("stderr", "");
@@ -43,8 +39,8 @@ CliRun Scheduler(const std::string& args) {
   CliRun run;
   const int status = std::system(command.c_str());
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = ReadAll(out);
-  run.err = ReadAll(err);
+  run.out = ReadWholeFile(out);
+  run.err = ReadWholeFile(err);
   return run;
 }
 
@@ -144,7 +140,7 @@ TEST(SimulateCliTest, ReplayPrintsTableCsvAndPlot) {
   EXPECT_THAT(run.out, HasSubstr("toy  binpack  66.67 ± 0.00  0.00 ± 0.00"));
   EXPECT_THAT(run.out, HasSubstr("3/4"));
   EXPECT_THAT(run.out, HasSubstr("2 runs in "));
-  EXPECT_THAT(ReadAll(plot), StartsWith("<svg"));
+  EXPECT_THAT(ReadWholeFile(plot), StartsWith("<svg"));
   run = Scheduler(absl::StrCat(common, " --output csv"));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, StartsWith("trace,policy,seed,arrived_pct,allocated_pct,"

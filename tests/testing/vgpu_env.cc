@@ -16,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "testing/whole_file.h"
+
 namespace deviceshare::testing {
 namespace {
 
@@ -23,13 +25,6 @@ int64_t MonotonicNs() {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   return now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string Dirname(const std::string& path) {
@@ -108,8 +103,8 @@ ProbeResult ProbeProcess::Wait() {
   pid_ = -1;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  result.out = ReadFile(out_path_);
-  result.err = ReadFile(err_path_);
+  result.out = ReadWholeFile(out_path_);
+  result.err = ReadWholeFile(err_path_);
   std::istringstream lines(result.out);
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
