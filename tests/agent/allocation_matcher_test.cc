@@ -199,6 +199,29 @@ TEST_F(MatcherTest, RestartedAgentNeitherRepeatsNorForgets) {
   EXPECT_EQ(matcher_->stats().served, 1);
 }
 
+// Killed after serving a pod but before its success patch went out: the
+// restarted agent finds the pod still allocating, its journal says served,
+// and it sends the patch (and serves the pod no second time).
+TEST_F(MatcherTest, RestartedAgentSendsASuccessItLost) {
+  const std::vector<nlohmann::json> pods = {
+      BoundPod(PodSpec{.name = "first", .memory_mib = 1000}, Dialect::kHami,
+               kNode, {ShareOf("GPU-0", 1000, 0)}, 100)};
+  matcher_->ReplacePods(pods);
+  ASSERT_TRUE(matcher_->Allocate({"GPU-0::0"}).ok());
+  ASSERT_EQ(patches_.size(), 1u);
+  patches_.clear();  // the patch queue died with the agent
+
+  Start();
+  matcher_->ReplacePods(pods);  // the pod as the API server still has it
+  ASSERT_EQ(patches_.size(), 1u);
+  EXPECT_EQ(patches_.begin()->second[keys::kHamiBindPhase], "success");
+  EXPECT_FALSE(matcher_->Allocate({"GPU-0::1"}).ok());
+  // Seen again (a later watch event): no second patch while it is pending.
+  patches_.clear();
+  matcher_->ApplyPod("MODIFIED", pods[0]);
+  EXPECT_TRUE(patches_.empty());
+}
+
 TEST_F(MatcherTest, InterchangeablePodsAreFixedUpAtPreStart) {
   matcher_->ReplacePods(
       {BoundPod(PodSpec{.name = "a", .memory_mib = 1000}, Dialect::kHami, kNode,

@@ -174,6 +174,15 @@ void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
     }
   }
   it->second.record = std::move(fresh);
+  // An agent killed after serving a pod's last container but before its
+  // queued success patch reached the API server comes back with the pod
+  // still "allocating": its journal says every container is served, so it
+  // sends the patch now (MaybeFinishLocked does nothing otherwise).
+  const std::string& phase = it->second.record.bind_phase;
+  if (phase != keys::kBindPhaseSuccess && phase != keys::kBindPhaseFailed &&
+      journal_->HasPod(it->first)) {
+    MaybeFinishLocked(it->second);
+  }
 }
 
 void AllocationMatcher::ForgetLocked(const std::string& uid) {
