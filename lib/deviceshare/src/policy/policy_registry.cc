@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/config/policy_name.h"
+#include "deviceshare/policy/baselines/fgd_baselines.h"
 #include "deviceshare/policy/builtin_policies.h"
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/status_macros.h"
@@ -50,7 +51,9 @@ absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register(kMutexPolicyName, NewMutexPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kNumaPolicyName, NewNumaPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kTopologyPolicyName, NewTopologyPolicy));
-  return registry.Register(kFgdPolicyName, NewFgdPolicy);
+  DS_RETURN_IF_ERROR(registry.Register(kFgdPolicyName, NewFgdPolicy));
+  DS_RETURN_IF_ERROR(registry.Register(kBestfitPolicyName, NewBestfitPolicy));
+  return registry.Register(kPackingPolicyName, NewPackingPolicy);
 }
 
 const PolicyRegistry& BuiltinPolicies() {
