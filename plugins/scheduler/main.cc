@@ -46,9 +46,11 @@ ABSL_FLAG(int64_t, synthetic_nodes, 0, "generated nodes");
 ABSL_FLAG(int64_t, gpus_per_node, 0, "GPUs per generated node");
 ABSL_FLAG(int64_t, synthetic_pods, 0, "generated pods");
 ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
-ABSL_FLAG(std::string, node_policy, "", "binpack | spread | fgd");
+ABSL_FLAG(std::string, node_policy, "",
+          "binpack | spread | fgd | bestfit | packing");
 ABSL_FLAG(std::string, gpu_policy, "",
-          "binpack | spread | mutex | numa | topology-aware | fgd");
+          "binpack | spread | mutex | numa | topology-aware | fgd | bestfit "
+          "| packing");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(uint64_t, seed, 0, "shuffle / generator seed");
 ABSL_FLAG(int64_t, limit_pods, 0, "schedule only the first N pods");
@@ -232,11 +234,13 @@ constexpr char kSyntheticInputsHelp[] = R"(.
 constexpr char kSimulateOptionsHelp[] = R"(Options:
   --config FILE         deviceshare config YAML (scheduler: and nvidia:
                         sections, or a ConfigMap); defaults otherwise
-  --node-policy P       binpack | spread | fgd: overrides
-                        scheduler.nodePolicy
+  --node-policy P       binpack | spread | fgd | bestfit | packing:
+                        overrides scheduler.nodePolicy
   --gpu-policy P        binpack | spread | mutex | numa | topology-aware |
-                        fgd: overrides scheduler.gpuPolicy (fgd weighs the
-                        typical workload, which only --replay fgd gives
+                        fgd | bestfit | packing: overrides
+                        scheduler.gpuPolicy. fgd, bestfit and packing are
+                        FGD's policy and two of its baselines (fgd weighs
+                        the typical workload, which only --replay fgd gives
                         it; without one every node scores 50)
   --output F            table (default) | json
   --seed N              cluster/trace: shuffle the pod order with
