@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "testing/admission_answers.h"
 #include "testing/status_matchers.h"
 
 namespace deviceshare::admission {
@@ -58,10 +58,7 @@ TEST(AdmissionReviewTest, PatchedAnswerEchoesUidWithBase64JsonPatch) {
   EXPECT_EQ(response["uid"], "u-1");
   EXPECT_EQ(response["allowed"], true);
   EXPECT_EQ(response["patchType"], "JSONPatch");
-  std::string patch;
-  ASSERT_TRUE(
-      absl::Base64Unescape(response["patch"].get<std::string>(), &patch));
-  EXPECT_EQ(json::parse(patch), json::parse(R"([
+  EXPECT_EQ(::deviceshare::testing::PatchOf(response), json::parse(R"([
     {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu",
      "value":"1"},
     {"op":"add","path":"/spec/schedulerName",

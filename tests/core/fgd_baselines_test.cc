@@ -14,17 +14,9 @@
 namespace deviceshare {
 namespace {
 
-using testing::GpuContainer;
 using testing::MakeConfig;
 using testing::MakeNode;
-using testing::MakePod;
-
-constexpr int64_t kGpuMib = 81920;  // MakeNode's GPUs
-
-PodRequest Share(const std::string& name, int percent) {
-  return MakePod(name,
-                 {GpuContainer("c", 1, kGpuMib * percent / 100, percent)});
-}
+using testing::ShareOfOneGpu;
 
 // Nodes "a" (GPU 0 half used: [500, 1000] milli left), "b" (all free) and,
 // with `third`, "c" (GPU 0 at 70 %: [300, 1000]). MakeNode tracks no CPU, so
@@ -40,7 +32,7 @@ std::unique_ptr<Scheduler> Cluster(const std::string& policy, bool third) {
   for (const auto& [name, percent] : used) {
     EXPECT_OK((*scheduler)->UpsertNode(MakeNode(name, 2)));
     if (percent == 0) continue;
-    PodRequest resident = Share("resident-" + name, percent);
+    PodRequest resident = ShareOfOneGpu("resident-" + name, percent);
     resident.use_uuids = {"GPU-" + name + "-0"};
     EXPECT_OK((*scheduler)->Schedule(resident));
   }
@@ -56,7 +48,8 @@ std::string GpuOf(const Decision& decision) {
 TEST(FgdBaselinesTest, BestfitTakesTheNodeLeftLeastAndItsTightestGpu) {
   std::unique_ptr<Scheduler> scheduler = Cluster("bestfit", false);
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 50));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 50));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(GpuOf(*decision), "GPU-a-0");
@@ -68,7 +61,8 @@ TEST(FgdBaselinesTest, BestfitTakesTheNodeLeftLeastAndItsTightestGpu) {
 TEST(FgdBaselinesTest, PackingPrefersTheUsedGpuWithLeastLeft) {
   std::unique_ptr<Scheduler> scheduler = Cluster("packing", true);
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 30));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 30));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(GpuOf(*decision), "GPU-c-0");
@@ -80,14 +74,15 @@ TEST(FgdBaselinesTest, PackingPrefersTheUsedGpuWithLeastLeft) {
 TEST(FgdBaselinesTest, PackingOpensAFreeGpuOnlyWhenItMust) {
   std::unique_ptr<Scheduler> scheduler = Cluster("packing", true);
   ASSERT_NE(scheduler, nullptr);
-  absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 40));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 40));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(GpuOf(*decision), "GPU-a-0");
   EXPECT_EQ(decision->score, 95);
   // Now a's GPU 0 has 100 left: a and c must each open a free GPU (49
   // each, against b's 31); the tie goes to the smaller name.
-  decision = scheduler->Schedule(Share("q", 40));
+  decision = scheduler->Schedule(ShareOfOneGpu("q", 40));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(GpuOf(*decision), "GPU-a-1");

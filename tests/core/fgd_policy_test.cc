@@ -19,14 +19,7 @@ using testing::GpuContainer;
 using testing::MakeConfig;
 using testing::MakeNode;
 using testing::MakePod;
-
-constexpr int64_t kGpuMib = 81920;  // MakeNode's GPUs
-
-// A share of `percent` of one GPU: that many cores and memory percent.
-PodRequest Share(const std::string& name, int percent) {
-  return MakePod(name,
-                 {GpuContainer("c", 1, kGpuMib * percent / 100, percent)});
-}
+using testing::ShareOfOneGpu;
 
 std::unique_ptr<Scheduler> SchedulerWith(const std::string& policy,
                                          std::vector<WorkloadShape> typical) {
@@ -71,10 +64,11 @@ TEST(FgdPolicyTest, ShareGoesWhereItStrandsLeast) {
         SchedulerWith(policy, {Typical(500)});
     ASSERT_NE(scheduler, nullptr);
     ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-    PodRequest resident = Share("resident", 40);
+    PodRequest resident = ShareOfOneGpu("resident", 40);
     resident.use_uuids = {"GPU-a-0"};
     ASSERT_OK(scheduler->Schedule(resident));
-    absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 40));
+    absl::StatusOr<Decision> decision =
+        scheduler->Schedule(ShareOfOneGpu("p", 40));
     ASSERT_OK(decision);
     ASSERT_TRUE(decision->allocation.has_value());
     EXPECT_EQ(GpuOf(*decision), want_gpu);
@@ -90,10 +84,11 @@ TEST(FgdPolicyTest, NodeWhoseHalfGpuTheShareFills) {
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-  PodRequest resident = Share("resident", 50);
+  PodRequest resident = ShareOfOneGpu("resident", 50);
   resident.use_uuids = {"GPU-b-1"};
   ASSERT_OK(scheduler->Schedule(resident));
-  absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 50));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 50));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(GpuOf(*decision), "GPU-b-1");
@@ -105,11 +100,11 @@ TEST(FgdPolicyTest, WholeGpusLowestIndexFirst) {
   std::unique_ptr<Scheduler> scheduler = SchedulerWith("fgd", {Typical(500)});
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 4)));
-  PodRequest resident = Share("resident", 30);
+  PodRequest resident = ShareOfOneGpu("resident", 30);
   resident.use_uuids = {"GPU-a-1"};
   ASSERT_OK(scheduler->Schedule(resident));
-  absl::StatusOr<Decision> decision = scheduler->Schedule(
-      MakePod("whole", {GpuContainer("c", 2, kGpuMib, 100)}));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(MakePod("whole", {GpuContainer("c", 2, 81920, 100)}));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   const auto& devices = decision->allocation->containers.at(0).devices;
@@ -123,7 +118,8 @@ TEST(FgdPolicyTest, NoWorkloadScoresFifty) {
   std::unique_ptr<Scheduler> scheduler = SchedulerWith("fgd", {});
   ASSERT_NE(scheduler, nullptr);
   ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 1)));
-  absl::StatusOr<Decision> decision = scheduler->Schedule(Share("p", 30));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 30));
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(decision->score, 50);

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "testing/admission_answers.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
 #include "testing/server_process.h"
@@ -133,10 +133,7 @@ TEST_F(WebhookE2eTest, MutatedHamiPodIsFilteredAndBound) {
   const json response = Review(webhook_port, pod);
   ASSERT_EQ(response["allowed"], true) << response.dump();
   ASSERT_EQ(response["patchType"], "JSONPatch");
-  std::string patch;
-  ASSERT_TRUE(
-      absl::Base64Unescape(response["patch"].get<std::string>(), &patch));
-  const json mutated = pod.patch(json::parse(patch));
+  const json mutated = pod.patch(::deviceshare::testing::PatchOf(response));
   EXPECT_EQ(mutated["spec"]["schedulerName"], "deviceshare-scheduler");
   EXPECT_EQ(
       mutated["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"],

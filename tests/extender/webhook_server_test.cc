@@ -13,12 +13,12 @@
 #include <string>
 #include <thread>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "testing/admission_answers.h"
 #include "testing/test_pki.h"
 
 namespace deviceshare::extender {
@@ -117,10 +117,7 @@ TEST_F(WebhookServerTest, AnswersAnAdmissionReview) {
   EXPECT_EQ(response["uid"], "7f2c");
   EXPECT_EQ(response["allowed"], true);
   EXPECT_EQ(response["patchType"], "JSONPatch");
-  std::string patch;
-  ASSERT_TRUE(
-      absl::Base64Unescape(response["patch"].get<std::string>(), &patch));
-  EXPECT_EQ(json::parse(patch), json::parse(R"([
+  EXPECT_EQ(::deviceshare::testing::PatchOf(response), json::parse(R"([
     {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu",
      "value":"1"},
     {"op":"add","path":"/spec/schedulerName",

@@ -72,4 +72,10 @@ Config MakeConfig(const std::string& node_policy,
   return config;
 }
 
+PodRequest ShareOfOneGpu(const std::string& name, int percent,
+                         int64_t gpu_memory_mib) {
+  return MakePod(
+      name, {GpuContainer("c", 1, gpu_memory_mib * percent / 100, percent)});
+}
+
 }  // namespace deviceshare::testing

@@ -28,6 +28,11 @@ NodeInventory MakeNode(const std::string& name, int gpus,
 ContainerRequest GpuContainer(const std::string& name, int gpus,
                               int64_t memory_mib, int cores = 0);
 
+// A pod with one container "c" asking `percent` of one GPU: that percent
+// of its cores and of `gpu_memory_mib` (MakeNode's GPUs by default).
+PodRequest ShareOfOneGpu(const std::string& name, int percent,
+                         int64_t gpu_memory_mib = 81920);
+
 // A pod uid "uid-<name>" in namespace "default" with the given containers.
 PodRequest MakePod(const std::string& name,
                    std::vector<ContainerRequest> containers);
