@@ -213,19 +213,20 @@ std::string ReplaySvg(const ReplayResult& result) {
   std::vector<std::string> traces;
   std::vector<std::string> policies;
   double top_unallocated = 5;
+  const int last_arrived = LastArrived(result);
   for (const ReplaySeries& series : result.series) {
     if (std::find(traces.begin(), traces.end(), series.trace) == traces.end())
       traces.push_back(series.trace);
     if (std::find(policies.begin(), policies.end(), series.policy) ==
         policies.end())
       policies.push_back(series.policy);
-    for (int x = kFirstArrived; x <= LastArrived(result); ++x) {
+    for (int x = kFirstArrived; x <= last_arrived; ++x) {
       const MeanSd stat = UnallocatedAt(series, x);
       if (stat.runs > 0) top_unallocated = std::max(top_unallocated, stat.mean);
     }
   }
   top_unallocated = std::min(100.0, std::ceil(top_unallocated / 5) * 5);
-  const int last = std::max(LastArrived(result), kFirstArrived + 10);
+  const int last = std::max(last_arrived, kFirstArrived + 10);
   const int width = static_cast<int>(traces.size()) * kPanelWidth;
   const int height = kPanelHeight + 40;
   std::string svg = absl::StrFormat(

@@ -33,9 +33,9 @@ absl::Status BadSeeds(absl::string_view flag, absl::string_view text,
 absl::StatusOr<std::vector<uint64_t>> ParseSeeds(absl::string_view flag,
                                                  absl::string_view text) {
   std::vector<uint64_t> seeds;
-  if (std::pair<absl::string_view, absl::string_view> range =
-          absl::StrSplit(text, absl::MaxSplits('-', 1));
-      absl::StrContains(text, '-')) {
+  if (absl::StrContains(text, '-')) {
+    const std::pair<absl::string_view, absl::string_view> range =
+        absl::StrSplit(text, absl::MaxSplits('-', 1));
     uint64_t first = 0;
     uint64_t last = 0;
     if (!absl::SimpleAtoi(range.first, &first) ||

@@ -40,9 +40,7 @@ PodTake TakeOf(const fgd::FragNode& before, const fgd::FragNode& after,
 // lower index (RankGpu's default tie-break).
 int TightestFitScore(const DeviceLedger& ledger, const PodCharge& extra) {
   const int32_t after =
-      fgd::MilliLeft(ledger.free_cores() - extra.cores, ledger.core_capacity(),
-                     ledger.free_memory_mib() - extra.memory_mib,
-                     ledger.memory_capacity_mib());
+      fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
   return (fgd::kMilliPerGpu - after) / 10;
 }
 
@@ -100,7 +98,8 @@ class FgdBaselinePolicy : public PlacementPolicy {
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
     const fgd::FragNode before = fgd::FragNodeOf(node);
-    const fgd::FragNode after = fgd::FragNodeAfter(node, pod, placement);
+    const fgd::FragNode after =
+        fgd::FragNodeAfter(before, node, pod, placement);
     return Score(node, before, TakeOf(before, after, pod.cpu_milli));
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }

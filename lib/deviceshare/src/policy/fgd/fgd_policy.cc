@@ -52,24 +52,26 @@ FragNode FragNodeOf(const NodeState& node) {
   return frag;
 }
 
-FragNode FragNodeAfter(const NodeState& node, const PodRequest& pod,
-                       const PodAllocation& placement) {
-  FragNode frag = FragNodeOf(node);
+int32_t MilliLeftAfter(const DeviceLedger& ledger, int64_t cores,
+                       int64_t memory_mib) {
+  if (cores >= ledger.core_capacity()) return 0;
+  return std::min(MilliLeft(ledger),
+                  MilliLeft(ledger.free_cores() - cores, ledger.core_capacity(),
+                            ledger.free_memory_mib() - memory_mib,
+                            ledger.memory_capacity_mib()));
+}
+
+FragNode FragNodeAfter(const FragNode& before, const NodeState& node,
+                       const PodRequest& pod, const PodAllocation& placement) {
+  FragNode frag = before;
   frag.cpu_milli_left -= pod.cpu_milli;
   for (const ContainerAllocation& container : placement.containers) {
     for (const DeviceGrant& grant : container.devices) {
       const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
       if (!at) continue;
-      const DeviceLedger& ledger = node.ledger(*at);
-      const bool whole = grant.cores >= ledger.core_capacity();
-      frag.gpu_milli_left[*at] =
-          whole
-              ? 0
-              : std::min(frag.gpu_milli_left[*at],
-                         MilliLeft(ledger.free_cores() - grant.cores,
-                                   ledger.core_capacity(),
-                                   ledger.free_memory_mib() - grant.memory_mib,
-                                   ledger.memory_capacity_mib()));
+      frag.gpu_milli_left[*at] = std::min(
+          frag.gpu_milli_left[*at],
+          MilliLeftAfter(node.ledger(*at), grant.cores, grant.memory_mib));
     }
   }
   return frag;
@@ -162,11 +164,7 @@ class FgdPolicyImpl final : public PlacementPolicy {
     fgd::FragNode after = before;
     after.cpu_milli_left -= pod.cpu_milli;
     after.gpu_milli_left[position] =
-        std::min(after.gpu_milli_left[position],
-                 fgd::MilliLeft(ledger.free_cores() - extra.cores,
-                                ledger.core_capacity(),
-                                ledger.free_memory_mib() - extra.memory_mib,
-                                ledger.memory_capacity_mib()));
+        fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
     return GpuRank{fgd::FgdScore(MemoFragMilli(id_, before, workload_),
                                  MemoFragMilli(id_, after, workload_)),
                    -index, 0};
@@ -178,9 +176,10 @@ class FgdPolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
+    const fgd::FragNode before = fgd::FragNodeOf(node);
     return fgd::FgdScore(
-        MemoFragMilli(id_, fgd::FragNodeOf(node), workload_),
-        MemoFragMilli(id_, fgd::FragNodeAfter(node, pod, placement),
+        MemoFragMilli(id_, before, workload_),
+        MemoFragMilli(id_, fgd::FragNodeAfter(before, node, pod, placement),
                       workload_));
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }

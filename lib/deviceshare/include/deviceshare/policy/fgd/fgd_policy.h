@@ -48,11 +48,16 @@ namespace fgd {
 int32_t MilliLeft(int64_t free_cores, int64_t core_capacity,
                   int64_t free_memory_mib, int64_t memory_capacity_mib);
 int32_t MilliLeft(const DeviceLedger& ledger);
+// What the GPU of `ledger` keeps once `cores` and `memory_mib` more are
+// charged to it: none for a whole GPU (cores >= its capacity).
+int32_t MilliLeftAfter(const DeviceLedger& ledger, int64_t cores,
+                       int64_t memory_mib);
 
-// The node as the measure sees it; with `pod` and `placement`, after them.
+// The node as the measure sees it; FragNodeAfter: `before` (its
+// FragNodeOf) once `pod` and `placement` are on it.
 FragNode FragNodeOf(const NodeState& node);
-FragNode FragNodeAfter(const NodeState& node, const PodRequest& pod,
-                       const PodAllocation& placement);
+FragNode FragNodeAfter(const FragNode& before, const NodeState& node,
+                       const PodRequest& pod, const PodAllocation& placement);
 
 // int(100 x sigmoid((before - after) / 1000)).
 int FgdScore(double frag_before, double frag_after);
