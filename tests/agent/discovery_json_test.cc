@@ -60,7 +60,8 @@ TEST(DiscoveryJsonTest, PrintsTheDocumentedShape) {
        "compute_instance_id": 0, "mig_uuid": "MIG-abc"},
       {"profile": "3g.40gb", "start": 0, "size": 4, "gpu_instance_id": 1,
        "compute_instance_id": -1, "mig_uuid": ""}],
-    "links": [{"peer_index": 0, "nvlinks": 18, "same_numa": true}],
+    "links": [{"peer_index": 0, "nvlinks": 18, "same_numa": true,
+               "pcie": "system"}],
     "health": "unhealthy", "health_reason": "xid 79"}]})");
   EXPECT_EQ(json, expected) << json.dump(2);
 }

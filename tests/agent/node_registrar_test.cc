@@ -132,6 +132,9 @@ TEST(RegistrarPairScoreTest, HamiRegistersPairScoresFromLinks) {
   ASSERT_TRUE(inventory.ok()) << inventory.status();
   for (size_t i = 0; i < gpus->size(); ++i) {
     EXPECT_EQ(inventory->gpus[i].pair_scores, (*gpus)[i].pair_scores) << i;
+    // The links travel in the registration's `links` member.
+    EXPECT_EQ(inventory->gpus[i].links, (*gpus)[i].links) << i;
+    EXPECT_FALSE(inventory->gpus[i].links.empty()) << i;
   }
   // Nothing new: no patch.
   const size_t patches = server.Patches().size();

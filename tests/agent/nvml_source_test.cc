@@ -164,9 +164,10 @@ TEST_F(NvmlSourceTest, DiscoversEveryField) {
   EXPECT_TRUE(h100.healthy);
   EXPECT_EQ(h100.health_reason, "");
   // Peer 1: 18 NVLinks, other socket. Peer 2: PCIe only, same socket by
-  // NVML's topology although its sysfs has no NUMA node (-1 reads as 0).
-  EXPECT_THAT(h100.links,
-              ElementsAre(GpuLink{1, 18, false}, GpuLink{2, 0, true}));
+  // NVML's topology although its sysfs has no NUMA node (-1 reads as 0);
+  // the PCIe level is NVML's common ancestor (the fake says NODE/SYSTEM).
+  EXPECT_THAT(h100.links, ElementsAre(GpuLink{1, 18, false, PcieLevel::kSystem},
+                                      GpuLink{2, 0, true, PcieLevel::kNuma}));
   // The H100-80GB table, in NVML's profile-index order, "MIG " stripped.
   ASSERT_EQ(h100.mig_profiles.size(), 7u);
   EXPECT_EQ(h100.mig_profiles[0],
@@ -197,7 +198,8 @@ TEST_F(NvmlSourceTest, DiscoversEveryField) {
   EXPECT_EQ(l4.numa_node, 0);
   EXPECT_EQ(l4.cc_major, 8);
   EXPECT_EQ(l4.cc_minor, 9);
-  EXPECT_THAT(l4.links, ElementsAre(GpuLink{0, 0, true}, GpuLink{1, 0, false}));
+  EXPECT_THAT(l4.links, ElementsAre(GpuLink{0, 0, true, PcieLevel::kNuma},
+                                    GpuLink{1, 0, false}));
 }
 
 TEST_F(NvmlSourceTest, LostGpuIsUnhealthyUntilItAnswersAgain) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "codec/gpu_links.h"
 #include "codec/hami_mig_profiles.h"
 #include "codec/json_members.h"
 #include "codec/register_entry.h"
@@ -85,7 +87,8 @@ absl::StatusOr<Gpu> DecodeJsonEntry(const Json& entry, size_t index) {
     gpu.healthy = it->get<bool>();
   }
   DS_RETURN_IF_ERROR(wire::ReadHamiMigProfiles(entry, where, gpu));
-  // Other members (devicevendor, custominfo, ...) are skipped.
+  // Other members (devicevendor, custominfo, ...) are skipped; `links`
+  // is read once every device is (codec/gpu_links.h).
   gpu.index = static_cast<int32_t>(gpu_index);
   gpu.split_count = static_cast<int32_t>(count);
   gpu.core_capacity = static_cast<int32_t>(devcore);
@@ -257,6 +260,8 @@ std::string EncodeHamiNodeRegisterJson(const std::vector<Gpu>& gpus) {
       entry["migProfiles"] = wire::HamiMigProfilesJson(gpu.mig_profiles);
     }
     if (gpu.healthy) entry["health"] = true;
+    // Ours, after HAMi's members; HAMi's decoder ignores it.
+    if (!gpu.links.empty()) entry["links"] = wire::GpuLinksJson(gpu.links);
     list.push_back(std::move(entry));
   }
   return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
@@ -280,6 +285,12 @@ absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegisterJson(
   for (size_t i = 0; i < doc.size(); ++i) {
     DS_ASSIGN_OR_RETURN(Gpu gpu, DecodeJsonEntry(doc[i], i));
     gpus.push_back(std::move(gpu));
+  }
+  // Links name peers by index, so they are read once every device is.
+  std::set<int32_t> indices;
+  for (const Gpu& gpu : gpus) indices.insert(gpu.index);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    wire::ReadGpuLinks(doc[i], EntryWhere(i), indices, gpus[i]);
   }
   return gpus;
 }

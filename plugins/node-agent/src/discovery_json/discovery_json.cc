@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "deviceshare/input/json_object_reader.h"
+#include "deviceshare/model/pcie_level.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare::agent {
@@ -171,7 +172,8 @@ absl::StatusOr<MigInstanceInfo> ParseInstance(const Json& entry,
 absl::StatusOr<GpuLink> ParseLink(const Json& entry, const std::string& path) {
   DS_ASSIGN_OR_RETURN(JsonObjectReader reader,
                       JsonObjectReader::Create(entry, path));
-  DS_RETURN_IF_ERROR(reader.OnlyKeys({"peer_index", "nvlinks", "same_numa"}));
+  DS_RETURN_IF_ERROR(
+      reader.OnlyKeys({"peer_index", "nvlinks", "same_numa", "pcie"}));
   GpuLink link;
   DS_ASSIGN_OR_RETURN(std::optional<int64_t> peer,
                       reader.Int("peer_index", 0, INT32_MAX));
@@ -180,6 +182,16 @@ absl::StatusOr<GpuLink> ParseLink(const Json& entry, const std::string& path) {
   DS_ASSIGN_OR_RETURN(link.nvlinks, Int32(reader, "nvlinks", 0));
   DS_ASSIGN_OR_RETURN(std::optional<bool> same_numa, reader.Bool("same_numa"));
   link.same_numa = same_numa.value_or(false);
+  DS_ASSIGN_OR_RETURN(std::optional<std::string> pcie, reader.String("pcie"));
+  if (pcie) {
+    std::optional<PcieLevel> level = ParsePcieLevel(*pcie);
+    if (!level) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(reader.PathOf("pcie"), ": \"", *pcie,
+                       "\" is not a PCIe level (want ", PcieLevelNames(), ")"));
+    }
+    link.pcie = *level;
+  }
   return link;
 }
 
@@ -224,7 +236,8 @@ nlohmann::json DiscoveryJson(const std::vector<DiscoveredGpu>& gpus) {
     for (const GpuLink& link : gpu.links) {
       links.push_back({{"peer_index", link.peer_index},
                        {"nvlinks", link.nvlinks},
-                       {"same_numa", link.same_numa}});
+                       {"same_numa", link.same_numa},
+                       {"pcie", PcieLevelName(link.pcie)}});
     }
     Json entry = Json::object();
     entry["uuid"] = gpu.uuid;

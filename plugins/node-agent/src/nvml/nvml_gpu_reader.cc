@@ -157,6 +157,20 @@ NvmlGpu ReadNvmlGpu(const NvmlLibrary& nvml, unsigned int index,
   return out;
 }
 
+namespace {
+
+// NVML's common-ancestor level as a PcieLevel (the same six steps).
+PcieLevel PcieLevelOf(nvmlGpuTopologyLevel_t level) {
+  if (level <= NVML_TOPOLOGY_INTERNAL) return PcieLevel::kBoard;
+  if (level <= NVML_TOPOLOGY_SINGLE) return PcieLevel::kSwitch;
+  if (level <= NVML_TOPOLOGY_MULTIPLE) return PcieLevel::kSwitches;
+  if (level <= NVML_TOPOLOGY_HOSTBRIDGE) return PcieLevel::kHostBridge;
+  if (level <= NVML_TOPOLOGY_NODE) return PcieLevel::kNuma;
+  return PcieLevel::kSystem;
+}
+
+}  // namespace
+
 void ReadNvmlLinks(const NvmlLibrary& nvml, std::vector<NvmlGpu>& gpus) {
   const NvmlFunctions& fn = nvml.fn();
   // lanes[i][j]: active NVLinks from GPU i whose far end is GPU j.
@@ -207,6 +221,9 @@ void ReadNvmlLinks(const NvmlLibrary& nvml, std::vector<NvmlGpu>& gpus) {
           fn.DeviceGetTopologyCommonAncestor(gpus[i].device, gpus[j].device,
                                              &level) == NVML_SUCCESS) {
         link.same_numa = level <= NVML_TOPOLOGY_NODE;
+        link.pcie = PcieLevelOf(level);
+      } else if (link.same_numa) {
+        link.pcie = PcieLevel::kNuma;
       }
       gpus[i].gpu.links.push_back(link);
     }

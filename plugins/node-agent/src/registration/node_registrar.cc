@@ -22,11 +22,25 @@ namespace deviceshare::agent {
 namespace {
 
 // HAMi's pair score from what discovery knows of a link
-// (calculate_score.go: 100 per NVLink, else 20 for a PCIe path on one CPU
-// socket and 10 across sockets; the PCIe switch levels between are not
-// discovered, so such pairs score as the socket says).
+// (calculate_score.go: 100 per NVLink, else by the PCIe level: same board
+// 60, single switch 50, multiple switches 40, host bridge 30, one CPU
+// socket 20, across sockets 10).
 int32_t PairScore(const GpuLink& link) {
   if (link.nvlinks > 0) return 100 * link.nvlinks;
+  switch (link.pcie) {
+    case PcieLevel::kBoard:
+      return 60;
+    case PcieLevel::kSwitch:
+      return 50;
+    case PcieLevel::kSwitches:
+      return 40;
+    case PcieLevel::kHostBridge:
+      return 30;
+    case PcieLevel::kNuma:
+      return 20;
+    case PcieLevel::kSystem:
+      break;
+  }
   return link.same_numa ? 20 : 10;
 }
 

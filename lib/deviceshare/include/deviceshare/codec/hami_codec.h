@@ -9,6 +9,11 @@
 //     empty / false (Go's omitempty), no spaces. migProfiles (HAMi >= 2.10)
 //     is Gpu::mig_profiles: [{"name","memoryMB","core","sliceCount",
 //     "placements":[{"start","size"}]}], all five members always written.
+//     deviceshare's extension, last and only when the GPU has links:
+//     "links":[{"peer":1,"nvlinks":12,"pcie":"switch","numa":true}] (Gpu::
+//     links, the NVLink/PCIe/NUMA relation to each peer by index), which
+//     HAMi's decoder ignores; a link that cannot be read is left out with
+//     its reason in Gpu::links_left_out, never refusing the node.
 //   the same annotation as a legacy string (HAMi <= 2.7):
 //     UUID,split,memMiB,devcore,type,numa,health[,index,mode]:
 //   pod `hami.io/vgpu-devices-allocated` (= `-to-allocate`): one entry per

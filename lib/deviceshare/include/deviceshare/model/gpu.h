@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "deviceshare/model/mig_slot.h"
+#include "deviceshare/model/pcie_level.h"
 #include "deviceshare/model/sharing_mode.h"
 
 namespace deviceshare {
@@ -24,11 +25,16 @@ struct GpuPairScore {
   bool operator==(const GpuPairScore& other) const = default;
 };
 
-// A direct link from one GPU to a peer on the same node.
+// How one GPU reaches a peer on the same node, as the node agent found it
+// (NVML's NVLink remote ends and topology common ancestor). Carried in the
+// registration's optional `links` member and the short form's `links`;
+// read by topology-aware (policy/topology/gpu_set_search.h).
 struct GpuLink {
   int32_t peer_index = 0;  // Gpu::index of the peer
   int32_t nvlinks = 0;     // number of NVLink lanes; 0 = PCIe only
   bool same_numa = false;  // PCIe path stays on one CPU socket
+  // The closest PCIe element the two share; kSystem when not known.
+  PcieLevel pcie = PcieLevel::kSystem;
 
   bool operator==(const GpuLink& other) const = default;
 };
@@ -102,6 +108,15 @@ struct Gpu {
   // `hami.io/node-nvidia-register entry 0 field migProfiles[1].name: "big"
   // is not a MIG profile name (want <N>g.<M>gb)`. Never encoded.
   std::vector<std::string> mig_profiles_left_out;
+  // `links` entries of the registration that cannot describe a link (a
+  // peer that is no other device of the node, a negative or huge lane
+  // count, an unknown PCIe level, a member of the wrong type). HAMi's and
+  // Volcano's readers ignore the member, so the device is served with the
+  // other links; each left out one is kept here as why, e.g.
+  // `hami.io/node-nvidia-register entry 0 field links[1].pcie: "bridge" is
+  // not a PCIe level (want board, switch, switches, hostbridge, numa or
+  // system)`. Never encoded.
+  std::vector<std::string> links_left_out;
 
   bool operator==(const Gpu& other) const = default;
 };

@@ -12,6 +12,9 @@
 //     gpus:
 //     - {model: "NVIDIA A100-SXM4-80GB", memory_mib: 81920, count: 8,
 //        split: 10, numa: 0, mode: hami-core}
+//     links:                    # optional: how the GPUs are connected
+//     - {gpus: [0, 1, 2, 3], nvlinks: 12}
+//     - {gpus: [0, 1], pcie: switch, numa: true}
 //
 // GPU keys: model and memory_mib (physical MiB) are required; count
 // (default 1), split (default nvidia.deviceSplitCount), numa (default 0),
@@ -22,6 +25,16 @@
 // deviceMemoryScaling applies to memory_mib), then `split` / `cores`
 // override the config when given. GPU indexes run across a node's entries
 // in order.
+//
+// Links (read by topology-aware): each entry gives every pair of its
+// `gpus` (two or more GPU indexes of the node) the members it has:
+// nvlinks (NVLink lanes, 0-1024), pcie (the closest PCIe element they
+// share: board, switch, switches, hostbridge, numa or system) and numa
+// (their path stays on one NUMA node); a later entry overrides an
+// earlier one member by member. With any entry, every GPU gets a link to
+// every other: what the entries say, else 0 lanes, numa as the GPUs' numa
+// say and pcie numa (same NUMA) or system. Without `links` the GPUs have
+// none.
 //
 // Unknown keys and values of the wrong type are errors naming the path,
 // e.g. `nodes[0].gpus[1].splt: unknown key`.

@@ -16,7 +16,8 @@
 //     "mig_instances": [{"profile": "3g.40gb", "start": 4, "size": 4,
 //       "gpu_instance_id": 2, "compute_instance_id": 0,
 //       "mig_uuid": "MIG-..."}],
-//     "links": [{"peer_index": 1, "nvlinks": 18, "same_numa": true}],
+//     "links": [{"peer_index": 1, "nvlinks": 18, "same_numa": true,
+//       "pcie": "numa"}],                   // pcie: PcieLevelName, optional
 //     "health": "healthy", "health_reason": ""}]}
 //
 // Reading back, only uuid, model and memory_mib are required (memory_mib
