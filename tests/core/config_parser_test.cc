@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_backend.h"
@@ -515,6 +516,54 @@ std::string ReadExample(const std::string& name) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+TEST(ConfigParserTest, TypicalWorkloadAndNodesToScore) {
+  Config config = MustParse(R"(
+scheduler:
+  nodePolicy: fragaware
+  nodesToScore: 64
+  typicalWorkload:
+    - {cpuMilli: 8000, gpuCount: 1, gpuMilli: 1000, share: 0.3}
+    - {gpuCount: 1, gpuMilli: 500, models: [A100], share: 0.3}
+    - {cpuMilli: 2000, share: 0.2}
+)");
+  EXPECT_EQ(config.scheduler.nodes_to_score, 64);
+  ASSERT_EQ(config.scheduler.typical_workload.size(), 3u);
+  // Shares summing to 0.8 are weights: 3/8, 3/8, 2/8.
+  WorkloadShape first = config.scheduler.typical_workload[0];
+  EXPECT_NEAR(first.share, 0.375, 1e-9);
+  first.share = 0;
+  EXPECT_EQ(first, (WorkloadShape{
+                       .cpu_milli = 8000, .gpu_milli = 1000, .gpu_count = 1}));
+  EXPECT_EQ(config.scheduler.typical_workload[1].models,
+            std::vector<std::string>{"A100"});
+  EXPECT_NEAR(config.scheduler.typical_workload[2].share, 0.25, 1e-9);
+  EXPECT_EQ(config.scheduler.typical_workload[2].gpu_count, 0);
+}
+
+TEST(ConfigParserTest, BadTypicalWorkloadNamesTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"typicalWorkload: {share: 1}", "scheduler.typicalWorkload"},
+      {"typicalWorkload: [{gpuCount: 1, gpuMilli: 500}]",
+       "scheduler.typicalWorkload[0].share: is missing"},
+      {"typicalWorkload: [{gpuCount: 1, gpuMilli: 500, share: 0}]",
+       "scheduler.typicalWorkload[0].share: 0 is not a number in (0, 1]"},
+      {"typicalWorkload: [{gpuCount: 1, gpuMilli: 1500, share: 1}]",
+       "scheduler.typicalWorkload[0].gpuMilli"},
+      {"typicalWorkload: [{gpuCount: 1, share: 1}]",
+       "gpuCount 1 with gpuMilli 0"},
+      {"typicalWorkload: [{gpus: 1, share: 1}]",
+       "scheduler.typicalWorkload[0].gpus: unknown key"},
+      {"typicalWorkload: [{share: 0.7}, {share: 0.6}]",
+       "shares sum to 1.3000, more than 1"},
+      {"nodesToScore: -1", "scheduler.nodesToScore"},
+  };
+  for (const auto& [body, want] : cases) {
+    SCOPED_TRACE(body);
+    EXPECT_THAT(ParseConfigYaml(absl::StrCat("scheduler:\n  ", body, "\n")),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(want)));
+  }
 }
 
 TEST(ConfigExamplesTest, HamiDeviceConfig) {

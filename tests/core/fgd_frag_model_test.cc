@@ -124,12 +124,15 @@ TEST(FgdFragModelTest, ClassesByHand) {
             FragClass::kCpuOnlyLacksCpu);
   EXPECT_EQ(Classify(node, Shape(100, 0, 0, "", 1)), FragClass::kCpuOnlyFits);
   EXPECT_EQ(FragMilliFor(node, Shape(100, 0, 0, "", 1)), 1300);
-  // Models: exact names, an empty name ignored, none = any.
+  // Models: as the scheduler matches them (a case-insensitive substring),
+  // an empty name ignored, none = any.
   TypicalPod pinned = Shape(1000, 500, 1, "V100M16", 1);
   EXPECT_EQ(Classify(node, pinned), FragClass::kNoAccess);
   pinned.models = {"V100M16", "T4"};
   EXPECT_EQ(Classify(node, pinned), FragClass::kSatisfied);
-  pinned.models = {"", "T"};
+  pinned.models = {"t4"};
+  EXPECT_EQ(Classify(node, pinned), FragClass::kSatisfied);
+  pinned.models = {"", "T40"};
   EXPECT_EQ(Classify(node, pinned), FragClass::kNoAccess);
   pinned.models = {""};
   EXPECT_EQ(Classify(node, pinned), FragClass::kSatisfied);

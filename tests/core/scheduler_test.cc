@@ -353,8 +353,8 @@ TEST(SchedulerTest, ConfigPoliciesMustBeRegistered) {
       Scheduler::Create(MakeConfig("fifo", "binpack"), registry),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(HasSubstr("scheduler.nodePolicy"), HasSubstr("\"fifo\""),
-                     HasSubstr("registered: bestfit, binpack, fgd, mutex, "
-                               "numa, packing, spread, "
+                     HasSubstr("registered: bestfit, binpack, fgd, fragaware, "
+                               "mutex, numa, packing, spread, "
                                "topology-aware"))));
   EXPECT_THAT(
       Scheduler::Create(MakeConfig("binpack", "fifo"), registry),

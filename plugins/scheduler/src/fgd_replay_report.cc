@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/simulate/text_table.h"
 #include "deviceshare/status_macros.h"
 
@@ -48,7 +49,11 @@ absl::StatusOr<ReplayResult> RunReplays(
     for (const ReplayPolicy& policy : policies) {
       ReplaySeries series{trace.name, policy.name, {}};
       Config config = policy.config;
-      if (config.scheduler.typical_workload.empty()) {
+      // FGD is given the trace's workload, as in its paper; fragaware
+      // learns its own from the pods it sees unless the config fixes one.
+      const bool uses_fgd = config.scheduler.node_policy == kFgdPolicyName ||
+                            config.scheduler.gpu_policy == kFgdPolicyName;
+      if (uses_fgd && config.scheduler.typical_workload.empty()) {
         config.scheduler.typical_workload = typical;
       }
       for (uint64_t seed : seeds) {

@@ -30,8 +30,9 @@ constexpr char kNvidiaSection[] = "nvidia";
 constexpr char kDeviceConfigKey[] = "device-config.yaml";
 constexpr char kOwnConfigKey[] = "deviceshare.yaml";
 
-constexpr absl::string_view kSchedulerKeys[] = {"nodePolicy", "gpuPolicy",
-                                                "dialect", "modes"};
+constexpr absl::string_view kSchedulerKeys[] = {
+    "nodePolicy", "gpuPolicy",       "dialect",
+    "modes",      "typicalWorkload", "nodesToScore"};
 
 bool IsSchedulerKey(absl::string_view key) {
   for (absl::string_view k : kSchedulerKeys) {
@@ -101,6 +102,80 @@ absl::StatusOr<std::vector<SharingMode>> ReadModes(const json& value,
   return modes;
 }
 
+// One entry of typicalWorkload: {cpuMilli, gpuCount, gpuMilli, models,
+// share}; gpuMilli is per GPU (1000 = a whole one).
+absl::StatusOr<WorkloadShape> ReadWorkloadShape(const json& value,
+                                                absl::string_view path) {
+  DS_RETURN_IF_ERROR(internal::RequireMapping(value, path));
+  DS_RETURN_IF_ERROR(internal::CheckKnownKeys(
+      value, path, {"cpuMilli", "gpuCount", "gpuMilli", "models", "share"}));
+  WorkloadShape shape;
+  if (!value.contains("share")) {
+    return PathError(KeyPath(path, "share"), "is missing");
+  }
+  const json& share = value["share"];
+  if (!share.is_number() || !(share.get<double>() > 0) ||
+      share.get<double>() > 1) {
+    return PathError(
+        KeyPath(path, "share"),
+        absl::StrCat(DescribeValue(share), " is not a number in (0, 1]"));
+  }
+  shape.share = share.get<double>();
+  if (value.contains("cpuMilli")) {
+    DS_ASSIGN_OR_RETURN(
+        shape.cpu_milli,
+        internal::ReadInteger(value["cpuMilli"], KeyPath(path, "cpuMilli"), 0,
+                              int64_t{1} << 40));
+  }
+  if (value.contains("gpuCount")) {
+    DS_ASSIGN_OR_RETURN(
+        const int64_t count,
+        internal::ReadInteger(value["gpuCount"], KeyPath(path, "gpuCount"), 0,
+                              1024));
+    shape.gpu_count = static_cast<int32_t>(count);
+  }
+  if (value.contains("gpuMilli")) {
+    DS_ASSIGN_OR_RETURN(
+        const int64_t milli,
+        internal::ReadInteger(value["gpuMilli"], KeyPath(path, "gpuMilli"), 0,
+                              1000));
+    shape.gpu_milli = static_cast<int32_t>(milli);
+  }
+  if ((shape.gpu_count == 0) != (shape.gpu_milli == 0)) {
+    return PathError(path,
+                     absl::StrFormat("gpuCount %d with gpuMilli %d: both are "
+                                     "0 (a CPU-only pod) or neither is",
+                                     shape.gpu_count, shape.gpu_milli));
+  }
+  if (value.contains("models")) {
+    DS_ASSIGN_OR_RETURN(
+        shape.models,
+        internal::ReadStringList(value["models"], KeyPath(path, "models")));
+  }
+  return shape;
+}
+
+absl::StatusOr<std::vector<WorkloadShape>> ReadTypicalWorkload(
+    const json& value, absl::string_view path) {
+  DS_RETURN_IF_ERROR(internal::RequireList(value, path));
+  std::vector<WorkloadShape> shapes;
+  double total = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    DS_ASSIGN_OR_RETURN(
+        WorkloadShape shape,
+        ReadWorkloadShape(value[i], internal::IndexPath(path, i)));
+    total += shape.share;
+    shapes.push_back(std::move(shape));
+  }
+  if (total > 1.0 + 1e-6) {
+    return PathError(path,
+                     absl::StrFormat("shares sum to %.4f, more than 1", total));
+  }
+  // Shares that sum to less than 1 are read as relative weights.
+  for (WorkloadShape& shape : shapes) shape.share /= total > 0 ? total : 1;
+  return shapes;
+}
+
 absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
                                    Extensions extensions, Config& whole) {
   if (section.is_null()) return absl::OkStatus();
@@ -120,6 +195,12 @@ absl::Status ParseSchedulerSection(const json& section, absl::string_view path,
       DS_ASSIGN_OR_RETURN(config.gpu_policy, ReadPolicy(*it, key_path));
     } else if (it.key() == "dialect") {
       DS_ASSIGN_OR_RETURN(config.default_dialect, ReadDialect(*it, key_path));
+    } else if (it.key() == "typicalWorkload") {
+      DS_ASSIGN_OR_RETURN(config.typical_workload,
+                          ReadTypicalWorkload(*it, key_path));
+    } else if (it.key() == "nodesToScore") {
+      DS_ASSIGN_OR_RETURN(config.nodes_to_score,
+                          internal::ReadInteger(*it, key_path, 0, 1 << 30));
     } else {
       DS_ASSIGN_OR_RETURN(config.enabled_modes, ReadModes(*it, key_path));
     }

@@ -6,6 +6,7 @@
 #include "deviceshare/policy/baselines/fgd_baselines.h"
 #include "deviceshare/policy/builtin_policies.h"
 #include "deviceshare/policy/fgd/fgd_policy.h"
+#include "deviceshare/policy/fragaware/fragaware_policy.h"
 #include "deviceshare/status_macros.h"
 
 namespace deviceshare {
@@ -53,6 +54,8 @@ absl::Status RegisterBuiltinPolicies(PolicyRegistry& registry) {
   DS_RETURN_IF_ERROR(registry.Register(kTopologyPolicyName, NewTopologyPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kFgdPolicyName, NewFgdPolicy));
   DS_RETURN_IF_ERROR(registry.Register(kBestfitPolicyName, NewBestfitPolicy));
+  DS_RETURN_IF_ERROR(
+      registry.Register(kFragawarePolicyName, NewFragawarePolicy));
   return registry.Register(kPackingPolicyName, NewPackingPolicy);
 }
 

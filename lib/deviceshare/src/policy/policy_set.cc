@@ -42,4 +42,8 @@ std::string PolicySet::Names() const {
   return absl::StrJoin(names, ", ");
 }
 
+void PolicySet::ObservePod(const PodRequest& pod) const {
+  for (const auto& [name, policy] : policies_) policy->ObservePod(pod);
+}
+
 }  // namespace deviceshare

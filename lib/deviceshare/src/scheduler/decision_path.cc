@@ -98,6 +98,7 @@ ReasonCode ClaimsCode(dra::ClaimsOnNode::Outcome outcome) {
 // One bucket of the cluster's node index that may hold the pod's node.
 struct Bucket {
   int bound;
+  int utilisation;
   const NodeShape* shape;
   const std::vector<IndexedNode>* nodes;
 };
@@ -164,6 +165,7 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
         request.Key(), request.mode->name(), backends_->KnownNames()));
   }
   cycle.placement.pod = &request;
+  policies_->ObservePod(request);
   cycle.placement.node_policy = PolicyFor(
       request.node_policy, policies_->node_default(), BinpackPolicy());
   DS_RETURN_IF_ERROR(ChooseGpuPolicy(request, cycle));
@@ -397,13 +399,21 @@ std::optional<NodeVerdict> DecisionPath::Search(
                                             cycle.placement));
       }
       if (bound >= 0) {
-        buckets.push_back(Bucket{std::min(bound, 100), &shape, &nodes});
+        buckets.push_back(
+            Bucket{std::min(bound, 100), key.utilisation, &shape, &nodes});
       }
     }
   }
-  std::stable_sort(
-      buckets.begin(), buckets.end(),
-      [](const Bucket& a, const Bucket& b) { return a.bound > b.bound; });
+  // Equal bounds: the fuller bucket first. The order does not change the
+  // result of a full search, only how soon the bounds prune it; a search
+  // with a node budget scores the fullest nodes that fit.
+  std::stable_sort(buckets.begin(), buckets.end(),
+                   [](const Bucket& a, const Bucket& b) {
+                     if (a.bound != b.bound) return a.bound > b.bound;
+                     return a.utilisation > b.utilisation;
+                   });
+  const int64_t budget = cycle.placement.node_policy->feasible_nodes_to_score();
+  int64_t feasible = 0;
   // A placement that strands capacity can lose to any node that strands
   // less, whatever its score; the score bounds prune only once the best
   // strands nothing (always, with hami-core and mps).
@@ -426,6 +436,7 @@ std::optional<NodeVerdict> DecisionPath::Search(
       NodeVerdict verdict = Filter(cycle, node, /*explain=*/true);
       if (!verdict.fit.fits()) continue;
       if (!best || BetterVerdict(verdict, *best)) best = std::move(verdict);
+      if (budget > 0 && ++feasible >= budget) return best;
     }
   }
   return best;

@@ -28,10 +28,14 @@ struct SchedulerConfig {
   Dialect default_dialect = Dialect::kHami;
   // Sharing backends that may be used (modes), by name.
   std::vector<SharingMode> enabled_modes = {kDefaultSharingMode};
-  // The workload fragmentation is measured against (policy fgd): pod
-  // shapes and their shares. Set by whoever knows the workload (simulate's
-  // replay computes it from the trace, as FGD does).
+  // typicalWorkload: the workload fragmentation is measured against
+  // (policies fgd and fragaware): pod shapes and their shares. fgd needs it
+  // (simulate's replay computes it from the trace, as FGD does); fragaware
+  // learns it from the pods it sees unless it is set.
   std::vector<WorkloadShape> typical_workload;
+  // nodesToScore: for fragaware, how many nodes that fit are scored per
+  // decision (the fullest first); 0: every node that fits.
+  int64_t nodes_to_score = 0;
 
   bool operator==(const SchedulerConfig& other) const = default;
 };

@@ -19,7 +19,8 @@ struct WorkloadShape {
   int64_t cpu_milli = 0;
   int32_t gpu_milli = 0;  // per GPU; 0 with gpu_count 0 for CPU-only pods
   int32_t gpu_count = 0;
-  // The GPU models the pod accepts (exact names); empty: any. An empty
+  // The GPU models the pod accepts (as use-gputype names them: a
+  // case-insensitive substring of the model); empty: any. An empty
   // name in the list is ignored.
   std::vector<std::string> models;
   double share = 0;  // of the pods, 0..1

@@ -26,7 +26,8 @@
 //     after which the node's utilisation lies in [after.least(),
 //     after.most()].
 //
-// Thread safety: immutable; safe to share across threads.
+// Thread safety: safe to share across threads; immutable apart from what
+// ObservePod() learns, which a policy synchronises itself.
 #ifndef DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 #define DEVICESHARE_POLICY_PLACEMENT_POLICY_H_
 
@@ -142,6 +143,22 @@ class PlacementPolicy {
   // An upper bound of NodeScore() over every placement after which the
   // node's utilisation percent lies in `after`.
   virtual int ScoreBound(const UtilisationRange& after) const = 0;
+
+  // Node level: how many nodes that fit the search scores before it stops
+  // (kube-scheduler's percentageOfNodesToScore, as a count); 0: every node
+  // that fits. For policies whose score cannot be bounded by utilisation
+  // (ScoreBound 100) and costs too much to evaluate on every node: the
+  // search then visits the most utilised buckets first, so the nodes scored
+  // are the fullest that fit, and takes the best of them.
+  virtual int64_t feasible_nodes_to_score() const { return 0; }
+
+  // Every pod the scheduler decides for is shown to every policy once per
+  // decision, before the search (the same pod may come again: an extender
+  // asks for each retry). A policy that learns the workload from the pods
+  // it sees (fragaware) updates its own synchronised estimate here; the
+  // others ignore it. Its scores are then deterministic given the pods
+  // observed, in order.
+  virtual void ObservePod(const PodRequest& pod) const {}
 
   // The score of a node, or a device, whose utilisation after the
   // placement is `percent`: how DRA devices are ranked, which no ledger

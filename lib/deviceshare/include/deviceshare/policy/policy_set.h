@@ -33,6 +33,8 @@ class PolicySet {
   // The config's choices.
   const PlacementPolicy& node_default() const { return *node_default_; }
   const PlacementPolicy& gpu_default() const { return *gpu_default_; }
+  // Shows `pod` to every policy (PlacementPolicy::ObservePod).
+  void ObservePod(const PodRequest& pod) const;
   // "binpack, spread": for error messages.
   std::string Names() const;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "deviceshare/model/model_match.h"
+
 namespace deviceshare::fgd {
 
 bool ModelAccepts(absl::Span<const std::string> pod_models,
@@ -10,7 +12,7 @@ bool ModelAccepts(absl::Span<const std::string> pod_models,
   for (const std::string& model : pod_models) {
     if (model.empty()) continue;
     names_any = true;
-    if (model == node_model) return true;
+    if (ModelNames(node_model, model)) return true;
   }
   // A pod naming models never fits a node without one (no GPUs).
   return !names_any;

@@ -52,7 +52,10 @@ enum class FragClass {
   kNoAccess,         // the node's model is not one the pod accepts
 };
 
-// Whether a node of `node_model` may take a pod accepting `pod_models`.
+// Whether a node of `node_model` may take a pod accepting `pod_models`:
+// one of them names it as the scheduler matches models (model_match.h: a
+// case-insensitive substring, "A100" names "NVIDIA A100-SXM4-80GB"), or
+// the pod names none.
 bool ModelAccepts(absl::Span<const std::string> pod_models,
                   const std::string& node_model);
 

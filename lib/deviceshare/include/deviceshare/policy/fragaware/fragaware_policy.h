@@ -1,0 +1,40 @@
+// File: policy/fragaware/fragaware_policy.h
+//
+// fragaware: fragmentation-aware placement for a live scheduler, at node
+// and GPU level. It scores as FGD does (policy/fgd: a node's fragmentation
+// is the GPU capacity the typical workload could not use; a pod goes where
+// that grows least, 100 x sigmoid((F_before - F_after) / 1000)), with what
+// FGD's simulator cannot do in a cluster:
+//   - the workload is learned online from the pods the scheduler sees
+//     (workload_estimate.h), so no trace is needed; config
+//     scheduler.typicalWorkload fixes it instead;
+//   - model-pinned pods are shapes of their own (use-gputype and trace
+//     gpu_spec): a node of another model counts all its idle GPU as lost to
+//     them, so pinned capacity is kept for the pods that need it;
+//   - scheduler.nodesToScore bounds the nodes scored per decision (the
+//     fullest that fit first) for clusters where scoring every node is too
+//     slow; 0, the default, scores every node that fits.
+// A GPU's capacity left, in milli-GPU, is the smaller of its SM and memory
+// left; whole GPUs are taken lowest index first; a share goes to the GPU
+// whose node score after it is highest.
+//
+// Thread safety: safe to share; the learned estimate is synchronised.
+#ifndef DEVICESHARE_POLICY_FRAGAWARE_FRAGAWARE_POLICY_H_
+#define DEVICESHARE_POLICY_FRAGAWARE_FRAGAWARE_POLICY_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "deviceshare/config/scheduler_config.h"
+#include "deviceshare/policy/placement_policy.h"
+
+namespace deviceshare {
+
+inline constexpr char kFragawarePolicyName[] = "fragaware";
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> NewFragawarePolicy(
+    const Config& config);
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_POLICY_FRAGAWARE_FRAGAWARE_POLICY_H_

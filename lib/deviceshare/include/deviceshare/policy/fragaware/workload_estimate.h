@@ -1,0 +1,76 @@
+// File: policy/fragaware/workload_estimate.h
+//
+// WorkloadEstimate: the typical workload learned online from the pods a
+// scheduler sees, for fragmentation-aware placement where no trace is at
+// hand (an extender in a live cluster). Each pod counts once (by uid; a pod
+// retried by the extender is not counted again) as its WorkloadShape
+// (ShapeOfPod). The estimate is FGD's typical pods of the counts so far
+// (policy/fgd/typical_pods.h), rebuilt when the count has grown by a
+// sixteenth since the last build (and for each of the first 16 pods), so
+// that it costs O(log pods) rebuilds and a decision reads a snapshot.
+//
+// Thread safety: thread-safe; Snapshot() returns an immutable value.
+#ifndef DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_
+#define DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "deviceshare/model/pod_request.h"
+#include "deviceshare/model/workload_shape.h"
+
+namespace deviceshare {
+
+// The shape of `pod` as the fragmentation measure sees it: its CPU, its
+// GPU count (over its app containers), the milli-GPU it takes of each GPU
+// (the larger of its SM and memory percent x 10; 1000 for a whole or
+// exclusive GPU or one with no share named; 10 when it names memory only
+// in MiB, which no percent of an unknown GPU describes) and the models it
+// accepts. A pod without GPUs is CPU-only (count and milli 0).
+WorkloadShape ShapeOfPod(const PodRequest& pod);
+
+// A learned workload and the number that tells it from other snapshots
+// (ids are never reused, so a memo keyed by id cannot mistake one).
+struct WorkloadSnapshot {
+  uint64_t id = 0;
+  std::vector<WorkloadShape> shapes;  // shares sum to 1; empty: none seen
+};
+
+// A snapshot of `shapes` with a fresh id (a fixed workload).
+std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
+    std::vector<WorkloadShape> shapes);
+
+class WorkloadEstimate {
+ public:
+  WorkloadEstimate();
+
+  // Counts `pod` unless its uid (or, without one, its namespace/name) was
+  // counted already.
+  void Observe(const PodRequest& pod);
+  std::shared_ptr<const WorkloadSnapshot> Snapshot() const;
+  int64_t pods_counted() const;
+
+ private:
+  // A shape's identity: CPU, GPU milli, count, models "A|B".
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
+
+  void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, std::pair<WorkloadShape, int64_t>> counts_ ABSL_GUARDED_BY(mu_);
+  int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t next_rebuild_ ABSL_GUARDED_BY(mu_) = 1;
+  std::shared_ptr<const WorkloadSnapshot> snapshot_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace deviceshare
+
+#endif  // DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_

@@ -1,0 +1,96 @@
+#include "deviceshare/policy/fragaware/workload_estimate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "deviceshare/policy/fgd/typical_pods.h"
+
+namespace deviceshare {
+namespace {
+
+constexpr int32_t kWholeGpuMilli = 1000;
+// A share named in MiB only: some of a GPU, how much unknown.
+constexpr int32_t kMemoryOnlyMilli = 10;
+// Seen uids kept before the set starts over: a pod counted twice after
+// that many others is noise, an unbounded set in a long-lived extender is
+// not.
+constexpr size_t kMostRememberedUids = size_t{1} << 20;
+
+uint64_t NextSnapshotId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+int32_t PerGpuMilli(const ContainerRequest& container) {
+  if (container.exclusive()) return kWholeGpuMilli;
+  const int32_t percent = std::max(container.cores, container.memory_percent);
+  if (percent > 0) return std::min(kWholeGpuMilli, percent * 10);
+  if (container.memory_mib > 0) return kMemoryOnlyMilli;
+  return kWholeGpuMilli;  // neither named: the whole card (memory 0 = all)
+}
+
+}  // namespace
+
+WorkloadShape ShapeOfPod(const PodRequest& pod) {
+  WorkloadShape shape;
+  shape.cpu_milli = pod.cpu_milli;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.is_init || !container.wants_gpu()) continue;
+    if (shape.gpu_count == 0) shape.gpu_milli = PerGpuMilli(container);
+    shape.gpu_milli = std::max(shape.gpu_milli, PerGpuMilli(container));
+    shape.gpu_count += container.gpu_count;
+  }
+  if (shape.gpu_count > 0) shape.models = pod.use_models;
+  return shape;
+}
+
+std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
+    std::vector<WorkloadShape> shapes) {
+  return std::make_shared<const WorkloadSnapshot>(
+      WorkloadSnapshot{NextSnapshotId(), std::move(shapes)});
+}
+
+WorkloadEstimate::WorkloadEstimate()
+    : snapshot_(std::make_shared<const WorkloadSnapshot>(
+          WorkloadSnapshot{NextSnapshotId(), {}})) {}
+
+void WorkloadEstimate::Observe(const PodRequest& pod) {
+  std::string uid = pod.uid.empty() ? pod.Key() : pod.uid;
+  WorkloadShape shape = ShapeOfPod(pod);
+  Key key{shape.cpu_milli, shape.gpu_milli, shape.gpu_count,
+          absl::StrJoin(shape.models, "|")};
+  absl::MutexLock lock(&mu_);
+  if (seen_.size() >= kMostRememberedUids) seen_.clear();
+  if (!seen_.insert(std::move(uid)).second) return;
+  auto [it, added] = counts_.try_emplace(std::move(key), std::move(shape), 0);
+  ++it->second.second;
+  ++total_;
+  if (total_ >= next_rebuild_) RebuildLocked();
+}
+
+void WorkloadEstimate::RebuildLocked() {
+  // TypicalPodsOf takes one entry per pod; feed each shape its count as
+  // repeated entries would, through a weighted list of distinct shapes.
+  std::vector<WorkloadShape> pods;
+  pods.reserve(static_cast<size_t>(total_));
+  for (const auto& [key, counted] : counts_) {
+    for (int64_t i = 0; i < counted.second; ++i) pods.push_back(counted.first);
+  }
+  snapshot_ = std::make_shared<const WorkloadSnapshot>(
+      WorkloadSnapshot{NextSnapshotId(), fgd::TypicalPodsOf(pods)});
+  next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
+}
+
+std::shared_ptr<const WorkloadSnapshot> WorkloadEstimate::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return snapshot_;
+}
+
+int64_t WorkloadEstimate::pods_counted() const {
+  absl::MutexLock lock(&mu_);
+  return total_;
+}
+
+}  // namespace deviceshare

@@ -1,0 +1,153 @@
+// The fragaware policy on clusters whose answer is worked out by hand: its
+// learned workload, a fixed one, model-pinned pods and the node budget.
+#include "deviceshare/policy/fragaware/fragaware_policy.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deviceshare/builtin_backends.h"
+#include "deviceshare/scheduler/scheduler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/builders.h"
+#include "testing/status_matchers.h"
+
+namespace deviceshare {
+namespace {
+
+using testing::MakeConfig;
+using testing::MakeNode;
+using testing::ShareOfOneGpu;
+
+std::unique_ptr<Scheduler> SchedulerWith(Config config) {
+  BackendRegistry backends;
+  EXPECT_OK(RegisterBuiltinBackends(backends));
+  auto scheduler = Scheduler::Create(config, backends);
+  EXPECT_OK(scheduler);
+  return scheduler.ok() ? *std::move(scheduler) : nullptr;
+}
+
+Config FragawareConfig(std::vector<WorkloadShape> typical = {},
+                       int64_t nodes_to_score = 0) {
+  Config config = MakeConfig("fragaware", "fragaware");
+  config.scheduler.typical_workload = std::move(typical);
+  config.scheduler.nodes_to_score = nodes_to_score;
+  return config;
+}
+
+WorkloadShape Typical(int32_t milli, std::vector<std::string> models = {}) {
+  return WorkloadShape{.cpu_milli = 0,
+                       .gpu_milli = milli,
+                       .gpu_count = 1,
+                       .models = std::move(models),
+                       .share = 1.0};
+}
+
+PodRequest PinnedShare(const std::string& name, int percent,
+                       const std::string& uuid) {
+  PodRequest pod = ShareOfOneGpu(name, percent);
+  pod.use_uuids = {uuid};
+  return pod;
+}
+
+const DeviceGrant& FirstGrant(const Decision& decision) {
+  return decision.allocation->containers.at(0).devices.at(0);
+}
+
+// Node z (5 GPUs) is filled by ten half shares the policy learns from;
+// node a holds a 40 % share on GPU 0. Learned workload: 10 pods of 500
+// milli, then the resident and p, 2 of 400: shares 10/12 and 2/12. A 40 %
+// pod on GPU a-0 leaves [200, 1000]: 200 that neither shape can use (F 0 ->
+// 200, score 45); on a-1 it leaves [600, 600] (F 0 -> 0, score 50). Learned
+// fragaware takes a-1 (binpack would take the fuller a-0).
+TEST(FragawarePolicyTest, LearnsTheWorkloadFromThePodsItSees) {
+  std::unique_ptr<Scheduler> scheduler = SchedulerWith(FragawareConfig());
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("z", 5)));
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK(scheduler->Schedule(PinnedShare(
+        "learn-" + std::to_string(i), 50, "GPU-z-" + std::to_string(i / 2))));
+  }
+  ASSERT_OK(scheduler->Schedule(PinnedShare("resident", 40, "GPU-a-0")));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 40));
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(FirstGrant(*decision).uuid, "GPU-a-1");
+  EXPECT_EQ(decision->score, 50);
+}
+
+// The same cluster with the workload fixed to whole GPUs: on a-0 the pod
+// turns 600 stranded milli into 200 (F 600 -> 200, score 59), on a-1 it
+// would strand 1200 (F 600 -> 1200, score 35): a-0.
+TEST(FragawarePolicyTest, FixedWorkloadOverridesLearning) {
+  std::unique_ptr<Scheduler> scheduler =
+      SchedulerWith(FragawareConfig({Typical(1000)}));
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+  ASSERT_OK(scheduler->Schedule(PinnedShare("resident", 40, "GPU-a-0")));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 40));
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(FirstGrant(*decision).uuid, "GPU-a-0");
+  EXPECT_EQ(decision->score, 59);
+}
+
+// Pods pinned to a model keep its nodes for them. The workload is whole
+// GPUs that accept only "H100"; node x has an H100, node y an A100, one
+// GPU each. A half share on x leaves [500] that the pinned pods cannot use
+// (F 0 -> 500, score 37); on y, where they may not go at all, all its idle
+// capacity is lost to them either way (F 1000 -> 500, score 62): y, though
+// x comes first by name and binpack would take it.
+TEST(FragawarePolicyTest, ModelPinnedCapacityIsKept) {
+  NodeInventory x = MakeNode("x", 1);
+  x.gpus[0].model = "NVIDIA H100 80GB HBM3";
+  NodeInventory y = MakeNode("y", 1);
+  y.gpus[0].model = "NVIDIA A100-SXM4-80GB";
+  for (const auto& [policy, want] :
+       {std::pair<std::string, std::string>{"fragaware", "GPU-y-0"},
+        {"binpack", "GPU-x-0"}}) {
+    SCOPED_TRACE(policy);
+    Config config = MakeConfig(policy, policy);
+    config.scheduler.typical_workload = {Typical(1000, {"h100"})};
+    std::unique_ptr<Scheduler> scheduler = SchedulerWith(config);
+    ASSERT_NE(scheduler, nullptr);
+    ASSERT_OK(scheduler->UpsertNode(x));
+    ASSERT_OK(scheduler->UpsertNode(y));
+    absl::StatusOr<Decision> decision =
+        scheduler->Schedule(ShareOfOneGpu("p", 50));
+    ASSERT_OK(decision);
+    ASSERT_TRUE(decision->allocation.has_value());
+    EXPECT_EQ(FirstGrant(*decision).uuid, want);
+  }
+}
+
+// nodesToScore 1: the search scores only the fullest node that fits.
+// Whole-GPU workload; node a holds a 20 % share, node b a 50 % one. Every
+// node scored, a 30 % pod scores 57 on both (a: F 800 -> 500; b: F 500 ->
+// 200) and a wins the tie by name; with a budget of 1 only b, the fuller,
+// is scored, and takes it.
+TEST(FragawarePolicyTest, NodesToScoreScoresTheFullestNodesOnly) {
+  for (const auto& [budget, want] :
+       {std::pair<int64_t, std::string>{0, "GPU-a-0"}, {1, "GPU-b-0"}}) {
+    SCOPED_TRACE(budget);
+    std::unique_ptr<Scheduler> scheduler =
+        SchedulerWith(FragawareConfig({Typical(1000)}, budget));
+    ASSERT_NE(scheduler, nullptr);
+    ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 1)));
+    ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 1)));
+    ASSERT_OK(scheduler->Schedule(PinnedShare("on-a", 20, "GPU-a-0")));
+    ASSERT_OK(scheduler->Schedule(PinnedShare("on-b", 50, "GPU-b-0")));
+    absl::StatusOr<Decision> decision =
+        scheduler->Schedule(ShareOfOneGpu("p", 30));
+    ASSERT_OK(decision);
+    ASSERT_TRUE(decision->allocation.has_value());
+    EXPECT_EQ(FirstGrant(*decision).uuid, want);
+  }
+}
+
+}  // namespace
+}  // namespace deviceshare
