@@ -7,47 +7,36 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/policy/fgd/frag_model.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
 #include "deviceshare/policy/scoring.h"
+#include "frag_memo.h"
 
 namespace deviceshare {
 namespace {
 
-// FragMilli per thread, keyed by the snapshot's id and the node as the
-// measure sees it (model, CPU left, GPU milli left sorted): a node's GPUs
-// in equal states, and nodes in equal states, cost one evaluation. Exact:
-// keys are whole values.
-class FragMemo {
- public:
-  double FragMilli(const WorkloadSnapshot& workload, fgd::FragNode node) {
-    if (workload.id != owner_ || entries_.size() > kMostEntries) {
-      entries_.clear();
-      owner_ = workload.id;
-    }
-    std::sort(node.gpu_milli_left.begin(), node.gpu_milli_left.end());
-    std::string key = node.model;
-    key.append(reinterpret_cast<const char*>(&node.cpu_milli_left),
-               sizeof(node.cpu_milli_left));
-    key.append(reinterpret_cast<const char*>(node.gpu_milli_left.data()),
-               node.gpu_milli_left.size() * sizeof(int32_t));
-    auto [it, added] = entries_.try_emplace(std::move(key), 0.0);
-    if (added) it->second = fgd::FragMilli(node, workload.shapes);
-    return it->second;
-  }
-
- private:
-  static constexpr size_t kMostEntries = size_t{1} << 18;
-  uint64_t owner_ = 0;
-  absl::flat_hash_map<std::string, double> entries_;
+// The node's fragmentation before and after: through the memo when the
+// node packs, else measured directly (nodes of more than 16 GPUs).
+struct FragPair {
+  double before;
+  double after;
 };
 
-double MemoFragMilli(const WorkloadSnapshot& workload,
-                     const fgd::FragNode& node) {
-  thread_local FragMemo memo;
-  return memo.FragMilli(workload, node);
+FragPair Measure(const WorkloadSnapshot& workload, const NodeState& node,
+                 int64_t cpu_milli, const PodAllocation& placement) {
+  if (std::optional<fragaware::PackedNode> before = fragaware::Pack(node)) {
+    return {fragaware::MemoFragMilli(workload, *before),
+            fragaware::MemoFragMilli(
+                workload,
+                fragaware::PackedAfter(*before, node, cpu_milli, placement))};
+  }
+  const fgd::FragNode before = fgd::FragNodeOf(node);
+  PodRequest pod;
+  pod.cpu_milli = cpu_milli;
+  return {fgd::FragMilli(before, workload.shapes),
+          fgd::FragMilli(fgd::FragNodeAfter(before, node, pod, placement),
+                         workload.shapes)};
 }
 
 class FragawarePolicyImpl final : public PlacementPolicy {
@@ -81,14 +70,23 @@ class FragawarePolicyImpl final : public PlacementPolicy {
       return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
     }
     const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    const fgd::FragNode before = fgd::FragNodeOf(node);
-    fgd::FragNode after = before;
-    after.cpu_milli_left -= pod.cpu_milli;
-    after.gpu_milli_left[position] =
-        fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
-    return GpuRank{fgd::FgdScore(MemoFragMilli(*workload, before),
-                                 MemoFragMilli(*workload, after)),
-                   -index, 0};
+    double before = 0;
+    double after = 0;
+    if (std::optional<fragaware::PackedNode> packed = fragaware::Pack(node)) {
+      before = fragaware::MemoFragMilli(*workload, *packed);
+      after = fragaware::MemoFragMilli(
+          *workload, fragaware::PackedAfterShare(*packed, node, pod.cpu_milli,
+                                                 position, extra));
+    } else {
+      const fgd::FragNode whole = fgd::FragNodeOf(node);
+      fgd::FragNode then = whole;
+      then.cpu_milli_left -= pod.cpu_milli;
+      then.gpu_milli_left[position] =
+          fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
+      before = fgd::FragMilli(whole, workload->shapes);
+      after = fgd::FragMilli(then, workload->shapes);
+    }
+    return GpuRank{fgd::FgdScore(before, after), -index, 0};
   }
 
   int NodeScore(const NodeState& node,
@@ -97,12 +95,8 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    const fgd::FragNode before = fgd::FragNodeOf(node);
-    return fgd::FgdScore(
-        MemoFragMilli(*workload, before),
-        MemoFragMilli(*workload,
-                      fgd::FragNodeAfter(before, node, pod, placement)));
+    const FragPair frag = Measure(*Workload(), node, pod.cpu_milli, placement);
+    return fgd::FgdScore(frag.before, frag.after);
   }
   // The score follows fragmentation, not utilisation: no bound.
   int ScoreBound(const UtilisationRange& after) const override { return 100; }

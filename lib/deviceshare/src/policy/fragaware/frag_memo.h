@@ -1,0 +1,60 @@
+// File: src/policy/fragaware/frag_memo.h (internal)
+//
+// PackedNode: a node as the fragmentation measure sees it (model, CPU
+// left, milli-GPU left per GPU), as a small fixed-size value that costs no
+// allocation to build, copy or hash; FragMemo: FragMilli per thread, keyed
+// by the workload snapshot and the packed node with its GPUs sorted, so
+// nodes (and a node's GPUs) in equal states cost one evaluation. Keys are
+// whole values and models are interned to exact ids, so a hit is exact.
+// Nodes of more than kMostPackedGpus GPUs are measured without the memo.
+//
+// Thread safety: PackedNode is a value; the memo is per thread.
+#ifndef DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
+#define DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "deviceshare/model/node_state.h"
+#include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/policy/fragaware/workload_estimate.h"
+
+namespace deviceshare::fragaware {
+
+inline constexpr size_t kMostPackedGpus = 16;
+
+struct PackedNode {
+  uint32_t model_id = 0;  // interned per thread
+  uint32_t gpu_count = 0;
+  int64_t cpu_milli_left = 0;
+  std::array<int16_t, kMostPackedGpus> milli_left{};  // 0..1000
+
+  friend bool operator==(const PackedNode&, const PackedNode&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const PackedNode& node) {
+    return H::combine(std::move(h), node.model_id, node.gpu_count,
+                      node.cpu_milli_left, node.milli_left);
+  }
+};
+
+// `node` packed; nullopt when it has more than kMostPackedGpus GPUs.
+std::optional<PackedNode> Pack(const NodeState& node);
+
+// `before` (Pack(node)) once `cpu_milli` more CPU and the grants of
+// `placement` are charged to `node`.
+PackedNode PackedAfter(const PackedNode& before, const NodeState& node,
+                       int64_t cpu_milli, const PodAllocation& placement);
+
+// `before` once `cpu_milli` more CPU and `extra` on the GPU at `position`
+// of `node` are charged.
+PackedNode PackedAfterShare(const PackedNode& before, const NodeState& node,
+                            int64_t cpu_milli, size_t position,
+                            const PodCharge& extra);
+
+// FragMilli of `node` against `workload`, through this thread's memo.
+double MemoFragMilli(const WorkloadSnapshot& workload, const PackedNode& node);
+
+}  // namespace deviceshare::fragaware
+
+#endif  // DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
