@@ -1,14 +1,17 @@
 #include "deviceshare/simulate/fgd_replay_report.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/simulate/text_table.h"
 #include "deviceshare/status_macros.h"
@@ -40,36 +43,67 @@ absl::StatusOr<ReplayResult> RunReplays(
     absl::Span<const NodeInventory> nodes, absl::Span<const ReplayTrace> traces,
     absl::Span<const ReplayPolicy> policies, absl::Span<const uint64_t> seeds,
     double inflate, const std::function<void(size_t, size_t)>& progress) {
-  ReplayResult result;
-  const size_t total = traces.size() * policies.size() * seeds.size();
-  size_t done = 0;
   const auto start = std::chrono::steady_clock::now();
+  // One config per (trace, policy): FGD is given the trace's workload, as
+  // in its paper; fragaware learns its own from the pods it sees unless
+  // the config fixes one.
+  std::vector<Config> configs;
   for (const ReplayTrace& trace : traces) {
     const std::vector<WorkloadShape> typical = TraceTypicalWorkload(trace.pods);
     for (const ReplayPolicy& policy : policies) {
-      ReplaySeries series{trace.name, policy.name, {}};
       Config config = policy.config;
-      // FGD is given the trace's workload, as in its paper; fragaware
-      // learns its own from the pods it sees unless the config fixes one.
       const bool uses_fgd = config.scheduler.node_policy == kFgdPolicyName ||
                             config.scheduler.gpu_policy == kFgdPolicyName;
       if (uses_fgd && config.scheduler.typical_workload.empty()) {
         config.scheduler.typical_workload = typical;
       }
-      for (uint64_t seed : seeds) {
-        absl::StatusOr<ReplayRun> run =
-            ReplayOnce(config, nodes, trace.pods, seed, inflate);
-        if (!run.ok()) {
-          return absl::Status(
-              run.status().code(),
-              absl::StrFormat("replay of %s with %s, seed %d: %s", trace.name,
-                              policy.name, seed, run.status().message()));
-        }
-        series.runs.push_back(*std::move(run));
-        if (progress) progress(++done, total);
-      }
-      result.series.push_back(std::move(series));
+      configs.push_back(std::move(config));
     }
+  }
+  // Every run is independent (its own scheduler and seed): they run on
+  // every core, each into its own slot, so the result does not depend on
+  // the order they finish in.
+  const size_t per_series = seeds.size();
+  const size_t total = configs.size() * per_series;
+  std::vector<absl::StatusOr<ReplayRun>> runs(total,
+                                              absl::UnknownError("not run"));
+  std::atomic<size_t> next{0};
+  absl::Mutex progress_mu;
+  size_t done = 0;
+  auto work = [&] {
+    for (size_t job = next++; job < total; job = next++) {
+      const size_t series = job / per_series;
+      const ReplayTrace& trace = traces[series / policies.size()];
+      runs[job] = ReplayOnce(configs[series], nodes, trace.pods,
+                             seeds[job % per_series], inflate);
+      absl::MutexLock lock(&progress_mu);
+      ++done;
+      if (progress) progress(done, total);
+    }
+  };
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(),
+                                            1, std::max<size_t>(total, 1));
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+
+  ReplayResult result;
+  for (size_t series = 0; series < configs.size(); ++series) {
+    const ReplayTrace& trace = traces[series / policies.size()];
+    const ReplayPolicy& policy = policies[series % policies.size()];
+    ReplaySeries out{trace.name, policy.name, {}};
+    for (size_t i = 0; i < per_series; ++i) {
+      absl::StatusOr<ReplayRun>& run = runs[series * per_series + i];
+      if (!run.ok()) {
+        return absl::Status(
+            run.status().code(),
+            absl::StrFormat("replay of %s with %s, seed %d: %s", trace.name,
+                            policy.name, seeds[i], run.status().message()));
+      }
+      out.runs.push_back(*std::move(run));
+    }
+    result.series.push_back(std::move(out));
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

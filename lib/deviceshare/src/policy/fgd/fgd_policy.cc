@@ -1,12 +1,12 @@
 #include "deviceshare/policy/fgd/fgd_policy.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <utility>
 #include <vector>
 
+#include "deviceshare/policy/fgd/frag_memo.h"
 #include "deviceshare/policy/scoring.h"
 
 namespace deviceshare {
@@ -86,62 +86,50 @@ int FgdScore(double frag_before, double frag_after) {
 
 namespace {
 
-// A memo of FragMilli per thread. F depends only on the model, the CPU left
-// and the multiset of GPU milli left, so a node's GPUs with equal milli
-// left give one F after a share, and the F before is shared by every GPU
-// the node offers: the memo turns the 2 x GPUs evaluations of a node into
-// about as many as it has distinct GPU states. Keys are whole values, so a
-// hit is exact; `owner`, a number no two policy objects share, keeps
-// workloads apart (an address could be reused by a later policy).
-class FragMemo {
- public:
-  double FragMilli(uint64_t owner, fgd::FragNode node,
-                   absl::Span<const WorkloadShape> workload) {
-    std::sort(node.gpu_milli_left.begin(), node.gpu_milli_left.end());
-    for (const Entry& entry : entries_) {
-      if (entry.owner == owner &&
-          entry.node.cpu_milli_left == node.cpu_milli_left &&
-          entry.node.gpu_milli_left == node.gpu_milli_left &&
-          entry.node.model == node.model) {
-        return entry.frag;
-      }
-    }
-    const double frag = fgd::FragMilli(node, workload);
-    if (entries_.size() < kEntries) {
-      entries_.push_back(Entry{owner, std::move(node), frag});
-    } else {
-      entries_[next_] = Entry{owner, std::move(node), frag};
-      next_ = (next_ + 1) % kEntries;
-    }
-    return frag;
-  }
-
- private:
-  static constexpr size_t kEntries = 32;
-  struct Entry {
-    uint64_t owner;
-    fgd::FragNode node;
-    double frag;
-  };
-  std::vector<Entry> entries_;
-  size_t next_ = 0;
+// F before and after, through the packed memo (frag_memo.h) when the node
+// packs, else measured directly.
+struct FragPair {
+  double before;
+  double after;
 };
 
-double MemoFragMilli(uint64_t owner, const fgd::FragNode& node,
-                     absl::Span<const WorkloadShape> workload) {
-  thread_local FragMemo memo;
-  return memo.FragMilli(owner, node, workload);
+FragPair MeasureShare(uint64_t id, absl::Span<const WorkloadShape> workload,
+                      const NodeState& node, const PodRequest& pod,
+                      size_t position, const PodCharge& extra) {
+  if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
+    return {
+        fgd::MemoFragMilli(id, workload, *packed),
+        fgd::MemoFragMilli(id, workload,
+                           fgd::PackedAfterShare(*packed, node, pod.cpu_milli,
+                                                 position, extra))};
+  }
+  const fgd::FragNode before = fgd::FragNodeOf(node);
+  fgd::FragNode after = before;
+  after.cpu_milli_left -= pod.cpu_milli;
+  after.gpu_milli_left[position] =
+      fgd::MilliLeftAfter(node.ledger(position), extra.cores, extra.memory_mib);
+  return {fgd::FragMilli(before, workload), fgd::FragMilli(after, workload)};
 }
 
-uint64_t NextPolicyId() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
+FragPair MeasurePlacement(uint64_t id, absl::Span<const WorkloadShape> workload,
+                          const NodeState& node, const PodRequest& pod,
+                          const PodAllocation& placement) {
+  if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
+    return {fgd::MemoFragMilli(id, workload, *packed),
+            fgd::MemoFragMilli(
+                id, workload,
+                fgd::PackedAfter(*packed, node, pod.cpu_milli, placement))};
+  }
+  const fgd::FragNode before = fgd::FragNodeOf(node);
+  return {fgd::FragMilli(before, workload),
+          fgd::FragMilli(fgd::FragNodeAfter(before, node, pod, placement),
+                         workload)};
 }
 
 class FgdPolicyImpl final : public PlacementPolicy {
  public:
   explicit FgdPolicyImpl(std::vector<WorkloadShape> workload)
-      : workload_(std::move(workload)), id_(NextPolicyId()) {}
+      : workload_(std::move(workload)), id_(fgd::NewWorkloadId()) {}
 
   absl::string_view name() const override { return kFgdPolicyName; }
 
@@ -160,14 +148,9 @@ class FgdPolicyImpl final : public PlacementPolicy {
     if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
       return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
     }
-    const fgd::FragNode before = fgd::FragNodeOf(node);
-    fgd::FragNode after = before;
-    after.cpu_milli_left -= pod.cpu_milli;
-    after.gpu_milli_left[position] =
-        fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
-    return GpuRank{fgd::FgdScore(MemoFragMilli(id_, before, workload_),
-                                 MemoFragMilli(id_, after, workload_)),
-                   -index, 0};
+    const FragPair frag =
+        MeasureShare(id_, workload_, node, pod, position, extra);
+    return GpuRank{fgd::FgdScore(frag.before, frag.after), -index, 0};
   }
 
   int NodeScore(const NodeState& node,
@@ -176,11 +159,9 @@ class FgdPolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const fgd::FragNode before = fgd::FragNodeOf(node);
-    return fgd::FgdScore(
-        MemoFragMilli(id_, before, workload_),
-        MemoFragMilli(id_, fgd::FragNodeAfter(before, node, pod, placement),
-                      workload_));
+    const FragPair frag =
+        MeasurePlacement(id_, workload_, node, pod, placement);
+    return fgd::FgdScore(frag.before, frag.after);
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
 

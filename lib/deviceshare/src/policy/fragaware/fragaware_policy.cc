@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "deviceshare/policy/fgd/fgd_policy.h"
+#include "deviceshare/policy/fgd/frag_memo.h"
 #include "deviceshare/policy/fgd/frag_model.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
 #include "deviceshare/policy/scoring.h"
-#include "frag_memo.h"
 
 namespace deviceshare {
 namespace {
@@ -25,11 +25,13 @@ struct FragPair {
 
 FragPair Measure(const WorkloadSnapshot& workload, const NodeState& node,
                  int64_t cpu_milli, const PodAllocation& placement) {
-  if (std::optional<fragaware::PackedNode> before = fragaware::Pack(node)) {
-    return {fragaware::MemoFragMilli(workload, *before),
-            fragaware::MemoFragMilli(
-                workload,
-                fragaware::PackedAfter(*before, node, cpu_milli, placement))};
+  const uint64_t workload_id = workload.id;
+  const std::vector<WorkloadShape>& shapes = workload.shapes;
+  if (std::optional<fgd::PackedNode> before = fgd::Pack(node)) {
+    return {fgd::MemoFragMilli(workload_id, shapes, *before),
+            fgd::MemoFragMilli(
+                workload_id, shapes,
+                fgd::PackedAfter(*before, node, cpu_milli, placement))};
   }
   const fgd::FragNode before = fgd::FragNodeOf(node);
   PodRequest pod;
@@ -70,13 +72,15 @@ class FragawarePolicyImpl final : public PlacementPolicy {
       return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
     }
     const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
+    const uint64_t workload_id = workload->id;
+    const std::vector<WorkloadShape>& shapes = workload->shapes;
     double before = 0;
     double after = 0;
-    if (std::optional<fragaware::PackedNode> packed = fragaware::Pack(node)) {
-      before = fragaware::MemoFragMilli(*workload, *packed);
-      after = fragaware::MemoFragMilli(
-          *workload, fragaware::PackedAfterShare(*packed, node, pod.cpu_milli,
-                                                 position, extra));
+    if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
+      before = fgd::MemoFragMilli(workload_id, shapes, *packed);
+      after = fgd::MemoFragMilli(
+          workload_id, shapes,
+          fgd::PackedAfterShare(*packed, node, pod.cpu_milli, position, extra));
     } else {
       const fgd::FragNode whole = fgd::FragNodeOf(node);
       fgd::FragNode then = whole;

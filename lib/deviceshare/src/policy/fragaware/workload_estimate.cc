@@ -1,10 +1,10 @@
 #include "deviceshare/policy/fragaware/workload_estimate.h"
 
 #include <algorithm>
-#include <atomic>
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "deviceshare/policy/fgd/frag_memo.h"
 #include "deviceshare/policy/fgd/typical_pods.h"
 
 namespace deviceshare {
@@ -17,11 +17,6 @@ constexpr int32_t kMemoryOnlyMilli = 10;
 // that many others is noise, an unbounded set in a long-lived extender is
 // not.
 constexpr size_t kMostRememberedUids = size_t{1} << 20;
-
-uint64_t NextSnapshotId() {
-  static std::atomic<uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
 
 int32_t PerGpuMilli(const ContainerRequest& container) {
   if (container.exclusive()) return kWholeGpuMilli;
@@ -49,12 +44,12 @@ WorkloadShape ShapeOfPod(const PodRequest& pod) {
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
     std::vector<WorkloadShape> shapes) {
   return std::make_shared<const WorkloadSnapshot>(
-      WorkloadSnapshot{NextSnapshotId(), std::move(shapes)});
+      WorkloadSnapshot{fgd::NewWorkloadId(), std::move(shapes)});
 }
 
 WorkloadEstimate::WorkloadEstimate()
     : snapshot_(std::make_shared<const WorkloadSnapshot>(
-          WorkloadSnapshot{NextSnapshotId(), {}})) {}
+          WorkloadSnapshot{fgd::NewWorkloadId(), {}})) {}
 
 void WorkloadEstimate::Observe(const PodRequest& pod) {
   std::string uid = pod.uid.empty() ? pod.Key() : pod.uid;
@@ -79,7 +74,7 @@ void WorkloadEstimate::RebuildLocked() {
     for (int64_t i = 0; i < counted.second; ++i) pods.push_back(counted.first);
   }
   snapshot_ = std::make_shared<const WorkloadSnapshot>(
-      WorkloadSnapshot{NextSnapshotId(), fgd::TypicalPodsOf(pods)});
+      WorkloadSnapshot{fgd::NewWorkloadId(), fgd::TypicalPodsOf(pods)});
   next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
 }
 

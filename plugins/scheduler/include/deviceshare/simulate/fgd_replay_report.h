@@ -46,9 +46,11 @@ struct ReplayResult {
   double wall_seconds = 0;
 };
 
-// Every trace x policy x seed. A policy config without a typical workload
-// gets the trace's (TraceTypicalWorkload), as FGD's runs do.
-// `progress(done, total)` after each run.
+// Every trace x policy x seed, the runs spread over every core (each run
+// is independent and deterministic, so the result is the same on any
+// machine). A policy config naming fgd without a typical workload gets the
+// trace's (TraceTypicalWorkload), as FGD's runs do; fragaware learns its
+// own. `progress(done, total)` after each run, from one thread at a time.
 absl::StatusOr<ReplayResult> RunReplays(
     absl::Span<const NodeInventory> nodes, absl::Span<const ReplayTrace> traces,
     absl::Span<const ReplayPolicy> policies, absl::Span<const uint64_t> seeds,

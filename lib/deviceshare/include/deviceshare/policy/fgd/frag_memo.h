@@ -1,26 +1,28 @@
-// File: src/policy/fragaware/frag_memo.h (internal)
+// File: policy/fgd/frag_memo.h
 //
 // PackedNode: a node as the fragmentation measure sees it (model, CPU
 // left, milli-GPU left per GPU), as a small fixed-size value that costs no
 // allocation to build, copy or hash; FragMemo: FragMilli per thread, keyed
-// by the workload snapshot and the packed node with its GPUs sorted, so
+// by the workload's id and the packed node with its GPUs sorted, so
 // nodes (and a node's GPUs) in equal states cost one evaluation. Keys are
 // whole values and models are interned to exact ids, so a hit is exact.
 // Nodes of more than kMostPackedGpus GPUs are measured without the memo.
 //
 // Thread safety: PackedNode is a value; the memo is per thread.
-#ifndef DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
-#define DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
+#ifndef DEVICESHARE_POLICY_FGD_FRAG_MEMO_H_
+#define DEVICESHARE_POLICY_FGD_FRAG_MEMO_H_
 
 #include <array>
 #include <cstdint>
 #include <optional>
 
+#include "absl/types/span.h"
+#include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
-#include "deviceshare/policy/fragaware/workload_estimate.h"
+#include "deviceshare/model/workload_shape.h"
 
-namespace deviceshare::fragaware {
+namespace deviceshare::fgd {
 
 inline constexpr size_t kMostPackedGpus = 16;
 
@@ -53,8 +55,15 @@ PackedNode PackedAfterShare(const PackedNode& before, const NodeState& node,
                             const PodCharge& extra);
 
 // FragMilli of `node` against `workload`, through this thread's memo.
-double MemoFragMilli(const WorkloadSnapshot& workload, const PackedNode& node);
+// `workload_id` tells workloads apart: no two different workloads may
+// share one (ids from NewWorkloadId()).
+double MemoFragMilli(uint64_t workload_id,
+                     absl::Span<const WorkloadShape> workload,
+                     const PackedNode& node);
 
-}  // namespace deviceshare::fragaware
+// A number no other call returns, for MemoFragMilli.
+uint64_t NewWorkloadId();
 
-#endif  // DEVICESHARE_SRC_POLICY_FRAGAWARE_FRAG_MEMO_H_
+}  // namespace deviceshare::fgd
+
+#endif  // DEVICESHARE_POLICY_FGD_FRAG_MEMO_H_

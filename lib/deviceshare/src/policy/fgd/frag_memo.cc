@@ -1,6 +1,7 @@
-#include "frag_memo.h"
+#include "deviceshare/policy/fgd/frag_memo.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,7 @@
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/policy/fgd/frag_model.h"
 
-namespace deviceshare::fragaware {
+namespace deviceshare::fgd {
 namespace {
 
 // CPU the inventory does not track never runs short (as policy/fgd).
@@ -40,23 +41,24 @@ ModelNames& Models() {
 
 class FragMemo {
  public:
-  double FragMilli(const WorkloadSnapshot& workload, PackedNode node) {
-    if (workload.id != owner_ || entries_.size() > kMostEntries) {
+  double Frag(uint64_t workload_id, absl::Span<const WorkloadShape> workload,
+              PackedNode node) {
+    if (workload_id != owner_ || entries_.size() > kMostEntries) {
       entries_.clear();
-      owner_ = workload.id;
+      owner_ = workload_id;
     }
     std::sort(node.milli_left.begin(),
               node.milli_left.begin() + node.gpu_count);
     auto [it, added] = entries_.try_emplace(node, 0.0);
-    if (added) it->second = fgd::FragMilli(Unpack(node), workload.shapes);
+    if (added) it->second = FragMilli(Unpack(node), workload);
     return it->second;
   }
 
  private:
   static constexpr size_t kMostEntries = size_t{1} << 18;
 
-  static fgd::FragNode Unpack(const PackedNode& node) {
-    fgd::FragNode frag;
+  static FragNode Unpack(const PackedNode& node) {
+    FragNode frag;
     frag.cpu_milli_left = node.cpu_milli_left;
     frag.gpu_milli_left.assign(node.milli_left.begin(),
                                node.milli_left.begin() + node.gpu_count);
@@ -79,7 +81,7 @@ std::optional<PackedNode> Pack(const NodeState& node) {
           ? kUntrackedCpuMilli
           : node.inventory().cpu_milli - node.used_cpu_milli();
   for (size_t i = 0; i < node.gpu_count(); ++i) {
-    packed.milli_left[i] = static_cast<int16_t>(fgd::MilliLeft(node.ledger(i)));
+    packed.milli_left[i] = static_cast<int16_t>(MilliLeft(node.ledger(i)));
   }
   if (!node.inventory().gpus.empty()) {
     packed.model_id = Models().IdOf(node.inventory().gpus.front().model);
@@ -95,10 +97,9 @@ PackedNode PackedAfter(const PackedNode& before, const NodeState& node,
     for (const DeviceGrant& grant : container.devices) {
       const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
       if (!at) continue;
-      after.milli_left[*at] = static_cast<int16_t>(
-          std::min<int32_t>(after.milli_left[*at],
-                            fgd::MilliLeftAfter(node.ledger(*at), grant.cores,
-                                                grant.memory_mib)));
+      after.milli_left[*at] = static_cast<int16_t>(std::min<int32_t>(
+          after.milli_left[*at],
+          MilliLeftAfter(node.ledger(*at), grant.cores, grant.memory_mib)));
     }
   }
   return after;
@@ -109,14 +110,21 @@ PackedNode PackedAfterShare(const PackedNode& before, const NodeState& node,
                             const PodCharge& extra) {
   PackedNode after = before;
   after.cpu_milli_left -= cpu_milli;
-  after.milli_left[position] = static_cast<int16_t>(fgd::MilliLeftAfter(
-      node.ledger(position), extra.cores, extra.memory_mib));
+  after.milli_left[position] = static_cast<int16_t>(
+      MilliLeftAfter(node.ledger(position), extra.cores, extra.memory_mib));
   return after;
 }
 
-double MemoFragMilli(const WorkloadSnapshot& workload, const PackedNode& node) {
+double MemoFragMilli(uint64_t workload_id,
+                     absl::Span<const WorkloadShape> workload,
+                     const PackedNode& node) {
   thread_local FragMemo memo;
-  return memo.FragMilli(workload, node);
+  return memo.Frag(workload_id, workload, node);
 }
 
-}  // namespace deviceshare::fragaware
+uint64_t NewWorkloadId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace deviceshare::fgd
