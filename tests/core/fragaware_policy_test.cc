@@ -96,6 +96,38 @@ TEST(FragawarePolicyTest, FixedWorkloadOverridesLearning) {
   EXPECT_EQ(decision->score, 59);
 }
 
+// Each shape weighs its share divided by the GPUs it asks. Workload: whole
+// GPUs (30 % of pods) and 250-milli shares (70 %); node a has 400 left on
+// GPU 0 and GPU 1 free; the pod asks 200. Per GPU asked the weights are
+// 0.3 / 1 and 0.7 / 0.25, i.e. 0.097 and 0.903: before, F = 0.097 x 400 =
+// 38.7; on a-0 ([200, 1000]) both shapes lose the 200, F = 200 (score 45);
+// on a-1 ([400, 800]) only the whole GPUs lose 1200, F = 116.1 (score 48):
+// a-1. fgd weighs 0.3 and 0.7: F 120 -> 200 on a-0 (48), 120 -> 360 on a-1
+// (44): a-0.
+TEST(FragawarePolicyTest, ShapesWeighTheirSharePerGpuAsked) {
+  for (const auto& [policy, want_gpu] :
+       {std::pair<std::string, std::string>{"fragaware", "GPU-a-1"},
+        {"fgd", "GPU-a-0"}}) {
+    SCOPED_TRACE(policy);
+    Config config = MakeConfig(policy, policy);
+    WorkloadShape whole = Typical(1000);
+    whole.share = 0.3;
+    WorkloadShape quarter = Typical(250);
+    quarter.share = 0.7;
+    config.scheduler.typical_workload = {whole, quarter};
+    std::unique_ptr<Scheduler> scheduler = SchedulerWith(config);
+    ASSERT_NE(scheduler, nullptr);
+    ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+    ASSERT_OK(scheduler->Schedule(PinnedShare("resident", 60, "GPU-a-0")));
+    absl::StatusOr<Decision> decision =
+        scheduler->Schedule(ShareOfOneGpu("p", 20));
+    ASSERT_OK(decision);
+    ASSERT_TRUE(decision->allocation.has_value());
+    EXPECT_EQ(FirstGrant(*decision).uuid, want_gpu);
+    EXPECT_EQ(decision->score, 48);
+  }
+}
+
 // Pods pinned to a model keep its nodes for them. The workload is whole
 // GPUs that accept only "H100"; node x has an H100, node y an A100, one
 // GPU each. A half share on x leaves [500] that the pinned pods cannot use

@@ -91,5 +91,25 @@ TEST(WorkloadEstimateTest, RebuildsGeometrically) {
   EXPECT_NEAR(total, 1.0, 1e-9);
 }
 
+// Rare shapes count (every shape, not FGD's most popular 95 %), and the
+// owner's weights apply to each snapshot.
+TEST(WorkloadEstimateTest, KeepsRareShapesAndAppliesTheOwnersWeights) {
+  WorkloadEstimate estimate(+[](std::vector<WorkloadShape> shapes) {
+    for (WorkloadShape& shape : shapes) shape.share = 0.5;
+    return shapes;
+  });
+  // The 40th pod is rare (2.5 %); 40 is a rebuild (32, 34, 36, 38, 40).
+  for (int i = 0; i < 39; ++i) {
+    estimate.Observe(ShareOfOneGpu("common-" + std::to_string(i), 50));
+  }
+  estimate.Observe(ShareOfOneGpu("rare", 10));
+  EXPECT_THAT(
+      estimate.Snapshot()->shapes,
+      ElementsAre(AllOf(Field(&WorkloadShape::gpu_milli, 500),
+                        Field(&WorkloadShape::share, DoubleNear(0.5, 1e-9))),
+                  AllOf(Field(&WorkloadShape::gpu_milli, 100),
+                        Field(&WorkloadShape::share, DoubleNear(0.5, 1e-9)))));
+}
+
 }  // namespace
 }  // namespace deviceshare

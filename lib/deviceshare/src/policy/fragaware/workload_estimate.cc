@@ -11,6 +11,7 @@ namespace deviceshare {
 namespace {
 
 constexpr int32_t kWholeGpuMilli = 1000;
+constexpr int kEveryShape = 100;  // popularity percent
 // A share named in MiB only: some of a GPU, how much unknown.
 constexpr int32_t kMemoryOnlyMilli = 10;
 // Seen uids kept before the set starts over: a pod counted twice after
@@ -47,8 +48,9 @@ std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
       WorkloadSnapshot{fgd::NewWorkloadId(), std::move(shapes)});
 }
 
-WorkloadEstimate::WorkloadEstimate()
-    : snapshot_(std::make_shared<const WorkloadSnapshot>(
+WorkloadEstimate::WorkloadEstimate(Weigh weigh)
+    : weigh_(weigh),
+      snapshot_(std::make_shared<const WorkloadSnapshot>(
           WorkloadSnapshot{fgd::NewWorkloadId(), {}})) {}
 
 void WorkloadEstimate::Observe(const PodRequest& pod) {
@@ -65,6 +67,11 @@ void WorkloadEstimate::Observe(const PodRequest& pod) {
   if (total_ >= next_rebuild_) RebuildLocked();
 }
 
+std::vector<WorkloadShape> WorkloadEstimate::Weighed(
+    std::vector<WorkloadShape> shapes) const {
+  return weigh_ != nullptr ? weigh_(std::move(shapes)) : shapes;
+}
+
 void WorkloadEstimate::RebuildLocked() {
   // TypicalPodsOf takes one entry per pod; feed each shape its count as
   // repeated entries would, through a weighted list of distinct shapes.
@@ -73,8 +80,8 @@ void WorkloadEstimate::RebuildLocked() {
   for (const auto& [key, counted] : counts_) {
     for (int64_t i = 0; i < counted.second; ++i) pods.push_back(counted.first);
   }
-  snapshot_ = std::make_shared<const WorkloadSnapshot>(
-      WorkloadSnapshot{fgd::NewWorkloadId(), fgd::TypicalPodsOf(pods)});
+  snapshot_ = std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
+      fgd::NewWorkloadId(), Weighed(fgd::TypicalPodsOf(pods, kEveryShape))});
   next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
 }
 

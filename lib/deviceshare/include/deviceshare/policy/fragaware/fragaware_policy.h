@@ -6,8 +6,10 @@
 // that grows least, 100 x sigmoid((F_before - F_after) / 1000)), with what
 // FGD's simulator cannot do in a cluster:
 //   - the workload is learned online from the pods the scheduler sees
-//     (workload_estimate.h), so no trace is needed; config
-//     scheduler.typicalWorkload fixes it instead;
+//     (workload_estimate.h: every shape, rare ones included), so no trace
+//     is needed; config scheduler.typicalWorkload fixes it instead;
+//   - each shape weighs its share of the pods divided by the GPUs it asks
+//     (FGD: the share alone), which the trace replays favour;
 //   - model-pinned pods are shapes of their own (use-gputype and trace
 //     gpu_spec): a node of another model counts all its idle GPU as lost to
 //     them, so pinned capacity is kept for the pods that need it;

@@ -4,8 +4,10 @@
 // scheduler sees, for fragmentation-aware placement where no trace is at
 // hand (an extender in a live cluster). Each pod counts once (by uid; a pod
 // retried by the extender is not counted again) as its WorkloadShape
-// (ShapeOfPod). The estimate is FGD's typical pods of the counts so far
-// (policy/fgd/typical_pods.h), rebuilt when the count has grown by a
+// (ShapeOfPod). The estimate is every shape seen with its share of the
+// pods (FGD's typical pods at 100 % popularity, policy/fgd/typical_pods.h:
+// rare shapes such as model-pinned or 8-GPU pods count too), passed through
+// the owner's `weigh`, rebuilt when the count has grown by a
 // sixteenth since the last build (and for each of the first 16 pods), so
 // that it costs O(log pods) rebuilds and a decision reads a snapshot.
 //
@@ -49,7 +51,11 @@ std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
 
 class WorkloadEstimate {
  public:
-  WorkloadEstimate();
+  // Turns the shapes and their shares of the pods into the weights the
+  // owner measures with; the identity by default.
+  using Weigh = std::vector<WorkloadShape> (*)(std::vector<WorkloadShape>);
+
+  explicit WorkloadEstimate(Weigh weigh = nullptr);
 
   // Counts `pod` unless its uid (or, without one, its namespace/name) was
   // counted already.
@@ -61,8 +67,10 @@ class WorkloadEstimate {
   // A shape's identity: CPU, GPU milli, count, models "A|B".
   using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
 
+  std::vector<WorkloadShape> Weighed(std::vector<WorkloadShape> shapes) const;
   void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const Weigh weigh_;
   mutable absl::Mutex mu_;
   absl::flat_hash_set<std::string> seen_ ABSL_GUARDED_BY(mu_);
   std::map<Key, std::pair<WorkloadShape, int64_t>> counts_ ABSL_GUARDED_BY(mu_);
