@@ -86,46 +86,6 @@ int FgdScore(double frag_before, double frag_after) {
 
 namespace {
 
-// F before and after, through the packed memo (frag_memo.h) when the node
-// packs, else measured directly.
-struct FragPair {
-  double before;
-  double after;
-};
-
-FragPair MeasureShare(uint64_t id, absl::Span<const WorkloadShape> workload,
-                      const NodeState& node, const PodRequest& pod,
-                      size_t position, const PodCharge& extra) {
-  if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
-    return {
-        fgd::MemoFragMilli(id, workload, *packed),
-        fgd::MemoFragMilli(id, workload,
-                           fgd::PackedAfterShare(*packed, node, pod.cpu_milli,
-                                                 position, extra))};
-  }
-  const fgd::FragNode before = fgd::FragNodeOf(node);
-  fgd::FragNode after = before;
-  after.cpu_milli_left -= pod.cpu_milli;
-  after.gpu_milli_left[position] =
-      fgd::MilliLeftAfter(node.ledger(position), extra.cores, extra.memory_mib);
-  return {fgd::FragMilli(before, workload), fgd::FragMilli(after, workload)};
-}
-
-FragPair MeasurePlacement(uint64_t id, absl::Span<const WorkloadShape> workload,
-                          const NodeState& node, const PodRequest& pod,
-                          const PodAllocation& placement) {
-  if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
-    return {fgd::MemoFragMilli(id, workload, *packed),
-            fgd::MemoFragMilli(
-                id, workload,
-                fgd::PackedAfter(*packed, node, pod.cpu_milli, placement))};
-  }
-  const fgd::FragNode before = fgd::FragNodeOf(node);
-  return {fgd::FragMilli(before, workload),
-          fgd::FragMilli(fgd::FragNodeAfter(before, node, pod, placement),
-                         workload)};
-}
-
 class FgdPolicyImpl final : public PlacementPolicy {
  public:
   explicit FgdPolicyImpl(std::vector<WorkloadShape> workload)
@@ -148,8 +108,8 @@ class FgdPolicyImpl final : public PlacementPolicy {
     if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
       return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
     }
-    const FragPair frag =
-        MeasureShare(id_, workload_, node, pod, position, extra);
+    const fgd::FragPair frag =
+        fgd::MeasureShare(id_, workload_, node, pod, position, extra);
     return GpuRank{fgd::FgdScore(frag.before, frag.after), -index, 0};
   }
 
@@ -159,8 +119,8 @@ class FgdPolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const FragPair frag =
-        MeasurePlacement(id_, workload_, node, pod, placement);
+    const fgd::FragPair frag =
+        fgd::MeasurePlacement(id_, workload_, node, pod, placement);
     return fgd::FgdScore(frag.before, frag.after);
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }

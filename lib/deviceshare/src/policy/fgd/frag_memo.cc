@@ -127,4 +127,35 @@ uint64_t NewWorkloadId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+FragPair MeasureShare(uint64_t id, absl::Span<const WorkloadShape> workload,
+                      const NodeState& node, const PodRequest& pod,
+                      size_t position, const PodCharge& extra) {
+  if (std::optional<PackedNode> packed = Pack(node)) {
+    return {MemoFragMilli(id, workload, *packed),
+            MemoFragMilli(id, workload,
+                          PackedAfterShare(*packed, node, pod.cpu_milli,
+                                           position, extra))};
+  }
+  const FragNode before = FragNodeOf(node);
+  FragNode after = before;
+  after.cpu_milli_left -= pod.cpu_milli;
+  after.gpu_milli_left[position] =
+      MilliLeftAfter(node.ledger(position), extra.cores, extra.memory_mib);
+  return {FragMilli(before, workload), FragMilli(after, workload)};
+}
+
+FragPair MeasurePlacement(uint64_t id, absl::Span<const WorkloadShape> workload,
+                          const NodeState& node, const PodRequest& pod,
+                          const PodAllocation& placement) {
+  if (std::optional<PackedNode> packed = Pack(node)) {
+    return {
+        MemoFragMilli(id, workload, *packed),
+        MemoFragMilli(id, workload,
+                      PackedAfter(*packed, node, pod.cpu_milli, placement))};
+  }
+  const FragNode before = FragNodeOf(node);
+  return {FragMilli(before, workload),
+          FragMilli(FragNodeAfter(before, node, pod, placement), workload)};
+}
+
 }  // namespace deviceshare::fgd

@@ -1,7 +1,6 @@
 #include "deviceshare/policy/fragaware/fragaware_policy.h"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,31 +14,6 @@
 
 namespace deviceshare {
 namespace {
-
-// The node's fragmentation before and after: through the memo when the
-// node packs, else measured directly (nodes of more than 16 GPUs).
-struct FragPair {
-  double before;
-  double after;
-};
-
-FragPair Measure(const WorkloadSnapshot& workload, const NodeState& node,
-                 int64_t cpu_milli, const PodAllocation& placement) {
-  const uint64_t workload_id = workload.id;
-  const std::vector<WorkloadShape>& shapes = workload.shapes;
-  if (std::optional<fgd::PackedNode> before = fgd::Pack(node)) {
-    return {fgd::MemoFragMilli(workload_id, shapes, *before),
-            fgd::MemoFragMilli(
-                workload_id, shapes,
-                fgd::PackedAfter(*before, node, cpu_milli, placement))};
-  }
-  const fgd::FragNode before = fgd::FragNodeOf(node);
-  PodRequest pod;
-  pod.cpu_milli = cpu_milli;
-  return {fgd::FragMilli(before, workload.shapes),
-          fgd::FragMilli(fgd::FragNodeAfter(before, node, pod, placement),
-                         workload.shapes)};
-}
 
 // The weight of a shape in the measure: its share of the pods divided by
 // the GPUs it asks (a CPU-only pod as one). FGD weighs shapes by their
@@ -94,25 +68,9 @@ class FragawarePolicyImpl final : public PlacementPolicy {
       return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
     }
     const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    const uint64_t workload_id = workload->id;
-    const std::vector<WorkloadShape>& shapes = workload->shapes;
-    double before = 0;
-    double after = 0;
-    if (std::optional<fgd::PackedNode> packed = fgd::Pack(node)) {
-      before = fgd::MemoFragMilli(workload_id, shapes, *packed);
-      after = fgd::MemoFragMilli(
-          workload_id, shapes,
-          fgd::PackedAfterShare(*packed, node, pod.cpu_milli, position, extra));
-    } else {
-      const fgd::FragNode whole = fgd::FragNodeOf(node);
-      fgd::FragNode then = whole;
-      then.cpu_milli_left -= pod.cpu_milli;
-      then.gpu_milli_left[position] =
-          fgd::MilliLeftAfter(ledger, extra.cores, extra.memory_mib);
-      before = fgd::FragMilli(whole, workload->shapes);
-      after = fgd::FragMilli(then, workload->shapes);
-    }
-    return GpuRank{fgd::FgdScore(before, after), -index, 0};
+    const fgd::FragPair frag = fgd::MeasureShare(workload->id, workload->shapes,
+                                                 node, pod, position, extra);
+    return GpuRank{fgd::FgdScore(frag.before, frag.after), -index, 0};
   }
 
   int NodeScore(const NodeState& node,
@@ -121,7 +79,9 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const FragPair frag = Measure(*Workload(), node, pod.cpu_milli, placement);
+    const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
+    const fgd::FragPair frag = fgd::MeasurePlacement(
+        workload->id, workload->shapes, node, pod, placement);
     return fgd::FgdScore(frag.before, frag.after);
   }
   // The score follows fragmentation, not utilisation: no bound.

@@ -20,6 +20,7 @@
 #include "deviceshare/model/device_ledger.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/workload_shape.h"
 
 namespace deviceshare::fgd {
@@ -63,6 +64,23 @@ double MemoFragMilli(uint64_t workload_id,
 
 // A number no other call returns, for MemoFragMilli.
 uint64_t NewWorkloadId();
+
+// A node's FragMilli before and after a placement, through the memo when
+// the node packs, else measured directly.
+struct FragPair {
+  double before = 0;
+  double after = 0;
+};
+// ... of `pod`'s CPU and a share `extra` on the GPU at `position`.
+FragPair MeasureShare(uint64_t workload_id,
+                      absl::Span<const WorkloadShape> workload,
+                      const NodeState& node, const PodRequest& pod,
+                      size_t position, const PodCharge& extra);
+// ... of `pod`'s CPU and the grants of `placement`.
+FragPair MeasurePlacement(uint64_t workload_id,
+                          absl::Span<const WorkloadShape> workload,
+                          const NodeState& node, const PodRequest& pod,
+                          const PodAllocation& placement);
 
 }  // namespace deviceshare::fgd
 
