@@ -21,7 +21,7 @@ RUN apt-get update \
        --no-install-recommends \
        cmake ninja-build g++ pkg-config \
        libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev \
-       libcpp-httplib-dev libspdlog-dev \
+       libcpp-httplib-dev libspdlog-dev libboost-graph-dev \
        protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

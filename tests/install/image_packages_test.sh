@@ -11,7 +11,8 @@
 #     installs) need not be listed; every other one must be in the runtime
 #     stage's `apt-get install --no-install-recommends`, and that list may
 #     hold nothing no binary loads;
-#   - the build stage installs only packages of .ci/install-deps;
+#   - the build stage installs only packages of .ci/install-deps, and all
+#     of them the build needs (not the tests', benchmarks', clang, Go);
 #   - the Dockerfile copies each shipped file, libvgpu.so to the DaemonSets'
 #     --vgpu-library, and the scheduler image runs as the numeric,
 #     non-root user of deploy/deployment.yaml.
@@ -158,11 +159,21 @@ for spec in "$@"; do
   grep -qE '^FROM debian:12-slim( |$)' <<<"$runtime_stage" ||
     fail "$name: the last stage is not FROM debian:12-slim"
 
-  # The build stage: .ci/install-deps is the list of build packages.
+  # The build stage: .ci/install-deps is the list of build packages, and
+  # the build needs all of them but the tests', the benchmarks', the
+  # sanitizer build's and the Go binding's.
+  build_packages=$(apt_installs <<<"$build_stage")
   while read -r package; do
     grep -qxF "$package" <<<"$ci_packages" ||
       fail "$name: the build stage installs $package, not in .ci/install-deps"
-  done < <(apt_installs <<<"$build_stage")
+  done <<<"$build_packages"
+  while read -r package; do
+    case $package in
+      libgtest-dev | libgmock-dev | libbenchmark-dev | clang | golang-go) ;;
+      *) grep -qxF "$package" <<<"$build_packages" ||
+        fail "$name: the build stage lacks $package (.ci/install-deps; the build needs it)" ;;
+    esac
+  done <<<"$ci_packages"
 
   # The runtime stage: what the shipped files load, less the base image.
   grep -E 'apt-get +install' <<<"$runtime_stage" |
