@@ -47,10 +47,12 @@ ABSL_FLAG(int64_t, gpus_per_node, 0, "GPUs per generated node");
 ABSL_FLAG(int64_t, synthetic_pods, 0, "generated pods");
 ABSL_FLAG(std::string, config, "", "deviceshare config YAML");
 ABSL_FLAG(std::string, node_policy, "",
-          "binpack | spread | fgd | bestfit | packing");
-ABSL_FLAG(std::string, gpu_policy, "",
-          "binpack | spread | mutex | numa | topology-aware | fgd | bestfit "
-          "| packing");
+          "binpack | spread | topology-aware | fgd | fragaware | bestfit | "
+          "packing");
+ABSL_FLAG(
+    std::string, gpu_policy, "",
+    "binpack | spread | mutex | numa | topology-aware | fgd | fragaware | "
+    "bestfit | packing");
 ABSL_FLAG(std::string, output, "table", "table | json");
 ABSL_FLAG(uint64_t, seed, 0, "shuffle / generator seed");
 ABSL_FLAG(int64_t, limit_pods, 0, "schedule only the first N pods");
@@ -234,14 +236,17 @@ constexpr char kSyntheticInputsHelp[] = R"(.
 constexpr char kSimulateOptionsHelp[] = R"(Options:
   --config FILE         deviceshare config YAML (scheduler: and nvidia:
                         sections, or a ConfigMap); defaults otherwise
-  --node-policy P       binpack | spread | fgd | bestfit | packing:
-                        overrides scheduler.nodePolicy
+  --node-policy P       binpack | spread | topology-aware | fgd |
+                        fragaware | bestfit | packing: overrides
+                        scheduler.nodePolicy
   --gpu-policy P        binpack | spread | mutex | numa | topology-aware |
-                        fgd | bestfit | packing: overrides
+                        fgd | fragaware | bestfit | packing: overrides
                         scheduler.gpuPolicy. fgd, bestfit and packing are
                         FGD's policy and two of its baselines (fgd weighs
                         the typical workload, which only --replay fgd gives
-                        it; without one every node scores 50)
+                        it; without one every node scores 50); fragaware
+                        learns it from the pods it sees (or takes
+                        scheduler.typicalWorkload)
   --output F            table (default) | json
   --seed N              cluster/trace: shuffle the pod order with
                         std::mt19937_64(N) (Fisher-Yates); synthetic: the
@@ -279,7 +284,8 @@ mean ± sd over the seeds, per trace and policy.
                         its file: openb_pod_list_default.csv -> default)
   --policies P,...      policies side by side, each at both levels
                         (default binpack,fgd); fgd weighs the trace's
-                        typical pods, as FGD does
+                        typical pods, as FGD does; fragaware learns its
+                        own; the runs use every core
   --seeds S             42-51 (default), a count from 42, or a list
   --inflate X           arrivals up to X x the GPUs (default 1.3)
   --points A,...        arrived % columns (default 90,94,100,110,120)
