@@ -82,6 +82,29 @@ int FgdScore(double frag_before, double frag_after) {
   return static_cast<int>(100.0 / (1.0 + std::exp(-x)));
 }
 
+GpuRank RankGpuByFrag(uint64_t workload_id,
+                      absl::Span<const WorkloadShape> workload,
+                      const PodRequest& pod, const NodeState& node,
+                      size_t position, const PodCharge& extra) {
+  const DeviceLedger& ledger = node.ledger(position);
+  const int64_t index = node.inventory().gpus[position].index;
+  if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
+    return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
+  }
+  const FragPair frag =
+      MeasureShare(workload_id, workload, node, pod, position, extra);
+  return GpuRank{FgdScore(frag.before, frag.after), -index, 0};
+}
+
+int NodeScoreByFrag(uint64_t workload_id,
+                    absl::Span<const WorkloadShape> workload,
+                    const PodRequest& pod, const NodeState& node,
+                    const PodAllocation& placement) {
+  const FragPair frag =
+      MeasurePlacement(workload_id, workload, node, pod, placement);
+  return FgdScore(frag.before, frag.after);
+}
+
 }  // namespace fgd
 
 namespace {
@@ -103,14 +126,7 @@ class FgdPolicyImpl final : public PlacementPolicy {
   GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
                         size_t position, const PodCharge& extra,
                         int64_t offer_score) const override {
-    const DeviceLedger& ledger = node.ledger(position);
-    const int64_t index = node.inventory().gpus[position].index;
-    if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
-      return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
-    }
-    const fgd::FragPair frag =
-        fgd::MeasureShare(id_, workload_, node, pod, position, extra);
-    return GpuRank{fgd::FgdScore(frag.before, frag.after), -index, 0};
+    return fgd::RankGpuByFrag(id_, workload_, pod, node, position, extra);
   }
 
   int NodeScore(const NodeState& node,
@@ -119,9 +135,7 @@ class FgdPolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const fgd::FragPair frag =
-        fgd::MeasurePlacement(id_, workload_, node, pod, placement);
-    return fgd::FgdScore(frag.before, frag.after);
+    return fgd::NodeScoreByFrag(id_, workload_, pod, node, placement);
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
 

@@ -62,15 +62,9 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
                         size_t position, const PodCharge& extra,
                         int64_t offer_score) const override {
-    const DeviceLedger& ledger = node.ledger(position);
-    const int64_t index = node.inventory().gpus[position].index;
-    if (extra.exclusive || extra.cores >= ledger.core_capacity()) {
-      return GpuRank{0, -index, 0};  // whole GPUs: lowest index first
-    }
     const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    const fgd::FragPair frag = fgd::MeasureShare(workload->id, workload->shapes,
-                                                 node, pod, position, extra);
-    return GpuRank{fgd::FgdScore(frag.before, frag.after), -index, 0};
+    return fgd::RankGpuByFrag(workload->id, workload->shapes, pod, node,
+                              position, extra);
   }
 
   int NodeScore(const NodeState& node,
@@ -80,9 +74,8 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
     const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    const fgd::FragPair frag = fgd::MeasurePlacement(
-        workload->id, workload->shapes, node, pod, placement);
-    return fgd::FgdScore(frag.before, frag.after);
+    return fgd::NodeScoreByFrag(workload->id, workload->shapes, pod, node,
+                                placement);
   }
   // The score follows fragmentation, not utilisation: no bound.
   int ScoreBound(const UtilisationRange& after) const override { return 100; }

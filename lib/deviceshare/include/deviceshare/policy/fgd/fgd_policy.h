@@ -62,6 +62,19 @@ FragNode FragNodeAfter(const FragNode& before, const NodeState& node,
 // int(100 x sigmoid((before - after) / 1000)).
 int FgdScore(double frag_before, double frag_after);
 
+// FGD's two levels against `workload` (id from NewWorkloadId()), shared by
+// every policy that scores by the measure (fgd, fragaware): the rank of
+// the GPU at `position` for a share charging it `extra` (whole GPUs:
+// lowest index first), and the score of `node` once `placement` lands.
+GpuRank RankGpuByFrag(uint64_t workload_id,
+                      absl::Span<const WorkloadShape> workload,
+                      const PodRequest& pod, const NodeState& node,
+                      size_t position, const PodCharge& extra);
+int NodeScoreByFrag(uint64_t workload_id,
+                    absl::Span<const WorkloadShape> workload,
+                    const PodRequest& pod, const NodeState& node,
+                    const PodAllocation& placement);
+
 }  // namespace fgd
 }  // namespace deviceshare
 
