@@ -58,6 +58,7 @@ constexpr PrefixComponent kHeaders[] = {
     {"deviceshare/k8s/", "core/k8s"},
     {"deviceshare/scheduler/", "core/scheduler"},
     {"deviceshare/admission/", "core/admission"},
+    {"deviceshare/preemption/", "core/preemption"},
     {"gpu_abi/", "gpu_abi"},
     {"deviceshare/hamicore/", "backend/hamicore"},
     {"deviceshare/mig/", "backend/mig"},
