@@ -185,8 +185,9 @@ Inputs (exactly one kind):
                                count: 8, split: 10, numa: 0, mode: hami-core}
                         GPU keys: model, memory_mib (required), count (1),
                         split (nvidia.deviceSplitCount), numa (0), mode
-                        (hami-core | mig | mps; enable the backend in the
-                        config's scheduler.modes), uuid (count 1 only; default generated
+                        (hami-core | mig | mps; each is served unless the
+                        config's scheduler.modes leaves it off), uuid (count
+                        1 only; default generated
                         GPU-<hash of node>-<hash>-4000-8000-<index>), healthy
                         (true), cores (core capacity %, 100 x
                         deviceCoreScaling). memory_mib is scaled by

@@ -37,6 +37,32 @@ class ClusterStateTest : public ::testing::Test {
   std::unique_ptr<ClusterState> state_;
 };
 
+// Config{} (no scheduler.modes) enables every registered backend, in name
+// order; the state counts the registered GPUs of each mode.
+TEST_F(ClusterStateTest, EveryBackendIsEnabledAndGpuModesAreCounted) {
+  std::vector<std::string> modes;
+  for (const auto& backend : backends_->all()) {
+    modes.emplace_back(backend->mode().name());
+  }
+  EXPECT_THAT(modes, ElementsAre("hami-core", "mig", "mps"));
+  const SharingMode hami_core("hami-core");
+  const SharingMode mps("mps");
+  NodeInventory node = MakeNode("n1", 2, 10000);
+  node.gpus[1].mode = mps;
+  ASSERT_OK(state_->UpsertNode(node));
+  EXPECT_TRUE(state_->HasGpusInMode(hami_core));
+  EXPECT_TRUE(state_->HasGpusInMode(mps));
+  EXPECT_FALSE(state_->HasGpusInMode(SharingMode("mig")));
+  node.gpus[1].mode = hami_core;  // registered again, in another mode
+  ASSERT_OK(state_->UpsertNode(node));
+  EXPECT_TRUE(state_->HasGpusInMode(hami_core));
+  EXPECT_FALSE(state_->HasGpusInMode(mps));
+  EXPECT_OK(state_->CheckInvariants());
+  state_->RemoveNode("n1");
+  EXPECT_FALSE(state_->HasGpusInMode(hami_core));
+  EXPECT_OK(state_->CheckInvariants());
+}
+
 TEST_F(ClusterStateTest, PodAddedAndRemovedIncrementally) {
   ASSERT_OK(state_->UpsertNode(MakeNode("n1", 2, 10000)));
   PodRequest pod = MakePod("p", {GpuContainer("c", 1, 6000, 20)});

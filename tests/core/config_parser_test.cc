@@ -65,6 +65,18 @@ TEST(ConfigParserTest, EmptySectionsAndNullValuesKeepDefaults) {
   EXPECT_EQ(config.device.device_split_count, 4);
 }
 
+// No scheduler.modes: the list stays empty, which enables every registered
+// backend (BackendSet::Create); an empty list is refused.
+TEST(ConfigParserTest, ModesUnsetLeavesTheListEmpty) {
+  EXPECT_THAT(
+      MustParse("scheduler: {nodePolicy: spread}\n").scheduler.enabled_modes,
+      IsEmpty());
+  EXPECT_THAT(
+      ParseWithBuiltins("scheduler: {modes: []}\n"),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("scheduler.modes"), HasSubstr("is empty"))));
+}
+
 TEST(ConfigParserTest, WholeFileReadsEverySchedulerKey) {
   Config config = MustParse(R"(
 scheduler:

@@ -330,6 +330,76 @@ TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {
   EXPECT_FALSE(env.contains("CUDA_DEVICE_SM_LIMIT"));  // not hami-core
 }
 
+// A node of MIG H100s, a node of MPS A100s, and a pod naming each mode.
+std::string MigNodeAndMpsNode() {
+  return ShortCluster(
+      {ShortNode("mig-node", Gpus("mig-node", 1, kH100MiB, kH100, "mode: mig")),
+       ShortNode("mps-node", Gpus("mps-node", 1, 81920, "NVIDIA A100-SXM4-80GB",
+                                  "mode: mps"))});
+}
+std::string MigPodAndMpsPod() {
+  return Docs({PodYaml("infer", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000",
+                       "nvidia.com/vgpu-mode: mig"),
+               PodYaml("batch", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000",
+                       "nvidia.com/vgpu-mode: mps")});
+}
+
+// Without scheduler.modes every registered backend is enabled: a GPU is
+// served in the mode it registers, with no configuration.
+TEST(SimulateModesTest, RegisteredModesAreServedWithoutSchedulerModes) {
+  for (const std::string config : {"", "scheduler: {nodePolicy: binpack}\n"}) {
+    SCOPED_TRACE(config);
+    auto report = SimulateJson(
+        MigNodeAndMpsNode(),
+        Docs({MigPodAndMpsPod(),
+              PodYaml("any", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000")}),
+        config);
+    ASSERT_OK(report);
+    EXPECT_EQ((*report)["summary"]["placed"], 3);
+    EXPECT_EQ(PlacementOf(*report, "infer")["node"], "mig-node");
+    EXPECT_EQ(DeviceOf(*report, "infer")["mode"], "mig");
+    EXPECT_EQ(DeviceOf(*report, "infer")["mig_profile"], "1g.10gb");
+    EXPECT_EQ(PlacementOf(*report, "batch")["node"], "mps-node");
+    EXPECT_EQ(DeviceOf(*report, "batch")["mode"], "mps");
+    // A pod that names no mode: an MPS share strands nothing, a 1g.10gb
+    // instance its spare memory and SMs.
+    EXPECT_EQ(DeviceOf(*report, "any")["mode"], "mps");
+  }
+}
+
+// Every mode is enabled, but a pod is offered only to the backends of
+// modes some GPU runs: on a hami-core cluster nothing is chosen between.
+TEST(SimulateModesTest, AHamiCoreClusterHasNoModeChoiceToExplain) {
+  auto report =
+      SimulateJson(ShortCluster({ShortNode("n1", Gpus("n1", 2))}),
+                   PodYaml("p", "nvidia.com/gpu: 1, nvidia.com/gpumem: 9000"));
+  ASSERT_OK(report);
+  Json placed = PlacementOf(*report, "p");
+  ASSERT_FALSE(placed.is_null());
+  EXPECT_EQ(DeviceOf(*report, "p")["mode"], "hami-core");
+  EXPECT_FALSE(placed.contains("mode_choice")) << placed["mode_choice"];
+}
+
+// scheduler.modes narrows: a GPU of a mode it leaves off takes no pod.
+TEST(SimulateModesTest, SchedulerModesNarrowsTheEnabledBackends) {
+  auto report = SimulateJson(MigNodeAndMpsNode(), MigPodAndMpsPod(),
+                             "scheduler: {modes: [hami-core]}\n");
+  ASSERT_OK(report);
+  EXPECT_EQ((*report)["summary"]["placed"], 0);
+  for (const auto& [pod, mode] :
+       {std::pair<std::string, std::string>{"infer", "mig"},
+        {"batch", "mps"}}) {
+    Json failed = UnschedulableOf(*report, pod);
+    ASSERT_FALSE(failed.is_null()) << pod;
+    for (const std::string node : {"mig-node", "mps-node"}) {
+      EXPECT_EQ(failed["reasons"][node],
+                absl::StrCat("ModeMismatch mode ", mode,
+                             " is not enabled in this scheduler"))
+          << pod << " on " << node;
+    }
+  }
+}
+
 TEST(SimulateModeChoiceTest, AMixedNodeChoosesTheModeThatStrandsLeast) {
   // GPU 0 is shared by hami-core, GPU 1 is a MIG H100; the pods name no
   // mode.

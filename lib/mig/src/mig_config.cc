@@ -75,8 +75,10 @@ json GeometriesJson(const std::vector<KnownMigGeometries>& known) {
 // refuse a configmap search without geometries.
 absl::Status CheckMigSettings(Config& config) {
   DS_ASSIGN_OR_RETURN(MigConfig mig, ReadMigConfig(config));
+  // No scheduler.modes enables every registered backend, this one too.
   const std::vector<SharingMode>& modes = config.scheduler.enabled_modes;
   const bool mig_enabled =
+      modes.empty() ||
       std::find(modes.begin(), modes.end(), kMode) != modes.end();
   const bool configmap = mig.search == MigSearch::kConfigMap;
   if (mig_enabled && configmap && mig.known_geometries.empty()) {

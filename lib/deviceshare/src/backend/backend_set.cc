@@ -9,14 +9,21 @@ namespace deviceshare {
 
 absl::StatusOr<BackendSet> BackendSet::Create(const BackendRegistry& registry,
                                               const Config& config) {
-  if (config.scheduler.enabled_modes.empty()) {
-    return absl::InvalidArgumentError(
-        "scheduler.modes: no sharing mode enabled");
-  }
   BackendSet set;
   set.known_ = registry.RegisteredNames();
-  for (size_t i = 0; i < config.scheduler.enabled_modes.size(); ++i) {
-    const SharingMode mode = config.scheduler.enabled_modes[i];
+  // No scheduler.modes: every registered backend, in name order.
+  std::vector<SharingMode> modes = config.scheduler.enabled_modes;
+  if (modes.empty()) {
+    for (const std::string& name : set.known_) {
+      modes.push_back(SharingMode(name));
+    }
+  }
+  if (modes.empty()) {
+    return absl::InvalidArgumentError(
+        "scheduler.modes: no sharing mode enabled (no backend registered)");
+  }
+  for (size_t i = 0; i < modes.size(); ++i) {
+    const SharingMode mode = modes[i];
     if (set.ForMode(mode) != nullptr) continue;
     if (!set.Knows(mode)) {
       return absl::InvalidArgumentError(absl::StrFormat(

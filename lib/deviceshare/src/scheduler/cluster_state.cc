@@ -230,14 +230,24 @@ absl::StatusOr<std::vector<std::string>> ClusterState::UpsertNode(
                              });
   if (at != nodes_by_name_.end() && (*at)->name() == name) {
     Unindex(**at);
+    CountGpuModes(**at, -1);
     *at = node.get();
   } else {
     nodes_by_name_.insert(at, node.get());
   }
+  CountGpuModes(*node, +1);
   Reindex(*node);
   node_index_[name] = node.get();
   nodes_[name] = std::move(node);
   return displaced;
+}
+
+void ClusterState::CountGpuModes(const NodeState& node, int64_t delta) {
+  for (const Gpu& gpu : node.inventory().gpus) {
+    auto it = gpus_by_mode_.try_emplace(gpu.mode, 0).first;
+    it->second += delta;
+    if (it->second == 0) gpus_by_mode_.erase(it);
+  }
 }
 
 void ClusterState::RemoveNode(absl::string_view name) {
@@ -246,6 +256,7 @@ void ClusterState::RemoveNode(absl::string_view name) {
   nodes_by_name_.erase(std::find(nodes_by_name_.begin(), nodes_by_name_.end(),
                                  it->second.get()));
   Unindex(*it->second);
+  CountGpuModes(*it->second, -1);
   auto pods = pods_by_node_.find(name);
   if (pods != pods_by_node_.end()) {
     for (const std::string& uid : pods->second) pods_.at(uid).on_ledger = false;
@@ -450,6 +461,13 @@ absl::Status ClusterState::CheckInvariants() const {
                     return flat == entry.second.get();
                   })) {
     return absl::InternalError("the flat node list differs from the node map");
+  }
+  std::map<SharingMode, int64_t> gpus_by_mode;
+  for (const NodeState* node : nodes_by_name_) {
+    for (const Gpu& gpu : node->inventory().gpus) ++gpus_by_mode[gpu.mode];
+  }
+  if (gpus_by_mode != gpus_by_mode_) {
+    return absl::InternalError("the GPU count by mode differs from the nodes");
   }
   size_t indexed = 0;
   for (const auto& [shape, group] : shape_groups_) {

@@ -174,6 +174,18 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
       cycle.backends.push_back(backend.get());
     }
   }
+  // Of those, the backends of modes some registered GPU runs, if any: the
+  // others can grant no GPU anywhere (every mode is enabled unless
+  // scheduler.modes narrows them) and would only widen the search.
+  auto unused = [state](const SharingBackend* backend) {
+    return !state->HasGpusInMode(backend->mode());
+  };
+  if (state != nullptr &&
+      !std::all_of(cycle.backends.begin(), cycle.backends.end(), unused)) {
+    cycle.backends.erase(
+        std::remove_if(cycle.backends.begin(), cycle.backends.end(), unused),
+        cycle.backends.end());
+  }
   if (request.HasClaims()) {
     cycle.dra = state != nullptr ? &state->dra() : nullptr;
     cycle.device_order = DeviceOrderOf(*cycle.placement.gpu_policy);

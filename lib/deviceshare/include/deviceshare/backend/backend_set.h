@@ -1,8 +1,9 @@
 // File: backend/backend_set.h
 //
 // BackendSet: the sharing backends one scheduler uses, made from the
-// registry for the modes the config enables, in config order. A mode's
-// backend is registered under the mode's name ("hami-core", "mig", "mps").
+// registry: every registered backend, in name order, or those of the modes
+// the config's scheduler.modes lists, in its order. A mode's backend is
+// registered under the mode's name ("hami-core", "mig", "mps").
 //
 // Thread safety: immutable after Create(); safe to share.
 #ifndef DEVICESHARE_BACKEND_BACKEND_SET_H_
@@ -32,7 +33,7 @@ class BackendSet {
   bool Knows(SharingMode mode) const;
   // The registered modes, "hami-core, mig, mps": for error messages.
   std::string KnownNames() const;
-  // Enabled backends in config order.
+  // Enabled backends in config order (name order without scheduler.modes).
   const std::vector<std::unique_ptr<SharingBackend>>& all() const {
     return backends_;
   }

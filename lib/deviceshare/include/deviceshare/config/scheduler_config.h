@@ -26,8 +26,12 @@ struct SchedulerConfig {
   // Dialect of the annotations written for pods whose own dialect cannot be
   // told (dialect). Pods that use one dialect get theirs back.
   Dialect default_dialect = Dialect::kHami;
-  // Sharing backends that may be used (modes), by name.
-  std::vector<SharingMode> enabled_modes = {kDefaultSharingMode};
+  // modes: the sharing backends that may be used, by name, in this order.
+  // Empty (the default: the file sets no scheduler.modes) means every
+  // backend the registry holds, in name order, so a GPU registered in any
+  // known mode is served without more configuration; a list narrows to its
+  // modes (the parser refuses an empty one).
+  std::vector<SharingMode> enabled_modes;
   // typicalWorkload: the workload fragmentation is measured against
   // (policies fgd and fragaware): pod shapes and their shares. fgd needs it
   // (simulate's replay computes it from the trace, as FGD does); fragaware

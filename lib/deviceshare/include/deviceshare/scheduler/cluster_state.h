@@ -143,6 +143,10 @@ class ClusterState {
     return nodes_by_name_;
   }
   size_t pod_count() const { return pods_.size(); }
+  // Whether some registered GPU runs `mode`.
+  bool HasGpusInMode(SharingMode mode) const {
+    return gpus_by_mode_.contains(mode);
+  }
   // Every node, grouped by shape and utilisation; kept current by every
   // event.
   const std::map<NodeShape, ShapeGroup>& shape_groups() const {
@@ -178,6 +182,8 @@ class ClusterState {
   // Moves the node to the bucket of its current utilisation.
   void Reindex(const NodeState& node);
   void Unindex(const NodeState& node);
+  // Adds `delta` (+1 or -1) per GPU of the node to gpus_by_mode_.
+  void CountGpuModes(const NodeState& node, int64_t delta);
   // Puts every recorded pod of `node` on its fresh ledgers.
   std::vector<std::string> Replay(NodeState& node);
   // New versions for the nodes a DRA event touched; a node not known yet
@@ -192,6 +198,8 @@ class ClusterState {
   // every extender call.
   absl::flat_hash_map<std::string, NodeState*> node_index_;
   std::map<NodeShape, ShapeGroup> shape_groups_;
+  // Registered GPUs by mode; a mode with none has no entry.
+  std::map<SharingMode, int64_t> gpus_by_mode_;
   // Where each node sits in shape_groups_: its group and utilisation.
   absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, BucketKey>>
       index_position_;

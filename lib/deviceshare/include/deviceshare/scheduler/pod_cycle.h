@@ -27,7 +27,8 @@ struct PodCycle {
   // with the pod's weights), when placement.gpu_policy is one.
   std::shared_ptr<const PlacementPolicy> own_gpu_policy;
   // The enabled backends that may serve the pod, in config order: the one
-  // of the pod's mode, or every one when it names none. Empty when its
+  // of the pod's mode, or every one when it names none; of those, only the
+  // ones whose mode some registered GPU runs, when any does. Empty when its
   // mode is not enabled: every node then says ModeMismatch.
   absl::InlinedVector<const SharingBackend*, 4> backends;
 
