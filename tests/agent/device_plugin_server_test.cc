@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "testing/status_matchers.h"
+#include "testing/temp_folder.h"
 #include "testing/test_kubelet.h"
 #include "testing/wait_for.h"
 
@@ -147,16 +148,14 @@ class DevicePluginServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Short: a unix socket path must fit in 108 bytes.
-    char dir_template[] = "/tmp/dsdp-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     kubelet_ = std::make_unique<TestKubelet>(dir_);
   }
 
   void TearDown() override {
     servers_.clear();
     kubelet_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   DevicePluginServerOptions FastOptions(
@@ -193,6 +192,7 @@ class DevicePluginServerTest : public ::testing::Test {
     return nlohmann::json::parse(in);
   }
 
+  ::deviceshare::testing::TempFolder folder_{"dsdp-"};
   std::string dir_;
   ScriptedAllocator allocator_;
   std::unique_ptr<TestKubelet> kubelet_;

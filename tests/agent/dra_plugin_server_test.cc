@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/status_matchers.h"
+#include "testing/temp_folder.h"
 #include "testing/test_dra_kubelet.h"
 #include "testing/wait_for.h"
 
@@ -132,16 +133,14 @@ class DraPluginServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Short: a unix socket path must fit in 108 bytes.
-    char dir_template[] = "/tmp/dsdra-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     kubelet_ = std::make_unique<TestDraKubelet>(RegistryDir());
   }
 
   void TearDown() override {
     servers_.clear();
     kubelet_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   std::string PluginDir() const { return dir_ + "/plugins"; }
@@ -169,6 +168,7 @@ class DraPluginServerTest : public ::testing::Test {
     return server;
   }
 
+  ::deviceshare::testing::TempFolder folder_{"dsdra-"};
   std::string dir_;
   FakePreparer preparer_;
   std::unique_ptr<TestDraKubelet> kubelet_;

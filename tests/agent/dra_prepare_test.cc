@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "testing/fake_api_server.h"
 #include "testing/status_matchers.h"
+#include "testing/temp_folder.h"
 #include "testing/test_dra_kubelet.h"
 
 namespace deviceshare::agent {
@@ -71,9 +72,8 @@ nlohmann::json Claim(const std::string& name, nlohmann::json results) {
 class DraPrepareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir_template[] = "/tmp/dsprep-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     absl::StatusOr<std::unique_ptr<kube::ApiClient>> api =
         kube::ApiClient::Create(server_.kube_config());
     ASSERT_THAT(api.status(), IsOk());
@@ -99,10 +99,7 @@ class DraPrepareTest : public ::testing::Test {
     ASSERT_THAT(kubelet_->WaitForPlugin(kDriver).status(), IsOk());
   }
 
-  void TearDown() override {
-    server_plugin_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { server_plugin_.reset(); }
 
   // A fresh preparer and plugin server on the same folders: what a
   // restarted agent has.
@@ -145,6 +142,7 @@ class DraPrepareTest : public ::testing::Test {
   }
 
   testing::FakeApiServer server_;
+  ::deviceshare::testing::TempFolder folder_{"dsprep-"};
   std::string dir_;
   std::unique_ptr<kube::ApiClient> api_;
   std::unique_ptr<BackendSet> backends_;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "testing/temp_folder.h"
 
 namespace deviceshare::agent {
 namespace {
@@ -23,15 +24,14 @@ std::string Slurp(const std::string& path) {
 class VgpuInstallerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/vgpu-install-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     library_ = dir_ + "/libvgpu-build.so";
     std::ofstream(library_, std::ios::binary) << "\x7f"
                                                  "ELF-first";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  ::deviceshare::testing::TempFolder folder_{"vgpu-install-"};
   std::string dir_;
   std::string library_;
 };

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "testing/temp_folder.h"
 #include "testing/whole_file.h"
 
 namespace deviceshare::testing {
@@ -117,8 +118,8 @@ ProbeResult ProbeProcess::Wait() {
 }
 
 VgpuWorld::VgpuWorld(std::vector<FakeGpuSpec> gpus) : gpus_(std::move(gpus)) {
-  char pattern[] = "/tmp/vgXXXXXX";
-  if (mkdtemp(pattern) == nullptr) {
+  std::string pattern = TempRoot() + "/vgXXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
     std::perror("VgpuWorld: mkdtemp");
     std::abort();
   }

@@ -1,9 +1,9 @@
 // File: testing/vgpu_env.h
 //
 // VgpuWorld: a fake GPU node for the end-to-end tests of libvgpu.so. It
-// owns a short temporary directory under /tmp holding the fake driver's
-// shared state file (FAKE_CUDA_STATE), the fake NVML's inventory, the
-// interposer's region file and the probes' output, and runs
+// owns a short temporary directory under $TMPDIR (else /tmp) holding the
+// fake driver's shared state file (FAKE_CUDA_STATE), the fake NVML's
+// inventory, the interposer's region file and the probes' output, and runs
 // tests/vgpu_probe in real processes with an explicit, clean environment:
 //
 //   LD_LIBRARY_PATH                  the fake libcuda.so.1, the fake NVML

@@ -27,6 +27,7 @@
 #include "gpu_abi/cuda_abi.h"
 #include "gpu_abi/nvml_abi.h"
 #include "gtest/gtest.h"
+#include "testing/temp_folder.h"
 
 namespace {
 
@@ -228,13 +229,12 @@ std::vector<std::pair<std::string, const char*>> World(
 class FakeCudaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/fake_cuda_test.XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     state_ = dir_ + "/state";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  ::deviceshare::testing::TempFolder folder_{"fake_cuda_test."};
   std::string dir_;
   std::string state_;
 };

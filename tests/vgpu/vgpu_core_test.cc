@@ -14,6 +14,7 @@
 #include "env_config.h"
 #include "gtest/gtest.h"
 #include "shared_region.h"
+#include "testing/temp_folder.h"
 
 namespace deviceshare::vgpu {
 namespace {
@@ -136,12 +137,10 @@ TEST(AllocationMapTest, TenThousandLiveEntriesAndTombstonesStayExact) {
 class SharedRegionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/vgpu-region-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    dir_ = folder_.path();
+    ASSERT_FALSE(dir_.empty());
     path_ = dir_ + "/r.cache";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   SharedRegion* Open(Failpoint failpoint = Failpoint::kNone) {
     std::string error;
@@ -167,6 +166,7 @@ class SharedRegionTest : public ::testing::Test {
     return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   }
 
+  ::deviceshare::testing::TempFolder folder_{"vgpu-region-"};
   std::string dir_;
   std::string path_;
 };
