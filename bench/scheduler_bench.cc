@@ -91,5 +91,42 @@ BENCHMARK(BM_ScheduleOnCluster)
     ->Arg(20000)
     ->Unit(benchmark::kMicrosecond);
 
+// A pod that fits nowhere, with its reasons counted on every node and ten
+// explained (as simulate does), on state.range(0) nodes with two pods each.
+// state.range(1) == 1: a workload's replicas, one shape again and again
+// (the bucket tallies answer unchanged buckets); 0: a new shape each time.
+void BM_ScheduleFailedPod(benchmark::State& state) {
+  BackendRegistry registry;
+  (void)RegisterBuiltinBackends(registry);
+  auto scheduler = *Scheduler::Create(Config{}, registry);
+  const int nodes = static_cast<int>(state.range(0));
+  const bool replicas = state.range(1) == 1;
+  for (int n = 0; n < nodes; ++n) {
+    (void)scheduler->UpsertNode(EightGpuNode(absl::StrCat("node-", n)));
+  }
+  for (int next = 0; next < nodes * 2; ++next) {
+    (void)scheduler->Schedule(SmallPod(next));
+  }
+  ScheduleOptions options;
+  options.max_explained_nodes = 10;
+  int n = 0;
+  for (auto _ : state) {
+    PodRequest pod = SmallPod(0);
+    pod.uid = absl::StrCat("failing-", n);
+    pod.containers[0].gpu_count = 1;
+    // More than any GPU has.
+    pod.containers[0].memory_mib = 90000 + (replicas ? 0 : n % 4096);
+    ++n;
+    benchmark::DoNotOptimize(scheduler->Schedule(pod, options));
+  }
+}
+BENCHMARK(BM_ScheduleFailedPod)
+    ->Args({1000, 1})
+    ->Args({5000, 1})
+    ->Args({20000, 1})
+    ->Args({1000, 0})
+    ->Args({5000, 0})
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace deviceshare

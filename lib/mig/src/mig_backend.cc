@@ -200,7 +200,7 @@ class MigBackend final : public SharingBackend {
     return PlaceContainers(
         request, node, kMode, *options.gpu_policy,
         [&](const ContainerRequest& container, int32_t index, size_t position,
-            std::vector<ContainerShare>& pending) {
+            PendingShares& pending) {
           return Offer(container, index, node.ledger(position), pending,
                        options);
         },
@@ -249,8 +249,7 @@ class MigBackend final : public SharingBackend {
 
  private:
   GpuOffer Offer(const ContainerRequest& container, int32_t index,
-                 const DeviceLedger& ledger,
-                 std::vector<ContainerShare>& pending,
+                 const DeviceLedger& ledger, PendingShares& pending,
                  const PlacementOptions& options) const;
   absl::StatusOr<Pick> PlacementPick(const GpuKind& kind,
                                      const GpuMigState& state,
@@ -272,8 +271,7 @@ class MigBackend final : public SharingBackend {
 };
 
 GpuOffer MigBackend::Offer(const ContainerRequest& container, int32_t index,
-                           const DeviceLedger& ledger,
-                           std::vector<ContainerShare>& pending,
+                           const DeviceLedger& ledger, PendingShares& pending,
                            const PlacementOptions& options) const {
   GpuOffer offer;
   const Gpu& gpu = ledger.gpu();

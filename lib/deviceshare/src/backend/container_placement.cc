@@ -28,13 +28,13 @@ struct Candidate {
 // `pending`: the pod's shares on that GPU before this offer.
 Candidate CandidateOf(const PodRequest& request, const NodeState& node,
                       size_t position, const GpuOffer& offer,
-                      const std::vector<ContainerShare>& pending,
+                      const PendingShares& pending,
                       const PlacementPolicy& gpu_policy) {
   const Gpu& gpu = node.inventory().gpus[position];
   if (!gpu_policy.ranks_on_node()) {
     return Candidate{position, gpu_policy.RankGpu(offer.score, gpu), &gpu};
   }
-  std::vector<ContainerShare> shares = pending;
+  PendingShares shares = pending;
   shares.push_back(offer.share);
   return Candidate{position,
                    gpu_policy.RankGpuOnNode(request, node, position,
@@ -200,8 +200,7 @@ DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
 GpuOffer OfferIfAdmitted(const ContainerRequest& container, int32_t index,
                          size_t position, const NodeState& node,
                          const PlacementPolicy& gpu_policy, bool explain,
-                         GpuOfferFn offer,
-                         std::vector<ContainerShare>& pending) {
+                         GpuOfferFn offer, PendingShares& pending) {
   const DeviceLedger& ledger = node.ledger(position);
   const ReasonCode admitted = gpu_policy.GpuAdmits(ledger, pending);
   if (admitted == ReasonCode::kFits) {
@@ -221,8 +220,8 @@ bool TakeOneAtATime(const PodRequest& request,
                     const ContainerRequest& container, int32_t index,
                     const NodeState& node, SharingMode mode,
                     const PlacementPolicy& gpu_policy, bool explain,
-                    const std::vector<GpuVerdict>& eligible, GpuOfferFn offer,
-                    std::vector<std::vector<ContainerShare>>& pending,
+                    absl::Span<const GpuVerdict> eligible, GpuOfferFn offer,
+                    absl::InlinedVector<PendingShares, 8>& pending,
                     ContainerAllocation& out) {
   std::vector<size_t> taken_at;  // positions whose pending this call grew
   for (int32_t taken = 0; taken < container.gpu_count; ++taken) {
@@ -272,7 +271,8 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     return Unfit(ReasonCode::kNoGpus,
                  absl::StrFormat("NoGpus node=%s", node.name()), {});
   }
-  std::vector<GpuVerdict> eligible(gpus);
+  // Per GPU, inline for nodes of up to 8 GPUs: no allocation per filter.
+  absl::InlinedVector<GpuVerdict, 8> eligible(gpus);
   for (size_t pos = 0; pos < gpus; ++pos) {
     const Gpu& gpu = node.inventory().gpus[pos];
     eligible[pos] = explain ? CheckGpuEligible(request, gpu, mode)
@@ -292,10 +292,10 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
   fit.allocation.node_name = node.name();
   fit.allocation.containers.reserve(request.containers.size());
   // This pod's shares so far, per GPU position.
-  std::vector<std::vector<ContainerShare>> pending(gpus);
+  absl::InlinedVector<PendingShares, 8> pending(gpus);
   std::vector<Candidate> candidates;
   std::vector<GpuVerdict> rejected;
-  std::vector<GpuOffer> offers(gpus);
+  absl::InlinedVector<GpuOffer, 8> offers(gpus);
 
   for (size_t ci = 0; ci < request.containers.size(); ++ci) {
     const ContainerRequest& container = request.containers[ci];

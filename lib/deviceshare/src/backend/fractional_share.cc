@@ -139,7 +139,7 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
   return PlaceContainers(
       request, node, mode, gpu_policy,
       [&](const ContainerRequest& container, int32_t index, size_t position,
-          std::vector<ContainerShare>& pending) {
+          PendingShares& pending) {
         const DeviceLedger& ledger = node.ledger(position);
         GpuOffer offer;
         offer.share = WholeShare(container, index, ledger);
@@ -179,6 +179,10 @@ bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
     if (!container.wants_gpu()) continue;
     if (headroom.cores < std::max(container.cores, 1) ||
         headroom.memory_mib < container.MemoryOn(shape.min_gpu_memory_mib)) {
+      return false;
+    }
+    // An exclusive share needs a GPU no pod holds (DeviceLedger).
+    if (container.cores >= 100 && headroom.idle_gpus < container.gpu_count) {
       return false;
     }
   }

@@ -40,6 +40,7 @@ GpuHeadroom NodeState::headroom() const {
     headroom.memory_mib =
         std::max(headroom.memory_mib, ledger.free_memory_mib());
     headroom.cores = std::max(headroom.cores, ledger.free_cores());
+    if (ledger.used_slots() == 0) ++headroom.idle_gpus;
   }
   return headroom;
 }

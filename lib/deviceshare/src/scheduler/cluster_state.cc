@@ -154,6 +154,31 @@ int BitWidth(int64_t value) {
 
 }  // namespace
 
+HostRoom HostRoom::Of(const NodeState& node) {
+  constexpr int64_t kUntracked = std::numeric_limits<int64_t>::max();
+  const NodeInventory& inventory = node.inventory();
+  return HostRoom{
+      inventory.cpu_milli > 0 ? inventory.cpu_milli - node.used_cpu_milli()
+                              : kUntracked,
+      inventory.memory_mib > 0 ? inventory.memory_mib - node.used_memory_mib()
+                               : kUntracked};
+}
+
+void IndexBucket::Summarise() {
+  max_headroom = GpuHeadroom{};
+  max_host = HostRoom{std::numeric_limits<int64_t>::min(),
+                      std::numeric_limits<int64_t>::min()};
+  for (const IndexedNode& entry : nodes) {
+    max_headroom.memory_mib =
+        std::max(max_headroom.memory_mib, entry.headroom.memory_mib);
+    max_headroom.cores = std::max(max_headroom.cores, entry.headroom.cores);
+    max_headroom.idle_gpus =
+        std::max(max_headroom.idle_gpus, entry.headroom.idle_gpus);
+    max_host.cpu_milli = std::max(max_host.cpu_milli, entry.host.cpu_milli);
+    max_host.memory_mib = std::max(max_host.memory_mib, entry.host.memory_mib);
+  }
+}
+
 BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
   return BucketKey{utilisation, BitWidth(headroom.memory_mib),
                    headroom.cores / 10};
@@ -162,7 +187,7 @@ BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
 GpuHeadroom BucketKey::MaxHeadroom() const {
   return GpuHeadroom{memory_class >= 62 ? std::numeric_limits<int64_t>::max()
                                         : (int64_t{1} << memory_class) - 1,
-                     cores_class * 10 + 9};
+                     cores_class * 10 + 9, std::numeric_limits<int32_t>::max()};
 }
 
 void ClusterState::Reindex(const NodeState& node) {
@@ -172,10 +197,32 @@ void ClusterState::Reindex(const NodeState& node) {
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
-  std::vector<IndexedNode>& bucket = group.buckets[key];
-  bucket.insert(FindByName(bucket, node.name()), IndexedNode{&node, headroom});
+  IndexBucket& bucket = group.buckets[key];
+  const IndexedNode entry{&node, headroom, HostRoom::Of(node)};
+  bucket.nodes.insert(FindByName(bucket.nodes, node.name()), entry);
+  bucket.max_headroom.memory_mib =
+      std::max(bucket.max_headroom.memory_mib, headroom.memory_mib);
+  bucket.max_headroom.cores =
+      std::max(bucket.max_headroom.cores, headroom.cores);
+  bucket.max_headroom.idle_gpus =
+      std::max(bucket.max_headroom.idle_gpus, headroom.idle_gpus);
+  bucket.max_host.cpu_milli =
+      std::max(bucket.max_host.cpu_milli, entry.host.cpu_milli);
+  bucket.max_host.memory_mib =
+      std::max(bucket.max_host.memory_mib, entry.host.memory_mib);
+  bucket.version = ++last_version_;
   index_position_[&node] = {&group, key};
   versions_[&node] = ++last_version_;
+}
+
+void ClusterState::Touch(const NodeState& node) {
+  versions_[&node] = ++last_version_;
+  auto at = index_position_.find(&node);
+  if (at == index_position_.end()) return;
+  auto bucket = at->second.first->buckets.find(at->second.second);
+  if (bucket != at->second.first->buckets.end()) {
+    bucket->second.version = ++last_version_;
+  }
 }
 
 void ClusterState::Unindex(const NodeState& node) {
@@ -184,11 +231,21 @@ void ClusterState::Unindex(const NodeState& node) {
   auto& buckets = at->second.first->buckets;
   auto bucket = buckets.find(at->second.second);
   if (bucket != buckets.end()) {
-    auto entry = FindByName(bucket->second, node.name());
-    if (entry != bucket->second.end() && entry->node == &node) {
-      bucket->second.erase(entry);
+    IndexBucket& indexed = bucket->second;
+    auto entry = FindByName(indexed.nodes, node.name());
+    if (entry != indexed.nodes.end() && entry->node == &node) {
+      // Only a node that held a maximum can lower it.
+      const bool held_max =
+          entry->headroom.memory_mib == indexed.max_headroom.memory_mib ||
+          entry->headroom.cores == indexed.max_headroom.cores ||
+          entry->headroom.idle_gpus == indexed.max_headroom.idle_gpus ||
+          entry->host.cpu_milli == indexed.max_host.cpu_milli ||
+          entry->host.memory_mib == indexed.max_host.memory_mib;
+      indexed.nodes.erase(entry);
+      if (held_max) indexed.Summarise();
     }
-    if (bucket->second.empty()) buckets.erase(bucket);
+    indexed.version = ++last_version_;
+    if (indexed.nodes.empty()) buckets.erase(bucket);
   }
   index_position_.erase(at);
   versions_.erase(&node);
@@ -388,7 +445,7 @@ void ClusterState::TouchDraNodes(const std::vector<std::string>& names) {
       RemoveNode(name);
       continue;
     }
-    versions_[it->second.get()] = ++last_version_;
+    Touch(*it->second);
   }
 }
 
@@ -472,15 +529,36 @@ absl::Status ClusterState::CheckInvariants() const {
   size_t indexed = 0;
   for (const auto& [shape, group] : shape_groups_) {
     for (const auto& [key, bucket] : group.buckets) {
-      if (bucket.empty()) {
+      if (bucket.nodes.empty()) {
         return absl::InternalError("an empty bucket is kept in the index");
       }
-      for (const IndexedNode& entry : bucket) {
+      IndexBucket summary{bucket.nodes};
+      summary.Summarise();
+      if (summary.max_headroom.memory_mib != bucket.max_headroom.memory_mib ||
+          summary.max_headroom.cores != bucket.max_headroom.cores ||
+          summary.max_headroom.idle_gpus != bucket.max_headroom.idle_gpus ||
+          summary.max_host.cpu_milli != bucket.max_host.cpu_milli ||
+          summary.max_host.memory_mib != bucket.max_host.memory_mib) {
+        return absl::InternalError(absl::StrFormat(
+            "a bucket of utilisation %d keeps maxima that are not its "
+            "nodes' (%d MiB, %d cores, %d CPU milli, %d MiB host; its nodes: "
+            "%d, %d, %d, %d)",
+            key.utilisation, bucket.max_headroom.memory_mib,
+            bucket.max_headroom.cores, bucket.max_host.cpu_milli,
+            bucket.max_host.memory_mib, summary.max_headroom.memory_mib,
+            summary.max_headroom.cores, summary.max_host.cpu_milli,
+            summary.max_host.memory_mib));
+      }
+      for (const IndexedNode& entry : bucket.nodes) {
         const NodeState* node = entry.node;
         ++indexed;
         GpuHeadroom headroom = node->headroom();
+        const HostRoom host = HostRoom::Of(*node);
         if (headroom.memory_mib != entry.headroom.memory_mib ||
-            headroom.cores != entry.headroom.cores) {
+            headroom.cores != entry.headroom.cores ||
+            headroom.idle_gpus != entry.headroom.idle_gpus ||
+            host.cpu_milli != entry.host.cpu_milli ||
+            host.memory_mib != entry.host.memory_mib) {
           return absl::InternalError(absl::StrFormat(
               "node %s: indexed headroom is stale", node->name()));
         }

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -100,7 +101,7 @@ struct Bucket {
   int bound;
   int utilisation;
   const NodeShape* shape;
-  const std::vector<IndexedNode>* nodes;
+  const IndexBucket* nodes;
 };
 
 }  // namespace
@@ -388,22 +389,35 @@ std::optional<NodeVerdict> DecisionPath::SearchClaims(
 }
 
 std::optional<NodeVerdict> DecisionPath::Search(
-    const PodCycle& cycle, const ClusterState& state) const {
+    const PodCycle& cycle, const ClusterState& state,
+    const BucketTallies* tallies) const {
   // Pods with claims: the index below is of annotated GPUs only.
   if (cycle.pod().HasClaims()) return SearchClaims(cycle, state);
   // The cluster state keeps nodes grouped by shape and utilisation; each
   // (shape, utilisation) bucket gets an upper bound of its nodes' scores
   // from the backends (through the node policy's ScoreBound), and buckets
-  // are visited best bound first. Within a bucket (names ascending) each
-  // node is first tested against the GPU headroom stored beside it, then
-  // gets its own O(1) bound, then the backends' cheap MayFit() test, then
+  // are visited best bound first; a bucket whose largest host room or GPU
+  // headroom cannot hold the pod is skipped whole. Within a bucket (names
+  // ascending) each node is first tested against the host room and GPU
+  // headroom stored beside it, then, once there is a best to beat, gets its
+  // own O(1) bound, then the backends' cheap MayFit() test, then
   // Filter(). A node whose bound is below the best score found cannot win,
   // and one whose bound equals it can only win the tie on a smaller name,
   // so the result is the node a full scan picks (see BetterVerdict()).
+  // A bucket whose current tally (bucket_tally.h) says no node fits is
+  // skipped.
   std::vector<Bucket> buckets;
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, nodes] : group.buckets) {
-      if (!MayFitHeadroom(cycle, shape, key.MaxHeadroom())) continue;
+      if (!nodes.max_host.Holds(cycle.pod().cpu_milli,
+                                cycle.pod().memory_mib) ||
+          !MayFitHeadroom(cycle, shape, nodes.max_headroom)) {
+        continue;
+      }
+      if (tallies != nullptr && tallies->size() > 0) {
+        const BucketTally* tally = tallies->Find(shape, key, nodes);
+        if (tally != nullptr && !tally->AnyFits()) continue;
+      }
       int bound = -1;
       for (const SharingBackend* backend : cycle.backends) {
         bound = std::max(
@@ -439,11 +453,15 @@ std::optional<NodeVerdict> DecisionPath::Search(
     if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
       break;
     }
-    for (const IndexedNode& entry : *bucket.nodes) {
+    for (const IndexedNode& entry : bucket.nodes->nodes) {
       const NodeState& node = *entry.node;
       if (cannot_win(bucket.bound, node)) break;  // names ascending
-      if (!MayFitHeadroom(cycle, *bucket.shape, entry.headroom)) continue;
-      if (cannot_win(UpperBound(cycle, node), node)) continue;
+      if (!entry.host.Holds(cycle.pod().cpu_milli, cycle.pod().memory_mib) ||
+          !MayFitHeadroom(cycle, *bucket.shape, entry.headroom)) {
+        continue;
+      }
+      // The node's own bound matters only once there is a best to beat.
+      if (best && cannot_win(UpperBound(cycle, node), node)) continue;
       if (!MayFit(cycle, node)) continue;
       NodeVerdict verdict = Filter(cycle, node, /*explain=*/true);
       if (!verdict.fit.fits()) continue;
@@ -460,47 +478,90 @@ void DecisionPath::Explain(const PodCycle& cycle,
                            Decision& decision) const {
   // Codes for every node, cheaply; full text for a chosen few. A failed pod
   // is classified on every node: the tally is a short list, not a map.
-  std::vector<ReasonCode> codes;
+  std::map<ReasonCode, const NodeState*> first;
   if (options.count_reasons) {
-    codes.reserve(nodes.size());
-    absl::InlinedVector<std::pair<ReasonCode, int64_t>, 8> counts;
+    BucketTally tally;
     for (const NodeState* node : nodes) {
-      const ReasonCode code = Filter(cycle, *node, /*explain=*/false).fit.code;
-      codes.push_back(code);
-      auto it =
-          std::find_if(counts.begin(), counts.end(),
-                       [&](const auto& entry) { return entry.first == code; });
-      if (it == counts.end()) {
-        counts.emplace_back(code, 1);
-      } else {
-        ++it->second;
-      }
+      tally.Add(Filter(cycle, *node, /*explain=*/false).fit.code, node);
     }
-    for (const auto& [code, count] : counts) {
+    for (const auto& [code, count] : tally.counts) {
       decision.reason_counts[std::string(ReasonCodeName(code))] = count;
     }
+    first.insert(tally.first.begin(), tally.first.end());
   }
-  std::vector<bool> chosen(nodes.size(), false);
-  std::map<ReasonCode, size_t> first_of_code;
-  for (size_t i = 0; i < codes.size(); ++i) first_of_code.emplace(codes[i], i);
-  size_t budget = options.max_explained_nodes;
-  for (const auto& [code, i] : first_of_code) {
-    if (budget == 0) break;
-    chosen[i] = true;
-    --budget;
+  ExplainChosen(cycle, nodes, first, options, decision);
+}
+
+BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
+                                  const IndexBucket& bucket) const {
+  BucketTally tally;
+  tally.version = bucket.version;
+  // Filter checks the node's CPU first: short on every node of the bucket.
+  if (cycle.pod().cpu_milli > bucket.max_host.cpu_milli) {
+    tally.counts.emplace_back(ReasonCode::kInsufficientCpu,
+                              static_cast<int64_t>(bucket.nodes.size()));
+    tally.first.emplace_back(ReasonCode::kInsufficientCpu,
+                             bucket.nodes.front().node);
+    return tally;
   }
-  for (size_t i = 0; i < nodes.size() && budget > 0; ++i) {
-    if (!chosen[i]) {
-      chosen[i] = true;
-      --budget;
+  for (const IndexedNode& entry : bucket.nodes) {
+    tally.Add(Filter(cycle, *entry.node, /*explain=*/false).fit.code,
+              entry.node);
+  }
+  return tally;
+}
+
+void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
+                              const ScheduleOptions& options,
+                              BucketTallies& tallies,
+                              Decision& decision) const {
+  if (!options.count_reasons) {
+    Explain(cycle, state.nodes_by_name(), options, decision);
+    return;
+  }
+  absl::InlinedVector<std::pair<ReasonCode, int64_t>, 8> counts;
+  std::map<ReasonCode, const NodeState*> first;
+  for (const auto& [shape, group] : state.shape_groups()) {
+    for (const auto& [key, bucket] : group.buckets) {
+      const BucketTally* tally = tallies.Find(shape, key, bucket);
+      if (tally == nullptr) {
+        tally = &tallies.Put(shape, key, TallyOf(cycle, bucket));
+      }
+      for (const auto& [code, count] : tally->counts) {
+        auto it = std::find_if(counts.begin(), counts.end(),
+                               [&](const auto& e) { return e.first == code; });
+        if (it == counts.end()) {
+          counts.emplace_back(code, count);
+        } else {
+          it->second += count;
+        }
+      }
+      for (const auto& [code, node] : tally->first) {
+        auto [it, added] = first.emplace(code, node);
+        if (!added && node->name() < it->second->name()) it->second = node;
+      }
     }
   }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!chosen[i]) continue;
-    decision.reasons.emplace(
-        nodes[i]->name(),
-        Filter(cycle, *nodes[i], /*explain=*/true).fit.message);
+  for (const auto& [code, count] : counts) {
+    decision.reason_counts[std::string(ReasonCodeName(code))] = count;
   }
+  ExplainChosen(cycle, state.nodes_by_name(), first, options, decision);
+}
+
+void DecisionPath::ExplainChosen(
+    const PodCycle& cycle, const std::vector<const NodeState*>& nodes,
+    const std::map<ReasonCode, const NodeState*>& first,
+    const ScheduleOptions& options, Decision& decision) const {
+  size_t budget = options.max_explained_nodes;
+  absl::flat_hash_set<const NodeState*> chosen;
+  auto explain = [&](const NodeState* node) {
+    if (budget == 0 || !chosen.insert(node).second) return;
+    --budget;
+    decision.reasons.emplace(
+        node->name(), Filter(cycle, *node, /*explain=*/true).fit.message);
+  };
+  for (const auto& [code, node] : first) explain(node);
+  for (size_t i = 0; i < nodes.size() && budget > 0; ++i) explain(nodes[i]);
 }
 
 bool BetterVerdict(const NodeVerdict& a, const NodeVerdict& b) {

@@ -134,15 +134,34 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
     return QuotaRefused(*why, options);
   }
   std::optional<NodeVerdict> best;
+  // Over every node by the index: the shape's bucket tallies rule out the
+  // buckets where it fit nowhere, and explain a failure from them.
+  BucketTallies* tallies = nullptr;
+  std::string shape;
+  bool searched_index = false;
   if (!options.candidates.empty()) {
     best = BestOf(cycle, options.candidates);
   } else if (request.HasClaims()) {
     best = SearchClaims(cycle);
   } else {
-    best = path_.Search(cycle, state_);
+    // Shapes that failed before keep tallies; a new one gets them only if
+    // it fails with reasons counted.
+    shape = ShapeOf(request);
+    auto known = tallies_.find(shape);
+    tallies = known != tallies_.end() ? &known->second : nullptr;
+    best = path_.Search(cycle, state_, tallies);
+    searched_index = true;
   }
   if (!best) {
     Decision decision;
+    if (searched_index && options.count_reasons) {
+      if (tallies == nullptr) {
+        if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
+        tallies = &tallies_[shape];
+      }
+      path_.ExplainAll(cycle, state_, options, *tallies, decision);
+      return decision;
+    }
     if (options.candidates.empty()) {
       path_.Explain(cycle, state_.nodes_by_name(), options, decision);
       return decision;

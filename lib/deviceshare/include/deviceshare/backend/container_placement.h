@@ -20,6 +20,7 @@
 
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "deviceshare/backend/fit.h"
@@ -45,9 +46,12 @@ struct GpuOffer {
 // its earlier containers. The offer may append to `pending` to check a
 // share but must leave it as it found it. Called only for eligible GPUs
 // that the GPU policy admits (PlacementPolicy::GpuAdmits).
+// A pod rarely has more than two containers on one GPU: inline, so a
+// filter allocates nothing per GPU for them.
+using PendingShares = absl::InlinedVector<ContainerShare, 2>;
 using GpuOfferFn = absl::FunctionRef<GpuOffer(
     const ContainerRequest& container, int32_t container_index, size_t position,
-    std::vector<ContainerShare>& pending)>;
+    PendingShares& pending)>;
 
 // The container loop every backend shares: for each container in pod
 // order, the eligible GPUs (CheckGpuEligible) make offers, and the

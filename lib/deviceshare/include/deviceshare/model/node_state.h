@@ -41,6 +41,9 @@ struct NodeShape {
 struct GpuHeadroom {
   int64_t memory_mib = 0;
   int32_t cores = 0;
+  // Of those GPUs, how many hold no pod at all: only these can take an
+  // exclusive share (cores 100), so a container of k such shares needs k.
+  int32_t idle_gpus = 0;
 };
 
 class NodeState {

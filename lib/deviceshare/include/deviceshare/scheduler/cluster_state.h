@@ -60,11 +60,25 @@ using ClaimAllocations = std::map<std::string, dra::AllocationResult>;
 // template not created yet has none.
 std::vector<std::string> ClaimKeysOf(const PodRequest& request);
 
-// A node in the index, with its GPU headroom kept beside it so that a
-// decision can rule it out without touching the node.
+// The CPU and memory a node has left for pods; a figure the inventory
+// does not track is never short (the largest int64).
+struct HostRoom {
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+
+  static HostRoom Of(const NodeState& node);
+  // Whether a pod asking `cpu_milli` and `memory_mib` may fit this room.
+  bool Holds(int64_t cpu_milli, int64_t memory_mib) const {
+    return cpu_milli <= this->cpu_milli && memory_mib <= this->memory_mib;
+  }
+};
+
+// A node in the index, with its GPU headroom and host room kept beside it
+// so that a decision can rule it out without touching the node.
 struct IndexedNode {
   const NodeState* node;
   GpuHeadroom headroom;
+  HostRoom host;
 };
 
 // Where a node sits within its shape: its utilisation percent
@@ -82,11 +96,27 @@ struct BucketKey {
   auto operator<=>(const BucketKey& other) const = default;
 };
 
-// The nodes of one shape by bucket; only non-empty buckets are kept, each
-// ordered by name.
+// The nodes of one bucket, by name, and a version that changes whenever a
+// node joins it, leaves it or changes in it. Versions come from the same
+// counter as NodeVersion and are never reused (a bucket emptied and made
+// again gets a new one), so what was computed over every node of a bucket
+// holds while the bucket is at its version.
+// Beside them, the largest headroom and host room of its nodes, each
+// figure on its own (a bucket no node of which may fit is skipped whole).
+struct IndexBucket {
+  std::vector<IndexedNode> nodes;
+  uint64_t version = 0;
+  GpuHeadroom max_headroom;
+  HostRoom max_host;
+
+  // Recomputes the two maxima from the nodes.
+  void Summarise();
+};
+
+// The nodes of one shape by bucket; only non-empty buckets are kept.
 struct ShapeGroup {
   NodeShape shape;
-  std::map<BucketKey, std::vector<IndexedNode>> buckets;
+  std::map<BucketKey, IndexBucket> buckets;
 };
 
 class ClusterState {
@@ -184,6 +214,8 @@ class ClusterState {
   void Unindex(const NodeState& node);
   // Adds `delta` (+1 or -1) per GPU of the node to gpus_by_mode_.
   void CountGpuModes(const NodeState& node, int64_t delta);
+  // A new version for the node and its bucket, where it stays.
+  void Touch(const NodeState& node);
   // Puts every recorded pod of `node` on its fresh ledgers.
   std::vector<std::string> Replay(NodeState& node);
   // New versions for the nodes a DRA event touched; a node not known yet

@@ -18,7 +18,8 @@
 //
 // Filter: node CPU and memory (when the inventory has them) are checked
 // first. The pod's own mode picks one backend; a pod that names no mode is
-// offered to every enabled backend, and of those that fit the node the
+// offered to every enabled backend whose mode some registered GPU runs
+// (PreFilter), and of those that fit the node the
 // one whose placement strands the least capacity serves it
 // (policy/stranded_capacity.h), then the higher score, then config order.
 //
@@ -33,6 +34,7 @@
 #ifndef DEVICESHARE_SCHEDULER_DECISION_PATH_H_
 #define DEVICESHARE_SCHEDULER_DECISION_PATH_H_
 
+#include <map>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -40,6 +42,7 @@
 #include "deviceshare/backend/backend_set.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/policy/policy_set.h"
+#include "deviceshare/scheduler/bucket_tally.h"
 #include "deviceshare/scheduler/cluster_state.h"
 #include "deviceshare/scheduler/decision.h"
 #include "deviceshare/scheduler/pod_cycle.h"
@@ -74,15 +77,25 @@ class DecisionPath {
       const PodCycle& cycle, const ClusterState& state);
 
   // The best node of `state` for the pod, by BetterVerdict; nullopt when it
-  // fits nowhere.
-  std::optional<NodeVerdict> Search(const PodCycle& cycle,
-                                    const ClusterState& state) const;
+  // fits nowhere. `tallies` (optional): the pod shape's bucket tallies; a
+  // bucket whose current tally has no node that fits is skipped.
+  std::optional<NodeVerdict> Search(
+      const PodCycle& cycle, const ClusterState& state,
+      const BucketTallies* tallies = nullptr) const;
 
   // Fills the decision's reasons and counts for a pod that fits none of
   // `nodes` (sorted by name).
   void Explain(const PodCycle& cycle,
                const std::vector<const NodeState*>& nodes,
                const ScheduleOptions& options, Decision& decision) const;
+
+  // Explain over every node of `state`, the same reasons and counts, from
+  // the tallies of buckets that did not change since they were taken;
+  // buckets without a current tally are tallied and kept. Without
+  // options.count_reasons it is Explain (nothing to tally).
+  void ExplainAll(const PodCycle& cycle, const ClusterState& state,
+                  const ScheduleOptions& options, BucketTallies& tallies,
+                  Decision& decision) const;
 
  private:
   // Node CPU and memory: kFits, kInsufficientCpu or kInsufficientNodeMemory.
@@ -95,6 +108,14 @@ class DecisionPath {
                     NodeVerdict& verdict) const;
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle,
                                           const ClusterState& state) const;
+  // Filter(explain=false) of every node of `bucket`, by code.
+  BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket) const;
+  // Full reasons for up to options.max_explained_nodes nodes: the first of
+  // each code, then `nodes` (by name) in order.
+  void ExplainChosen(const PodCycle& cycle,
+                     const std::vector<const NodeState*>& nodes,
+                     const std::map<ReasonCode, const NodeState*>& first,
+                     const ScheduleOptions& options, Decision& decision) const;
   // Over the cycle's backends; -1 when there are none.
   int UpperBound(const PodCycle& cycle, const NodeState& node) const;
   bool MayFit(const PodCycle& cycle, const NodeState& node) const;

@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -261,6 +262,11 @@ class Scheduler {
   // Taken after mu_ (shared or exclusive), never before.
   mutable absl::Mutex memory_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::unique_ptr<internal::VerdictMemory> memory_ ABSL_GUARDED_BY(memory_mu_);
+  // Bucket tallies by pod shape (ShapeOf), of shapes that fit nowhere
+  // with reasons counted (scheduler/bucket_tally.h); at most
+  // kMaxTalliedShapes shapes (each holds a code per node).
+  static constexpr size_t kMaxTalliedShapes = 64;
+  absl::flat_hash_map<std::string, BucketTallies> tallies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deviceshare
