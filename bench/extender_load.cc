@@ -25,10 +25,10 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "httplib.h"
+#include "serve_rig.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
 #include "testing/server_process.h"
-#include "testing/wait_for.h"
 
 ABSL_FLAG(int, nodes, 1000, "nodes in the cluster");
 ABSL_FLAG(int, gpus, 8, "GPUs per node");
@@ -44,8 +44,13 @@ ABSL_FLAG(int, shapes, 1,
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using ::deviceshare::bench::AddHamiNodes;
+using ::deviceshare::bench::BenchFolder;
+using ::deviceshare::bench::BindPod;
+using ::deviceshare::bench::FilterAndPrioritize;
+using ::deviceshare::bench::ServeArgs;
+using ::deviceshare::bench::WaitUntilReady;
 using ::deviceshare::testing::FakeApiServer;
-using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::SchedulerProcess;
 
@@ -92,52 +97,6 @@ Phase RunClients(
   return phase;
 }
 
-// A request body from JSON text already serialised: kube-scheduler's own
-// encoding is not what this benchmark measures, so the client does as
-// little JSON work as it can.
-std::string ArgsText(const std::string& pod_json, absl::string_view names) {
-  return absl::StrCat("{\"Pod\":", pod_json, ",\"NodeNames\":", names, "}");
-}
-
-// The raw text of the answer's NodeNames array (node names hold no
-// brackets).
-absl::string_view NodeNamesText(absl::string_view answer) {
-  const size_t key = answer.find("\"NodeNames\":");
-  if (key == absl::string_view::npos) return "[]";
-  const size_t open = answer.find('[', key);
-  const size_t close = answer.find(']', open);
-  if (open == absl::string_view::npos || close == absl::string_view::npos) {
-    return "[]";
-  }
-  return answer.substr(open, close - open + 1);
-}
-
-// /filter then /prioritize over the nodes that pass. With `pick`, the node
-// with the highest priority ("" when none passes); without, "". nullopt on
-// an HTTP failure.
-std::optional<std::string> FilterAndPrioritize(httplib::Client& client,
-                                               const std::string& pod_json,
-                                               const std::string& names_json,
-                                               bool pick) {
-  auto filtered = client.Post("/filter", ArgsText(pod_json, names_json),
-                              "application/json");
-  if (!filtered || filtered->status != 200) return std::nullopt;
-  auto prioritized = client.Post(
-      "/prioritize", ArgsText(pod_json, NodeNamesText(filtered->body)),
-      "application/json");
-  if (!prioritized || prioritized->status != 200) return std::nullopt;
-  std::string best;
-  if (!pick) return best;
-  int64_t best_score = -1;
-  for (const nlohmann::json& entry : nlohmann::json::parse(prioritized->body)) {
-    if (entry["Score"].get<int64_t>() > best_score) {
-      best_score = entry["Score"];
-      best = entry["Host"];
-    }
-  }
-  return best;
-}
-
 void Report(const char* phase_name, const Phase& phase) {
   const std::vector<double>& ms = phase.latencies_ms;
   std::printf(
@@ -145,17 +104,6 @@ void Report(const char* phase_name, const Phase& phase) {
       "%6.2f ms\n",
       phase_name, ms.size(), phase.seconds, ms.size() / phase.seconds,
       Percentile(ms, 50), Percentile(ms, 99), Percentile(ms, 100));
-}
-
-// Registers `nodes` nodes of `gpus` GPUs each; returns their names.
-nlohmann::json AddNodes(FakeApiServer& api, int nodes, int gpus) {
-  nlohmann::json names = nlohmann::json::array();
-  for (int i = 0; i < nodes; ++i) {
-    const std::string name = absl::StrCat("node-", i);
-    api.UpsertNode(HamiNodeObject({.name = name, .gpus = gpus}));
-    names.push_back(name);
-  }
-  return names;
 }
 
 // Adds pods <prefix>0.. asking 10% of a GPU's cores and 4000 MiB plus
@@ -175,22 +123,6 @@ std::vector<std::string> Serialized(const std::vector<nlohmann::json>& pods) {
   std::vector<std::string> texts;
   for (const nlohmann::json& pod : pods) texts.push_back(pod.dump());
   return texts;
-}
-
-// False (the extender's log printed) when it does not answer /readyz within
-// a minute.
-bool WaitUntilReady(SchedulerProcess& scheduler) {
-  httplib::Client client("127.0.0.1", scheduler.port());
-  if (!deviceshare::testing::WaitFor(
-          [&] {
-            auto ready = client.Get("/readyz");
-            return ready && ready->status == 200;
-          },
-          absl::Seconds(60))) {
-    std::fprintf(stderr, "not ready:\n%s\n", scheduler.Log().c_str());
-    return false;
-  }
-  return true;
 }
 
 // Phase 1: filter + prioritize round trips over the pool's pods, for
@@ -244,15 +176,8 @@ void RunBindPhase(int port, int clients,
             ++failed;
             continue;
           }
-          const std::string body =
-              nlohmann::json({{"PodName", pod["metadata"]["name"]},
-                              {"PodNamespace", "default"},
-                              {"PodUID", pod["metadata"]["uid"]},
-                              {"Node", *best}})
-                  .dump();
           const auto t0 = Clock::now();
-          auto bound = client.Post("/bind", body, "application/json");
-          if (!bound || nlohmann::json::parse(bound->body)["Error"] != "") {
+          if (!BindPod(client, pod, *best)) {
             ++failed;
             continue;
           }
@@ -273,27 +198,18 @@ int main(int argc, char** argv) {
   const int clients = absl::GetFlag(FLAGS_clients);
 
   FakeApiServer api;
-  const nlohmann::json names = AddNodes(api, nodes, gpus);
+  const nlohmann::json names = AddHamiNodes(api, nodes, gpus);
   const std::vector<nlohmann::json> pool_pods = AddPods(
       api, "pool-", absl::GetFlag(FLAGS_pool), absl::GetFlag(FLAGS_shapes));
   const std::vector<nlohmann::json> bind_set =
       AddPods(api, "bind-", absl::GetFlag(FLAGS_binds), /*shapes=*/1);
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      absl::StrCat("deviceshare-extender-load-", getpid());
-  std::filesystem::create_directories(dir);
-  // No node agent runs here to end pods' being in flight (bind-phase
-  // success), so the bind rule that waits for it is off: the figures are
-  // the extender's own.
-  SchedulerProcess scheduler(
-      DEVICESHARE_SCHEDULER_BIN,
-      {"--kubeconfig", api.WriteKubeconfig(dir.string()), "--address",
-       "127.0.0.1:0", "--reservation-ttl", "5m", "--in-flight-timeout", "0s"});
+  const BenchFolder folder("extender-load");
+  SchedulerProcess scheduler(DEVICESHARE_SCHEDULER_BIN, ServeArgs(api, folder));
   if (absl::Status started = scheduler.Start(); !started.ok()) {
     std::fprintf(stderr, "%s\n", std::string(started.message()).c_str());
     return 1;
   }
-  if (!WaitUntilReady(scheduler)) return 1;
+  if (!WaitUntilReady(scheduler, absl::Seconds(60))) return 1;
   std::printf(
       "cluster: %d nodes x %d GPUs; %d client threads; %u hardware "
       "threads shared by client, extender and API server\n",
@@ -303,6 +219,5 @@ int main(int argc, char** argv) {
   RunFilterPhase(scheduler.port(), clients, Serialized(pool_pods), names_json);
   RunBindPhase(scheduler.port(), clients, bind_set, names_json, api);
   scheduler.Kill(SIGTERM);
-  std::filesystem::remove_all(dir);
   return 0;
 }

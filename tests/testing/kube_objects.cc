@@ -70,6 +70,28 @@ nlohmann::json HamiPodObject(const PodSpec& spec) {
   return PodWith(spec, std::move(limits));
 }
 
+nlohmann::json HamiBoundPodObject(const PodSpec& spec, const std::string& node,
+                                  int first_gpu, int64_t unix_seconds) {
+  nlohmann::json pod = HamiPodObject(spec);
+  std::string record;
+  for (int i = 0; i < spec.gpus; ++i) {
+    absl::StrAppend(&record, GpuUuid(node, first_gpu + i), ",NVIDIA,",
+                    spec.memory_mib, ",", spec.cores, ":");
+  }
+  record += ";";
+  const std::string time = std::to_string(unix_seconds);
+  pod["metadata"]["annotations"] = {
+      {"hami.io/vgpu-devices-allocated", record},
+      {"hami.io/vgpu-devices-to-allocate", record},
+      {"hami.io/vgpu-node", node},
+      {"hami.io/vgpu-time", time},
+      {"hami.io/bind-time", time},
+      {"hami.io/bind-phase", "success"}};
+  pod["spec"]["nodeName"] = node;
+  pod["status"]["phase"] = "Running";
+  return pod;
+}
+
 nlohmann::json VolcanoPodObject(const PodSpec& spec) {
   nlohmann::json limits = {
       {"volcano.sh/vgpu-number", std::to_string(spec.gpus)}};

@@ -43,6 +43,16 @@ nlohmann::json HamiPodObject(const PodSpec& spec);
 // Container "main" with volcano.sh/vgpu-number, vgpu-memory, vgpu-cores.
 nlohmann::json VolcanoPodObject(const PodSpec& spec);
 
+// HamiPodObject(spec) as the API server shows it once bound to `node` and
+// served by its node agent: spec.nodeName set, phase Running, and HAMi's
+// allocation record (vgpu-devices-allocated = -to-allocate, vgpu-node,
+// vgpu-time and bind-time at `unix_seconds`, bind-phase success) granting
+// each of its spec.gpus GPUs spec.memory_mib and spec.cores, on GPUs
+// first_gpu, first_gpu + 1, ... of `node` (GpuUuid).
+nlohmann::json HamiBoundPodObject(const PodSpec& spec, const std::string& node,
+                                  int first_gpu,
+                                  int64_t unix_seconds = 1767225600);
+
 }  // namespace deviceshare::testing
 
 #endif  // DEVICESHARE_TESTS_TESTING_KUBE_OBJECTS_H_

@@ -37,6 +37,8 @@ class ServerProcess {
   // Starts it and waits for the ready line.
   absl::Status Start(absl::Duration timeout = absl::Seconds(20));
   int port() const { return port_; }
+  // The child's process id once started; -1 before and after it ran.
+  pid_t pid() const { return pid_; }
   // Sends `signal` and waits for the exit; returns the exit status as
   // waitpid reports it.
   int Kill(int signal);
