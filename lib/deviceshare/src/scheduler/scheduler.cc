@@ -144,8 +144,9 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   } else if (request.HasClaims()) {
     best = SearchClaims(cycle);
   } else {
-    // Shapes that failed before keep tallies; a new one gets them only if
-    // it fails with reasons counted.
+    // Shapes that failed twice keep tallies (a shape seen fail once is
+    // only remembered by key: most never fail again, and tallying them
+    // would only churn memory).
     shape = ShapeOf(request);
     auto known = tallies_.find(shape);
     tallies = known != tallies_.end() ? &known->second : nullptr;
@@ -154,13 +155,18 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   }
   if (!best) {
     Decision decision;
-    if (searched_index && options.count_reasons) {
-      if (tallies == nullptr) {
-        if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
-        tallies = &tallies_[shape];
-      }
+    if (searched_index && options.count_reasons && tallies == nullptr &&
+        failed_once_.erase(shape) > 0) {
+      if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
+      tallies = &tallies_[shape];
+    }
+    if (tallies != nullptr) {
       path_.ExplainAll(cycle, state_, options, *tallies, decision);
       return decision;
+    }
+    if (searched_index && options.count_reasons) {
+      if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
+      failed_once_.insert(shape);
     }
     if (options.candidates.empty()) {
       path_.Explain(cycle, state_.nodes_by_name(), options, decision);

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -263,10 +264,14 @@ class Scheduler {
   mutable absl::Mutex memory_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::unique_ptr<internal::VerdictMemory> memory_ ABSL_GUARDED_BY(memory_mu_);
   // Bucket tallies by pod shape (ShapeOf), of shapes that fit nowhere
-  // with reasons counted (scheduler/bucket_tally.h); at most
+  // twice with reasons counted (scheduler/bucket_tally.h); at most
   // kMaxTalliedShapes shapes (each holds a code per node).
   static constexpr size_t kMaxTalliedShapes = 64;
   absl::flat_hash_map<std::string, BucketTallies> tallies_ ABSL_GUARDED_BY(mu_);
+  // Shapes that failed once with reasons counted (the second failure
+  // starts their tallies); at most kMaxFailedOnceShapes.
+  static constexpr size_t kMaxFailedOnceShapes = 4096;
+  absl::flat_hash_set<std::string> failed_once_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deviceshare
