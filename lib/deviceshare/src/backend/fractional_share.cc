@@ -131,7 +131,14 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
                     bool explain, const TenantLimit& limit) {
-  if (!explain && request.AcceptsMode(mode)) {
+  if (explain) {
+    // The GPUs' texts matter only when the node does not fit: a placement
+    // found quietly is the one found with text (the contract suite checks
+    // it), and most nodes filtered with explain fit.
+    NodeFit quiet = PlaceShares(request, node, mode, gpu_policy,
+                                /*explain=*/false, limit);
+    if (quiet.fits()) return quiet;
+  } else if (request.AcceptsMode(mode)) {
     std::optional<ReasonCode> code =
         QuietSingleContainerCode(request, node, mode, limit);
     if (code) return CodeOnly(*code);

@@ -527,13 +527,14 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
       if (tally == nullptr) {
         tally = &tallies.Put(shape, key, TallyOf(cycle, bucket));
       }
-      for (const auto& [code, count] : tally->counts) {
-        auto it = std::find_if(counts.begin(), counts.end(),
-                               [&](const auto& e) { return e.first == code; });
+      for (const std::pair<ReasonCode, int64_t>& entry : tally->counts) {
+        auto it = std::find_if(
+            counts.begin(), counts.end(),
+            [&entry](const auto& e) { return e.first == entry.first; });
         if (it == counts.end()) {
-          counts.emplace_back(code, count);
+          counts.push_back(entry);
         } else {
-          it->second += count;
+          it->second += entry.second;
         }
       }
       for (const auto& [code, node] : tally->first) {
