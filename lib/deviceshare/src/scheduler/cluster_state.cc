@@ -184,12 +184,6 @@ BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
                    headroom.cores / 10};
 }
 
-GpuHeadroom BucketKey::MaxHeadroom() const {
-  return GpuHeadroom{memory_class >= 62 ? std::numeric_limits<int64_t>::max()
-                                        : (int64_t{1} << memory_class) - 1,
-                     cores_class * 10 + 9, std::numeric_limits<int32_t>::max()};
-}
-
 void ClusterState::Reindex(const NodeState& node) {
   Unindex(node);
   const GpuHeadroom headroom = node.headroom();

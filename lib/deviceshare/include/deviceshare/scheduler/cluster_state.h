@@ -83,15 +83,14 @@ struct IndexedNode {
 
 // Where a node sits within its shape: its utilisation percent
 // (policy/scoring.h) and coarse classes of its GPU headroom, so that whole
-// buckets can be bounded (SharingBackend::ShapeScoreBound) or ruled out
-// (SharingBackend::MayFitHeadroom on the class's largest headroom).
+// buckets can be bounded (SharingBackend::ShapeScoreBound) and nodes of
+// similar headroom share one (IndexBucket keeps their exact largest
+// headroom, which rules a bucket out through SharingBackend::MayFitHeadroom).
 struct BucketKey {
   int utilisation = 0;
   int memory_class = 0;  // bit width of the headroom's MiB
   int cores_class = 0;   // headroom cores / 10
 
-  // The largest headroom a node of this bucket can have.
-  GpuHeadroom MaxHeadroom() const;
   static BucketKey Of(int utilisation, const GpuHeadroom& headroom);
   auto operator<=>(const BucketKey& other) const = default;
 };
