@@ -17,14 +17,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "deviceshare/builtin_backends.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mps/mps_backend.h"
-#include "deviceshare/policy/policy_registry.h"
 #include "deviceshare/preemption/victim_search.h"
-#include "deviceshare/scheduler/cluster_state.h"
-#include "deviceshare/scheduler/decision_path.h"
+#include "testing/victim_world.h"
 
 namespace deviceshare::preemption {
 namespace {
@@ -71,17 +68,7 @@ ContainerRequest Container(std::mt19937& rng, SharingMode mode, int gpus,
 class Bench {
  public:
   Bench() {
-    BackendRegistry registry;
-    if (!RegisterBuiltinBackends(registry).ok()) std::abort();
-    config_.scheduler.enabled_modes = {hamicore::kMode, mig::kMode, mps::kMode};
-    backends_ =
-        std::make_unique<BackendSet>(*BackendSet::Create(registry, config_));
-    policies_ = std::make_unique<PolicySet>(
-        *PolicySet::Create(BuiltinPolicies(), config_));
-    path_ = std::make_unique<DecisionPath>(&config_, backends_.get(),
-                                           policies_.get());
-    state_ = std::make_unique<ClusterState>(backends_.get());
-    search_ = std::make_unique<VictimSearch>(path_.get(), backends_.get());
+    if (!world_.status().ok()) std::abort();
   }
 
   // A node of kGpus GPUs in `row.mode` filled with kPods pods (placed by
@@ -92,18 +79,10 @@ class Bench {
     NodeInventory inventory;
     inventory.name = name;
     for (int i = 0; i < kGpus; ++i) {
-      Gpu gpu;
-      gpu.uuid = absl::StrCat("GPU-", name, "-", i);
-      gpu.index = i;
-      gpu.model = "NVIDIA A100-SXM4-80GB";
-      gpu.memory_mib = 81920;
-      gpu.split_count = 10;
-      gpu.mode = row.mode;
-      gpu.mig_capable = row.mode == mig::kMode;
-      gpu.mps_capable = row.mode == mps::kMode;
-      inventory.gpus.push_back(gpu);
+      inventory.gpus.push_back(
+          deviceshare::testing::ModeGpu(name, i, row.mode));
     }
-    if (!state_->UpsertNode(inventory).ok()) std::abort();
+    if (!world_.state().UpsertNode(inventory).ok()) std::abort();
     VictimQuery query;
     query.priority = kPendingPriority;
     query.node = name;
@@ -114,7 +93,7 @@ class Bench {
       pod.name = pod.uid;
       pod.mode = row.mode;
       pod.containers = {Container(rng, row.mode, 1, false)};
-      if (!Place(pod, name)) continue;
+      if (!world_.Place(pod, name)) continue;
       ++placed;
       static const char* const kGroups[] = {"", "", "web", "batch"};
       query.candidates.push_back(VictimCandidate{pod.uid, Uniform(rng, 0, 12),
@@ -125,11 +104,12 @@ class Bench {
     pending.uid = absl::StrCat(name, "-pending");
     pending.mode = row.mode;
     pending.containers = {Container(rng, row.mode, row.pending_gpus, true)};
-    absl::StatusOr<PodCycle> cycle = path_->PreFilter(pending, state_.get());
+    absl::StatusOr<PodCycle> cycle =
+        world_.path().PreFilter(pending, &world_.state());
     if (!cycle.ok()) std::abort();
     query.cycle = &*cycle;
     const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<VictimSet> set = search_->Find(*state_, query);
+    absl::StatusOr<VictimSet> set = world_.search().Find(world_.state(), query);
     const auto end = std::chrono::steady_clock::now();
     if (!set.ok()) std::abort();
     Sample sample;
@@ -144,20 +124,7 @@ class Bench {
   }
 
  private:
-  bool Place(const PodRequest& pod, const std::string& node) {
-    absl::StatusOr<PodCycle> cycle = path_->PreFilter(pod, state_.get());
-    if (!cycle.ok()) return false;
-    NodeVerdict verdict = path_->Filter(*cycle, *state_->FindNode(node), false);
-    return verdict.fit.fits() &&
-           state_->AddPod(pod, verdict.fit.allocation).ok();
-  }
-
-  Config config_;
-  std::unique_ptr<BackendSet> backends_;
-  std::unique_ptr<PolicySet> policies_;
-  std::unique_ptr<DecisionPath> path_;
-  std::unique_ptr<ClusterState> state_;
-  std::unique_ptr<VictimSearch> search_;
+  deviceshare::testing::VictimWorld world_;
 };
 
 template <typename T>

@@ -13,46 +13,24 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "deviceshare/builtin_backends.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mps/mps_backend.h"
-#include "deviceshare/policy/policy_registry.h"
 #include "deviceshare/preemption/victim_search.h"
 #include "deviceshare/scheduler/cluster_state.h"
 #include "deviceshare/scheduler/decision_path.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/status_matchers.h"
+#include "testing/victim_world.h"
 
 namespace deviceshare::preemption::testing {
 
-// GPU `index` of `node` (uuid "GPU-<node>-<index>", an A100-80GB) run in
-// `mode`, `memory_mib` MiB.
-inline Gpu ModeGpu(const std::string& node, int index, SharingMode mode,
-                   int64_t memory_mib = 81920, int split = 10) {
-  Gpu gpu = deviceshare::testing::MakeGpu(node, index, memory_mib, split);
-  gpu.mode = mode;
-  gpu.mig_capable = mode == mig::kMode;
-  gpu.mps_capable = mode == mps::kMode;
-  return gpu;
-}
+using ::deviceshare::testing::ModeGpu;
 
 class VictimFixture {
  public:
-  VictimFixture() {
-    BackendRegistry registry;
-    EXPECT_OK(RegisterBuiltinBackends(registry));
-    config_.scheduler.enabled_modes = {hamicore::kMode, mig::kMode, mps::kMode};
-    backends_ =
-        std::make_unique<BackendSet>(*BackendSet::Create(registry, config_));
-    policies_ = std::make_unique<PolicySet>(
-        *PolicySet::Create(BuiltinPolicies(), config_));
-    path_ = std::make_unique<DecisionPath>(&config_, backends_.get(),
-                                           policies_.get());
-    state_ = std::make_unique<ClusterState>(backends_.get());
-    search_ = std::make_unique<VictimSearch>(path_.get(), backends_.get());
-  }
+  VictimFixture() { EXPECT_OK(world_.status()); }
 
   void AddNode(const std::string& name, std::vector<Gpu> gpus,
                int64_t cpu_milli = 0) {
@@ -60,7 +38,7 @@ class VictimFixture {
     inventory.name = name;
     inventory.gpus = std::move(gpus);
     inventory.cpu_milli = cpu_milli;
-    EXPECT_OK(state_->UpsertNode(std::move(inventory)));
+    EXPECT_OK(world_.state().UpsertNode(std::move(inventory)));
   }
 
   // Binds pod `name` (uid "uid-<name>") on `node` with one container that
@@ -83,7 +61,7 @@ class VictimFixture {
     allocation.node_name = node;
     allocation.containers.push_back(
         deviceshare::testing::Container(0, false, std::move(grants)));
-    EXPECT_OK(state_->AddPod(pod, allocation)) << name;
+    EXPECT_OK(world_.state().AddPod(pod, allocation)) << name;
   }
 
   // A share of GPU `index` of `node` in `mode`.
@@ -111,7 +89,8 @@ class VictimFixture {
       std::vector<VictimCandidate> candidates,
       std::map<std::string, int32_t, std::less<>> disruptions_left = {},
       VictimBudget budget = {}) {
-    absl::StatusOr<PodCycle> cycle = path_->PreFilter(pending, state_.get());
+    absl::StatusOr<PodCycle> cycle =
+        world_.path().PreFilter(pending, &world_.state());
     if (!cycle.ok()) return cycle.status();
     cycle_ = *std::move(cycle);
     VictimQuery query;
@@ -121,32 +100,22 @@ class VictimFixture {
     query.candidates = std::move(candidates);
     query.disruptions_left = std::move(disruptions_left);
     query.budget = budget;
-    return search_->Find(*state_, query);
+    return world_.search().Find(world_.state(), query);
   }
 
   // Places `pod` on `node` as the decision path chooses; false when it
   // does not fit there.
   bool Place(const PodRequest& pod, const std::string& node) {
-    absl::StatusOr<PodCycle> cycle = path_->PreFilter(pod, state_.get());
-    if (!cycle.ok()) return false;
-    NodeVerdict verdict =
-        path_->Filter(*cycle, *state_->FindNode(node), /*explain=*/false);
-    if (!verdict.fit.fits()) return false;
-    return state_->AddPod(pod, verdict.fit.allocation).ok();
+    return world_.Place(pod, node);
   }
 
-  const ClusterState& state() const { return *state_; }
-  const DecisionPath& path() const { return *path_; }
-  const BackendSet& backends() const { return *backends_; }
+  const ClusterState& state() const { return world_.state(); }
+  const DecisionPath& path() const { return world_.path(); }
+  const BackendSet& backends() const { return world_.backends(); }
   const PodCycle& cycle() const { return cycle_; }
 
  private:
-  Config config_;
-  std::unique_ptr<BackendSet> backends_;
-  std::unique_ptr<PolicySet> policies_;
-  std::unique_ptr<DecisionPath> path_;
-  std::unique_ptr<ClusterState> state_;
-  std::unique_ptr<VictimSearch> search_;
+  deviceshare::testing::VictimWorld world_;
   PodCycle cycle_;
 };
 
