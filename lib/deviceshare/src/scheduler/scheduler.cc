@@ -137,7 +137,7 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   // Over every node by the index: the shape's bucket tallies rule out the
   // buckets where it fit nowhere, and explain a failure from them.
   BucketTallies* tallies = nullptr;
-  std::string shape;
+  std::optional<std::string> shape;  // ShapeOf(request), once needed
   bool searched_index = false;
   if (!options.candidates.empty()) {
     best = BestOf(cycle, options.candidates);
@@ -146,27 +146,30 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   } else {
     // Shapes that failed twice keep tallies (a shape seen fail once is
     // only remembered by key: most never fail again, and tallying them
-    // would only churn memory).
-    shape = ShapeOf(request);
-    auto known = tallies_.find(shape);
-    tallies = known != tallies_.end() ? &known->second : nullptr;
+    // would only churn memory). Without any, a decision needs no key.
+    if (!tallies_.empty()) {
+      shape = ShapeOf(request);
+      auto known = tallies_.find(*shape);
+      tallies = known != tallies_.end() ? &known->second : nullptr;
+    }
     best = path_.Search(cycle, state_, tallies);
     searched_index = true;
   }
   if (!best) {
     Decision decision;
-    if (searched_index && options.count_reasons && tallies == nullptr &&
-        failed_once_.erase(shape) > 0) {
-      if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
-      tallies = &tallies_[shape];
+    if (searched_index && options.count_reasons && tallies == nullptr) {
+      if (!shape) shape = ShapeOf(request);
+      if (failed_once_.erase(*shape) > 0) {
+        if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
+        tallies = &tallies_[*shape];
+      } else {
+        if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
+        failed_once_.insert(*shape);
+      }
     }
     if (tallies != nullptr) {
       path_.ExplainAll(cycle, state_, options, *tallies, decision);
       return decision;
-    }
-    if (searched_index && options.count_reasons) {
-      if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
-      failed_once_.insert(shape);
     }
     if (options.candidates.empty()) {
       path_.Explain(cycle, state_.nodes_by_name(), options, decision);
