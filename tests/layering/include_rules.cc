@@ -59,6 +59,7 @@ constexpr PrefixComponent kHeaders[] = {
     {"deviceshare/scheduler/", "core/scheduler"},
     {"deviceshare/admission/", "core/admission"},
     {"deviceshare/preemption/", "core/preemption"},
+    {"deviceshare/defrag/", "core/defrag"},
     {"gpu_abi/", "gpu_abi"},
     {"deviceshare/hamicore/", "backend/hamicore"},
     {"deviceshare/mig/", "backend/mig"},

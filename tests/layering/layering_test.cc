@@ -87,6 +87,12 @@ const std::vector<IncludeRule> kRules = {
                "the config's resource names and checks it with the pod "
                "parser (k8s); it never schedules"},
 
+    {.name = "core-dag",
+     .from = {"core/*"}, .from_except = {"core/defrag"},
+     .to = {"core/defrag"},
+     .reason = "the defragmentation planner sits on the victim search and "
+               "the decision path; nothing below it plans moves"},
+
     // 3. Backends stand side by side on the core.
     {.name = "backends-only-core",
      .from = {"backend/*"}, .to = {"*"}, .to_except = {"core/*", "gpu_abi"},
