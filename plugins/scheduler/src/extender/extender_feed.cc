@@ -12,6 +12,7 @@
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
 #include "pod_fields.h"
+#include "spec_priority.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -198,6 +199,8 @@ struct Extender::RecordedPod {
   std::map<std::string, std::string> annotations;
   PodRequest request;
   PodAllocation allocation;
+  // spec.priority, for /preempt's candidates; 0 when absent or invalid.
+  int32_t priority = 0;
 };
 
 void Extender::ReleaseEndedPodLocked(const nlohmann::json& pod,
@@ -265,7 +268,8 @@ std::optional<Extender::RecordedPod> Extender::ReadRecordLocked(
                      !BoundNode(pod).empty(),
                      std::move(annotations),
                      *std::move(request),
-                     **std::move(allocation)};
+                     **std::move(allocation),
+                     SpecPriority(pod).value_or(0)};
 }
 
 bool Extender::SettleReservationLocked(const RecordedPod& record) {
@@ -278,7 +282,8 @@ bool Extender::SettleReservationLocked(const RecordedPod& record) {
       // The watch beat the Binding's answer; the bind finishes the job.
       // Its in-flight entry is already there, unless the node agent was
       // even faster.
-      watched_pods_[uid] = WatchedPod{record.node, record.bound};
+      watched_pods_[uid] =
+          WatchedPod{record.node, record.bound, record.priority};
       const std::string phase =
           Annotation(record.annotations, HamiRecord(record.annotations)
                                              ? keys::kHamiBindPhase
@@ -293,7 +298,7 @@ bool Extender::SettleReservationLocked(const RecordedPod& record) {
     case ReservationState::kRecorded:
       if (record.bound && ours.node == record.node) {
         reservations_.erase(reservation);  // confirmed
-        watched_pods_[uid] = WatchedPod{record.node, true};
+        watched_pods_[uid] = WatchedPod{record.node, true, record.priority};
         TrackInFlightLocked(uid, record.request.Key(), record.annotations,
                             record.node, true, record.allocation);
         return true;
@@ -330,7 +335,7 @@ void Extender::ChargeRecordLocked(RecordedPod record) {
       return;
     }
   }
-  watched_pods_[uid] = WatchedPod{node, record.bound};
+  watched_pods_[uid] = WatchedPod{node, record.bound, record.priority};
   if (!record.bound) {
     // A record without a Binding: an earlier run's bind that may never have
     // finished. It holds its room for one TTL from when it was written.

@@ -197,6 +197,10 @@ class Scheduler {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   const Config& config() const { return config_; }
+  // The decision path and backends every step uses (immutable), for hosts
+  // that ask more of the state under Inspect (preemption's victim search).
+  const DecisionPath& path() const { return path_; }
+  const BackendSet& backends() const { return backends_; }
 
   // Filter() without any remembered verdict, allocations included: what
   // every node says now. Empty when the prefilter step fails.

@@ -139,6 +139,16 @@ class Extender {
   std::vector<HostPriority> Prioritize(const ExtenderArgs& args);
   // Returns the error for ExtenderBindingResult; empty on success.
   std::string Bind(const BindingArgs& args);
+  // The preempt verb (extender_preempt.cc): for each node kube-scheduler
+  // proposes, the fewest lower-priority pods bound there whose eviction
+  // lets the pod's GPUs fit (preemption/victim_search.h), chosen among
+  // every pod charged on the node, not only kube-scheduler's victims; a
+  // node where none helps, or that the extender does not know, is left
+  // out. Where the pod's GPUs fit already, kube-scheduler's own victims
+  // stand. Nothing is released here: victims free their room when the
+  // watch shows them gone. InvalidArgument for a pod whose spec.priority
+  // is not an int32.
+  absl::StatusOr<PreemptionResult> Preempt(const PreemptionArgs& args);
 
   // Watch events. `*Replaced` follows a (re)list with the full set; the
   // object of a DELETED event is the last state of the object.
@@ -190,7 +200,13 @@ class Extender {
   struct WatchedPod {
     std::string node;
     bool bound = false;
+    int32_t priority = 0;  // spec.priority; 0 when absent
   };
+  // The pods bound on each of `nodes` that are charged here, with their
+  // priorities: /preempt's candidates before the priority cut.
+  std::map<std::string, std::vector<std::pair<std::string, int32_t>>>
+  BoundPodsOn(const std::map<std::string, MetaVictims>& nodes) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   void CountRejection(absl::string_view code) ABSL_LOCKS_EXCLUDED(stats_mu_);
   void CountBindFailure(absl::string_view stage) ABSL_LOCKS_EXCLUDED(stats_mu_);

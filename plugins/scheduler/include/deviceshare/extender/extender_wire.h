@@ -125,6 +125,49 @@ std::string EncodePriorityList(const std::vector<HostPriority>& priorities);
 // `{"Error":"..."}` (ExtenderBindingResult); success is `{"Error":""}`.
 std::string EncodeBindingResult(absl::string_view error);
 
+// ---- Preemption (the preempt verb) ---------------------------------------
+//
+// ExtenderPreemptionArgs and ExtenderPreemptionResult. Their nested types
+// (Victims, MetaVictims, MetaPod) are untagged Go structs too, so their keys
+// fold like the top-level ones; where several distinct keys of one nested
+// object fold to one field the last in the body wins, as in Go.
+
+// The victims on one node: pod uids and PodDisruptionBudget violations.
+struct MetaVictims {
+  std::vector<std::string> pod_uids;
+  int64_t num_pdb_violations = 0;
+
+  bool operator==(const MetaVictims& other) const = default;
+};
+
+// The body of a preempt call. kube-scheduler sends NodeNameToMetaVictims
+// (uids) when the extender is nodeCacheCapable, else NodeNameToVictims
+// (whole Pods); both are read into `node_victims` (a Pod's metadata.uid).
+// When both are set, NodeNameToMetaVictims is used. A body with neither
+// is an empty proposal (no node).
+struct PreemptionArgs {
+  // The Pod object as sent; metadata.name is known to be a string.
+  nlohmann::json pod;
+  // Node -> the victims kube-scheduler proposes there. A null entry reads
+  // as no victims.
+  std::map<std::string, MetaVictims> node_victims;
+};
+
+// Errors name the field and the value, e.g.
+// `ExtenderPreemptionArgs.NodeNameToMetaVictims["n1"].Pods[0].UID: 7 is not
+// a string`.
+absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(absl::string_view body);
+
+// The answer to a preempt call (ExtenderPreemptionResult): node -> the
+// victims to evict there. A node left out is one where preemption does not
+// help. Always `{"NodeNameToMetaVictims":{...}}`, each entry
+// `{"Pods":[{"UID":"..."}],"NumPDBViolations":0}`.
+struct PreemptionResult {
+  std::map<std::string, MetaVictims> node_victims;
+};
+
+std::string EncodePreemptionResult(const PreemptionResult& result);
+
 }  // namespace deviceshare::extender
 
 #endif  // DEVICESHARE_EXTENDER_EXTENDER_WIRE_H_
