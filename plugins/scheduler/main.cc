@@ -66,6 +66,8 @@ ABSL_FLAG(std::string, replay, "", "simulate: fgd = FGD's replay protocol");
 ABSL_FLAG(std::string, policies, "binpack,fgd",
           "replay: policies side by side");
 ABSL_FLAG(std::string, seeds, "42-51", "replay: seeds (range, count, list)");
+ABSL_FLAG(bool, preemption, false,
+          "simulate: a pod that fits nowhere preempts lower-priority pods");
 ABSL_FLAG(double, inflate, 1.3, "replay: arrivals as a share of the GPUs");
 ABSL_FLAG(std::string, points, "90,94,100,110,120",
           "replay: arrived % columns of the table");
@@ -207,7 +209,11 @@ Inputs (exactly one kind):
                         namespace/name. A pod with an allocation record
                         (hami.io/vgpu-devices-allocated,
                         volcano.sh/vgpu-ids-new) is charged as it stands
-                        before the others are scheduled.
+                        before the others are scheduled. Pods' priorities:
+                        spec.priority, else spec.priorityClassName from
+                        the PriorityClass objects (scheduling.k8s.io/v1)
+                        of this file (an unknown name is an error), else
+                        the globalDefault class, else 0.
   --trace-nodes CSV     Alibaba cluster-trace-gpu-v2023 node list
   --trace-pods CSV      and pod list (columns found by header name). Pods
                         run in creation_time order. num_gpu=1 with
@@ -267,6 +273,15 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
                         MiB and cores as capacity requests; several GPUs
                         on distinct devices). A memory percentage below
                         100 has no DRA form and is an error
+  --preemption          a pod that fits nowhere preempts pods of lower
+                        priority, as kube-scheduler would: on each node
+                        the fewest victims (then the lowest highest
+                        priority, then the least share freed beyond the
+                        need); of the nodes, kube-scheduler's pick (lowest
+                        highest victim priority, smallest priority sum,
+                        fewest victims, latest placed, node name). Victims
+                        are deleted, not re-queued (listed under Evicted /
+                        "evictions"); preemptionPolicy Never opts out
   --help                this text
 
 )";
@@ -322,7 +337,9 @@ constexpr char kSimulateOutputHelp[] = R"(Output:
           "gpus_unhealthy", "gpu_memory_capacity_mib",
           "gpu_memory_allocated_mib", "gpu_core_capacity",
           "gpu_cores_allocated", "decision_seconds_total",
-          "p50_decision_us", "max_decision_us"}, "notes": [...]}
+          "p50_decision_us", "max_decision_us", "evicted"
+          (--preemption)}, "evictions" (--preemption): [{"pod", "node",
+          "for"}], "notes": [...]}
   Reasons start with a stable code (InsufficientMemory, SplitExhausted,
   ExclusiveConflict, TypeMismatch, UuidMismatch, InsufficientCpu,
   MigNoSlot, MigNoProfile, MigUnknownModel, MpsClientsExhausted, ...).
@@ -381,6 +398,7 @@ constexpr FlagSpec kSimulateFlags[] = {
     {"summary_only", true},
     {"reason_counts", true},
     {"dra", true},
+    {"preemption", true},
     {"replay", false},
     {"policies", false},
     {"seeds", false},
@@ -592,6 +610,7 @@ int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
                 << "\n";
       return 1;
     }
+  options.preemption = absl::GetFlag(FLAGS_preemption);
     return Fail(report.status().message());
   }
   if (absl::GetFlag(FLAGS_output) == "json") {
@@ -626,7 +645,8 @@ int Replay(const std::set<std::string>& given) {
                              "\" is not a replay protocol (fgd)"));
   }
   for (const char* other : {"cluster", "pods", "synthetic-nodes", "seed",
-                            "limit-pods", "dra", "node-policy", "gpu-policy"}) {
+                            "limit-pods", "dra", "preemption", "node-policy",
+                            "gpu-policy"}) {
     if (given.count(other)) {
       return Fail(absl::StrCat("--", other, " does not go with --replay"));
     }

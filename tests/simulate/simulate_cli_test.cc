@@ -85,6 +85,38 @@ TEST(SimulateCliTest, ReadmeRunCommandPrintsTheTable) {
   EXPECT_EQ(run.err, "");  // no progress bar: stderr is not a terminal
 }
 
+TEST(SimulateCliTest, PreemptionExamplePrintsItsEvictions) {
+  const std::string examples = DEVICESHARE_EXAMPLES_DIR;
+  CliRun run = Scheduler(absl::StrCat(
+      "simulate --cluster ", examples, "/preemption-cluster.yaml --pods ",
+      examples, "/preemption.yaml --preemption --summary-only"));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("Evicted (2 pods)\n"));
+  EXPECT_THAT(run.out,
+              HasSubstr("default/a-big  on node-a  for default/high-1"));
+  EXPECT_THAT(run.out, HasSubstr("  evicted  "));
+  EXPECT_THAT(Scheduler("simulate --help").out, HasSubstr("--preemption"));
+}
+
+TEST(SimulateCliTest, UnknownPriorityClassExitsTwoNamingIt) {
+  const std::string cluster = WriteTempFile(
+      "cluster.yaml",
+      "nodes:\n- name: a\n  gpus:\n  - {model: x, memory_mib: 1}\n");
+  const std::string pods = WriteTempFile(
+      "pods.yaml",
+      "kind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n"
+      "  containers: [{name: c}]\n");
+  CliRun run = Scheduler(absl::StrCat("simulate --cluster ", cluster,
+                                      " --pods ", pods, " --preemption"));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            absl::StrCat("deviceshare-scheduler simulate: ", pods,
+                         ": document 1 (line 1): pod default/p: "
+                         "spec.priorityClassName: \"gold\" names no "
+                         "PriorityClass (the API server's priority admission "
+                         "refuses such a pod)\n"));
+}
+
 TEST(SimulateCliTest, InvalidInputExitsTwoWithOneLine) {
   const std::string cluster = WriteTempFile(
       "cluster.yaml",

@@ -12,6 +12,7 @@
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
+#include "deviceshare/input/pod_priorities.h"
 #include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/k8s/pod_parser.h"
@@ -66,11 +67,15 @@ class PodCollector {
       return AddClaimObject(object, kind, where, document);
     }
     if (kind == "ResourceQuota") return AddQuota(object, where, document);
+    if (dra_objects_ && kind == "PriorityClass") {
+      return priorities_.AddClass(object, document, errors_);
+    }
     if (!kind.empty() && kind != "Pod") {
       return Error(
           document,
           absl::StrFormat("%skind: %s, want %s", where, kind,
-                          dra_objects_ ? "Pod, ResourceQuota, ResourceClaim or "
+                          dra_objects_ ? "Pod, ResourceQuota, PriorityClass, "
+                                         "ResourceClaim or "
                                          "ResourceClaimTemplate"
                                        : "Pod or ResourceQuota"));
     }
@@ -105,6 +110,10 @@ class PodCollector {
     }
     document_by_key_.emplace(key, document);
     key_by_uid_.emplace(request->uid, key);
+    if (dra_objects_) {
+      priorities_.AddPod(object, request->uid, document);
+      uids_.push_back(request->uid);
+    }
     if (record_dialect) {
       loaded_.running.push_back(
           Running(object, *request, std::move(annotations), *record_dialect));
@@ -119,7 +128,14 @@ class PodCollector {
   }
 
   void AcceptDraObjects() { dra_objects_ = true; }
-  LoadedPods Take() { return std::move(loaded_); }
+  // The pods with their priorities resolved (PriorityClasses may follow
+  // the pods that name them).
+  absl::StatusOr<LoadedPods> Take() {
+    DS_ASSIGN_OR_RETURN(loaded_.priorities,
+                        priorities_.Resolve(uids_, errors_));
+    loaded_.priority_classes = priorities_.classes_read();
+    return std::move(loaded_);
+  }
 
  private:
   absl::Status AddClaimObject(const Json& object, const std::string& kind,
@@ -187,6 +203,8 @@ class PodCollector {
   absl::flat_hash_set<std::string> claim_keys_;
   absl::flat_hash_map<std::string, size_t> document_by_key_;
   absl::flat_hash_map<std::string, std::string> key_by_uid_;
+  PriorityCollector priorities_;
+  std::vector<std::string> uids_;  // pending and running pods, for priorities
 };
 
 }  // namespace

@@ -92,6 +92,7 @@ OrderedJson SummaryJson(const Summary& s) {
   out["decision_seconds_total"] = s.decision_seconds_total;
   out["p50_decision_us"] = s.p50_decision_us;
   out["max_decision_us"] = s.max_decision_us;
+  if (s.preemption) out["evicted"] = s.evicted;
   return out;
 }
 
@@ -115,6 +116,15 @@ OrderedJson ReportJson(const SimulationReport& report) {
   out["placements"] = std::move(placements);
   out["unschedulable"] = std::move(unschedulable);
   out["unaccounted"] = std::move(unaccounted);
+  if (report.result.preemption) {
+    OrderedJson evictions = OrderedJson::array();
+    for (const PodEviction& eviction : report.result.evictions) {
+      evictions.push_back({{"pod", eviction.pod},
+                           {"node", eviction.node},
+                           {"for", eviction.for_pod}});
+    }
+    out["evictions"] = std::move(evictions);
+  }
   out["summary"] = SummaryJson(report.summary);
   out["notes"] = std::move(notes);
   return out;

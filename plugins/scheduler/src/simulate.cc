@@ -86,6 +86,14 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
         " pods are bound to a node (spec.nodeName) without an allocation "
         "record: they hold no GPU and are not scheduled again"));
   }
+  if (pods.priority_classes > 0 || !pods.priorities.empty()) {
+    workload.notes.push_back(absl::StrFormat(
+        "priorities: %d PriorityClass objects read, %d pods at a priority "
+        "other than 0 (spec.priority, else spec.priorityClassName, else the "
+        "global default class)",
+        pods.priority_classes, pods.priorities.size()));
+  }
+  workload.priorities = std::move(pods.priorities);
   workload.claims = std::move(pods.claims);
   workload.quotas = std::move(pods.quotas);
   workload.nodes = std::move(cluster.nodes);
@@ -272,6 +280,7 @@ absl::StatusOr<SimulationReport> Simulate(
   run_options.max_reason_examples = options.max_reason_examples;
   run_options.reason_counts = options.reason_counts;
   run_options.progress = std::move(progress);
+  run_options.preemption = options.preemption;
   DS_ASSIGN_OR_RETURN(report.result,
                       RunSimulation(report.config, workload, run_options));
   report.summary = Summarize(report.result);

@@ -3,6 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -11,6 +14,7 @@
 #include "deviceshare/scheduler/decision_json.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/simulate/dra_workload.h"
+#include "deviceshare/simulate/preemptor.h"
 #include "deviceshare/simulate/reason_digest.h"
 #include "deviceshare/status_macros.h"
 
@@ -79,6 +83,35 @@ std::vector<PodUnaccounted> ChargeRunningPods(const Workload& workload,
   return unaccounted;
 }
 
+// The preemptor of a run with preemption, told of the running pods that
+// were charged; null without.
+absl::StatusOr<std::unique_ptr<Preemptor>> MakePreemptor(
+    const Workload& workload, const RunOptions& options,
+    const Scheduler& scheduler) {
+  if (!options.preemption) return nullptr;
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Preemptor> preemptor,
+      Preemptor::Create(scheduler.config(), &workload.priorities));
+  for (const input::RecordedPod& pod : workload.running) {
+    if (std::optional<std::string> node = scheduler.PodNode(pod.request.uid)) {
+      preemptor->Placed(pod.request, *node, std::nullopt);
+    }
+  }
+  return preemptor;
+}
+
+// Takes the evicted pods out of the placements and records them.
+void RecordEvictions(const PreemptionOutcome& preempted,
+                     const PodRequest& request, RunResult& result) {
+  for (const EvictedPod& victim : preempted.evicted) {
+    std::erase_if(result.placements, [&victim](const PodPlacement& placed) {
+      return placed.pod == victim.key;
+    });
+    if (victim.workload_index) result.placed[*victim.workload_index] = false;
+    result.evictions.push_back({victim.key, victim.node, request.Key()});
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<RunResult> RunSimulation(const Config& config,
@@ -107,7 +140,10 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
   ScheduleOptions schedule_options;
   schedule_options.max_explained_nodes = options.max_reason_examples;
   schedule_options.count_reasons = options.reason_counts;
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<Preemptor> preemptor,
+                      MakePreemptor(workload, options, *scheduler));
   RunResult result;
+  result.preemption = options.preemption;
   result.unaccounted = std::move(unaccounted);
   const size_t total = workload.pods.size();
   result.placed.reserve(total);
@@ -117,6 +153,10 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<Decision> outcome =
         scheduler->Schedule(request, schedule_options);
+    absl::StatusOr<std::optional<PreemptionOutcome>> preempted = std::nullopt;
+    if (preemptor != nullptr && outcome.ok() && !outcome->allocation) {
+      preempted = preemptor->Preempt(*scheduler, request, *outcome);
+    }
     const auto stop = std::chrono::steady_clock::now();
     result.decision_ns.push_back(
         std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start)
@@ -134,10 +174,20 @@ absl::StatusOr<RunResult> RunSimulation(const Config& config,
                           absl::StrFormat("pod %s: %s", request.Key(),
                                           outcome.status().message()));
     }
+    if (!preempted.ok()) {
+      return absl::Status(preempted.status().code(),
+                          absl::StrFormat("pod %s: %s", request.Key(),
+                                          preempted.status().message()));
+    }
+    if (*preempted) {
+      RecordEvictions(**preempted, request, result);
+      *outcome = std::move((*preempted)->decision);
+    }
     result.placed.push_back(outcome->allocation.has_value());
     if (outcome->allocation) {
       DS_ASSIGN_OR_RETURN(PodPlacement placement,
                           DescribePlacement(*scheduler, request, *outcome));
+      if (preemptor != nullptr) preemptor->Placed(request, placement.node, p);
       result.placements.push_back(std::move(placement));
     } else {
       result.unschedulable.push_back({request.Key(), DigestReasons(*outcome)});

@@ -53,6 +53,8 @@ Summary Summarize(const RunResult& result) {
   s.gpu_memory_allocated_mib = usage.memory_used_mib;
   s.gpu_core_capacity = usage.core_capacity;
   s.gpu_cores_allocated = usage.cores_used;
+  s.preemption = result.preemption;
+  s.evicted = static_cast<int64_t>(result.evictions.size());
   return s;
 }
 

@@ -124,6 +124,19 @@ std::string Unschedulable(const SimulationReport& report) {
   return out;
 }
 
+// Pods deleted to make room (--preemption), shown even without details:
+// they are in neither list above.
+std::string Evictions(const SimulationReport& report) {
+  std::string out =
+      absl::StrFormat("Evicted (%d pods)\n", report.result.evictions.size());
+  TextTable table;
+  for (const PodEviction& eviction : report.result.evictions) {
+    table.AddRow({eviction.pod, absl::StrCat("on ", eviction.node),
+                  absl::StrCat("for ", eviction.for_pod)});
+  }
+  return out + table.Render("  ") + "\n";
+}
+
 // Running pods left out are shown even without details: the usage above
 // them is short by what they hold.
 std::string Unaccounted(const SimulationReport& report) {
@@ -144,6 +157,7 @@ std::string SummaryLines(const Summary& s) {
   add("pods", absl::StrCat(s.pods));
   add("placed", absl::StrCat(s.placed));
   add("unschedulable", absl::StrCat(s.unschedulable));
+  if (s.preemption) add("evicted", absl::StrCat(s.evicted));
   add("nodes / GPUs", absl::StrFormat("%d / %d (%d unhealthy)", s.nodes, s.gpus,
                                       s.gpus_unhealthy));
   add("GPU memory allocated",
@@ -173,6 +187,7 @@ std::string ReportTable(const SimulationReport& report,
     if (!report.result.unschedulable.empty()) out += Unschedulable(report);
     out += "\n";
   }
+  if (!report.result.evictions.empty()) out += Evictions(report);
   if (!report.result.unaccounted.empty()) out += Unaccounted(report);
   out += "Summary\n";
   out += SummaryLines(report.summary);

@@ -18,6 +18,11 @@
 // (k8s/resource_quota_parser.h: limits.<gpu memory> and limits.<gpu
 // cores>); one that limits no GPU resource is skipped.
 //
+// LoadPodObjectsYaml also reads PriorityClass objects (input/
+// pod_priorities.h) and resolves every pod's priority: spec.priority, else
+// spec.priorityClassName (a name no class has is an error naming it), else
+// the global default class, else 0.
+//
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
 #define DEVICESHARE_INPUT_POD_LOADER_H_
@@ -30,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/config/device_config.h"
 #include "deviceshare/dra/claim_spec.h"
+#include "deviceshare/input/pod_priorities.h"
 #include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/pod_request.h"
 
@@ -59,6 +65,10 @@ struct LoadedPods {
   // were placed without a GPU booking, so they hold none (as upstream counts
   // them) and are not placed again; only counted.
   int bound_without_record = 0;
+  // Pending and running pods' priorities, by uid (those at 0 that may
+  // preempt are left out), and how many PriorityClass objects were read.
+  PodPriorityMap priorities;
+  int priority_classes = 0;
 };
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,

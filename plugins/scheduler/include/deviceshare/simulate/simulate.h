@@ -52,6 +52,9 @@ struct SimulateOptions {
   bool reason_counts = true;
   // Run the workload through DRA (ConvertToDra in simulate/dra_workload.h).
   bool dra = false;
+  // A pod that fits nowhere preempts pods of lower priority
+  // (simulate/preemptor.h); priorities come from the pods file.
+  bool preemption = false;
 };
 
 inline constexpr uint64_t kDefaultSyntheticSeed = 1;

@@ -11,6 +11,14 @@
 // with GPUs it asks Scheduler::Edits what the node agent would inject; for each
 // pod that fits nowhere it keeps a ReasonDigest. At the end it reads the GPU
 // usage of the whole cluster (Scheduler::Inspect).
+//
+// With RunOptions::preemption, a pod that fits nowhere may preempt pods of
+// lower priority (Workload::priorities) as simulate/preemptor.h says: the
+// victims are deleted (not re-queued: in Kubernetes their controllers make
+// new pods, which simulate does not model), they leave `placements` and
+// `placed`, and `evictions` lists each with the pod it made room for. The
+// preemption's time counts in that pod's decision time. Without it the
+// loop is as before: no priority is looked at.
 #ifndef DEVICESHARE_SIMULATE_SIMULATION_H_
 #define DEVICESHARE_SIMULATE_SIMULATION_H_
 
@@ -73,15 +81,29 @@ struct RunOptions {
   // Called after each decision with (pods done, pods total), outside the
   // timed section.
   std::function<void(size_t, size_t)> progress;
+  // A pod that fits nowhere preempts pods of lower priority (--preemption).
+  bool preemption = false;
+};
+
+// A pod deleted to make room for another.
+struct PodEviction {
+  std::string pod;  // "namespace/name"
+  std::string node;
+  std::string for_pod;  // the pod placed in its stead
 };
 
 struct RunResult {
   std::vector<PodPlacement> placements;         // in decision order
   std::vector<PodUnschedulable> unschedulable;  // in decision order
   std::vector<PodUnaccounted> unaccounted;      // running pods, file order
-  std::vector<bool> placed;                     // per workload pod
-  std::vector<int64_t> decision_ns;             // per workload pod
-  ClusterUsage usage;  // the cluster's GPU totals after the run
+  // Per workload pod: placed at the end of the run (an evicted pod is
+  // not).
+  std::vector<bool> placed;
+  std::vector<int64_t> decision_ns;  // per workload pod
+  ClusterUsage usage;                // the cluster's GPU totals after the run
+  // RunOptions::preemption, and what it evicted, in eviction order.
+  bool preemption = false;
+  std::vector<PodEviction> evictions;
 };
 
 absl::StatusOr<RunResult> RunSimulation(const Config& config,

@@ -38,6 +38,11 @@ struct Summary {
   double decision_seconds_total = 0;
   double p50_decision_us = 0;
   double max_decision_us = 0;
+  // With --preemption: pods evicted (workload and running pods); the
+  // evicted workload pods count in `pods` but in neither `placed` nor
+  // `unschedulable`.
+  bool preemption = false;
+  int64_t evicted = 0;
 };
 
 Summary Summarize(const RunResult& result);

@@ -32,6 +32,9 @@ struct Workload {
   std::vector<dra::ResourceClaim> claims;
   // Namespaces' GPU quotas (ResourceQuota objects of the pods file).
   std::vector<GpuQuota> quotas;
+  // Pods' priorities by uid (PriorityClass objects and spec.priority of
+  // the pods file); read only with --preemption.
+  input::PodPriorityMap priorities;
 };
 
 }  // namespace deviceshare::simulate
