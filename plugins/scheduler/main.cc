@@ -62,12 +62,12 @@ ABSL_FLAG(int64_t, max_reason_examples, 10,
           "example node reasons per unschedulable pod");
 ABSL_FLAG(bool, summary_only, false, "table: only summary and notes");
 ABSL_FLAG(bool, dra, false, "simulate: run the workload through DRA");
+ABSL_FLAG(bool, preemption, false,
+          "simulate: a pod that fits nowhere preempts lower-priority pods");
 ABSL_FLAG(std::string, replay, "", "simulate: fgd = FGD's replay protocol");
 ABSL_FLAG(std::string, policies, "binpack,fgd",
           "replay: policies side by side");
 ABSL_FLAG(std::string, seeds, "42-51", "replay: seeds (range, count, list)");
-ABSL_FLAG(bool, preemption, false,
-          "simulate: a pod that fits nowhere preempts lower-priority pods");
 ABSL_FLAG(double, inflate, 1.3, "replay: arrivals as a share of the GPUs");
 ABSL_FLAG(std::string, points, "90,94,100,110,120",
           "replay: arrived % columns of the table");
@@ -573,6 +573,7 @@ std::optional<std::string> SimulateOptionsFromFlags(
   options.max_reason_examples = static_cast<size_t>(examples);
   options.reason_counts = absl::GetFlag(FLAGS_reason_counts);
   options.dra = absl::GetFlag(FLAGS_dra);
+  options.preemption = absl::GetFlag(FLAGS_preemption);
   if (auto error =
           ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
                       options.node_policy)) {
@@ -610,7 +611,6 @@ int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
                 << "\n";
       return 1;
     }
-  options.preemption = absl::GetFlag(FLAGS_preemption);
     return Fail(report.status().message());
   }
   if (absl::GetFlag(FLAGS_output) == "json") {
