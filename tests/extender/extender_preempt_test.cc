@@ -197,13 +197,19 @@ TEST(PreemptionWireTest, DecodesTheMetaFormAndFoldsKeysAsGoDoes) {
   EXPECT_THAT(args->node_victims,
               ElementsAre(Pair("n1", MetaVictims{{"a", "b"}, 2}),
                           Pair("n2", MetaVictims{})));
-  // Several keys folding to one field: the last in the body wins.
+  // Several top-level keys folding to one field: the last in the body wins.
+  args =
+      DecodePreemptionArgs(R"({"Pod":{"metadata":{"name":"first"}},"POD":null,)"
+                           R"("pod":{"metadata":{"name":"last"}}})");
+  ASSERT_OK(args);
+  EXPECT_EQ(args->pod["metadata"]["name"], "last");
+  // In a nested object they are refused: the tree keeps no key order.
   args = DecodePreemptionArgs(
       R"({"Pod":{"metadata":{"name":"p"}},"NodeNameToMetaVictims":)"
-      R"({"n":{"Pods":[{"UID":"first"}],"pods":[{"uid":"x","UID":"last"}]}}})");
-  ASSERT_OK(args);
-  EXPECT_THAT(args->node_victims,
-              ElementsAre(Pair("n", MetaVictims{{"last"}, 0})));
+      R"({"n":{"Pods":[{"UID":"a"}],"pods":[{"uid":"b"}]}}})");
+  EXPECT_THAT(args.status().message(),
+              HasSubstr("ExtenderPreemptionArgs.NodeNameToMetaVictims[\"n\"]: "
+                        "keys \"Pods\" and \"pods\" both name field Pods"));
 }
 
 TEST(PreemptionWireTest, DecodesTheFullPodFormByUid) {

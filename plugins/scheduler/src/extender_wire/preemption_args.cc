@@ -1,10 +1,12 @@
 // DecodePreemptionArgs and EncodePreemptionResult of extender_wire.h.
 //
-// The body is parsed keeping each object's key order (nlohmann's
-// ordered_json), since the nested Go structs (MetaVictims, MetaPod,
-// Victims) fold their keys too and Go lets the last folding key win. A
-// preempt call is rare (once per failed scheduling cycle of a pod that may
-// preempt) and small, so the general parser is all it needs.
+// The top-level fields are read as GoObject reads them (go_object.h). The
+// nested Go structs (Victims, MetaVictims, MetaPod) fold their keys too;
+// the parsed tree no longer knows which of two folding keys came last, so
+// a nested object where several distinct keys fold to one field is refused
+// (kube-scheduler writes each field once, by its Go name). A preempt call
+// is rare (once per failed scheduling cycle of a pod that may preempt) and
+// small, so the general parser is all it needs.
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -21,34 +23,36 @@
 namespace deviceshare::extender {
 namespace {
 
-using OrderedJson = nlohmann::ordered_json;
+using Json = nlohmann::json;
 using internal::GoFieldKind;
 using internal::GoFoldEquals;
+using internal::GoObject;
 
 constexpr absl::string_view kType = "ExtenderPreemptionArgs";
 
-absl::Status WrongShape(absl::string_view path, const OrderedJson& value,
+absl::Status WrongShape(absl::string_view path, const Json& value,
                         absl::string_view want) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": ", internal::DescribeValue(nlohmann::json(value)),
-                   " is not ", want));
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": ", internal::DescribeValue(value), " is not ", want));
 }
 
-// The value Go decodes into struct field `name` of `object`: the last key
-// that folds to it, skipping nulls for a value field; nullptr when none,
-// or when the winner is null.
-const OrderedJson* GoField(const OrderedJson& object, absl::string_view name,
-                           GoFieldKind kind) {
-  const OrderedJson* found = nullptr;
+// The value Go decodes into field `name` of the nested struct `object` (at
+// `path`); nullptr when no key folds to it or its key holds null.
+absl::StatusOr<const Json*> GoField(const Json& object, absl::string_view name,
+                                    absl::string_view path) {
+  const Json* found = nullptr;
+  const std::string* found_key = nullptr;
   for (const auto& [key, value] : object.items()) {
     if (!GoFoldEquals(key, name)) continue;
-    if (value.is_null()) {
-      if (kind == GoFieldKind::kPointer) found = nullptr;
-      continue;
+    if (found_key != nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": keys \"", *found_key, "\" and \"", key,
+                       "\" both name field ", name, "; send it once"));
     }
+    found_key = &key;
     found = &value;
   }
-  return found;
+  return found != nullptr && found->is_null() ? nullptr : found;
 }
 
 // `[` + the key as a JSON string + `]`, for paths into a map.
@@ -60,7 +64,7 @@ std::string MapIndex(absl::string_view key) {
 }
 
 // A non-empty string at `path`.
-absl::StatusOr<std::string> NonEmptyString(const OrderedJson* value,
+absl::StatusOr<std::string> NonEmptyString(const Json* value,
                                            absl::string_view path) {
   if (value == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": missing"));
@@ -74,8 +78,8 @@ absl::StatusOr<std::string> NonEmptyString(const OrderedJson* value,
 
 // A Kubernetes Pod (json tags: keys matched exactly) with a non-empty
 // metadata.name; returns metadata.uid's value when `uid` is wanted.
-absl::StatusOr<std::string> CheckPod(const OrderedJson& pod,
-                                     absl::string_view path, bool want_uid) {
+absl::StatusOr<std::string> CheckPod(const Json& pod, absl::string_view path,
+                                     bool want_uid) {
   if (!pod.is_object()) return WrongShape(path, pod, "an object");
   auto metadata = pod.find("metadata");
   if (metadata == pod.end() || metadata->is_null()) {
@@ -84,7 +88,7 @@ absl::StatusOr<std::string> CheckPod(const OrderedJson& pod,
   if (!metadata->is_object()) {
     return WrongShape(absl::StrCat(path, ".metadata"), *metadata, "an object");
   }
-  auto member = [&](const char* key) -> const OrderedJson* {
+  auto member = [&](const char* key) -> const Json* {
     auto it = metadata->find(key);
     return it == metadata->end() || it->is_null() ? nullptr : &*it;
   };
@@ -95,10 +99,9 @@ absl::StatusOr<std::string> CheckPod(const OrderedJson& pod,
   return NonEmptyString(member("uid"), absl::StrCat(path, ".metadata.uid"));
 }
 
-absl::StatusOr<int64_t> Int64Field(const OrderedJson& object,
-                                   absl::string_view name,
+absl::StatusOr<int64_t> Int64Field(const Json& object, absl::string_view name,
                                    absl::string_view path) {
-  const OrderedJson* value = GoField(object, name, GoFieldKind::kValue);
+  DS_ASSIGN_OR_RETURN(const Json* value, GoField(object, name, path));
   if (value == nullptr) return 0;
   const std::string field_path = absl::StrCat(path, ".", name);
   if (value->is_number_unsigned()) {
@@ -116,19 +119,19 @@ absl::StatusOr<int64_t> Int64Field(const OrderedJson& object,
 
 // One MetaVictims (`meta`: {Pods:[{UID}], NumPDBViolations}) or Victims
 // ({Pods:[Pod], NumPDBViolations}) value at `path`.
-absl::StatusOr<MetaVictims> DecodeVictims(const OrderedJson& victims,
+absl::StatusOr<MetaVictims> DecodeVictims(const Json& victims,
                                           absl::string_view path, bool meta) {
   MetaVictims out;
   if (victims.is_null()) return out;
   if (!victims.is_object()) return WrongShape(path, victims, "an object");
   DS_ASSIGN_OR_RETURN(out.num_pdb_violations,
                       Int64Field(victims, "NumPDBViolations", path));
-  const OrderedJson* pods = GoField(victims, "Pods", GoFieldKind::kPointer);
+  DS_ASSIGN_OR_RETURN(const Json* pods, GoField(victims, "Pods", path));
   if (pods == nullptr) return out;
   const std::string pods_path = absl::StrCat(path, ".Pods");
   if (!pods->is_array()) return WrongShape(pods_path, *pods, "an array");
   for (size_t i = 0; i < pods->size(); ++i) {
-    const OrderedJson& pod = (*pods)[i];
+    const Json& pod = (*pods)[i];
     const std::string pod_path = absl::StrCat(pods_path, "[", i, "]");
     if (!meta) {
       DS_ASSIGN_OR_RETURN(std::string uid, CheckPod(pod, pod_path, true));
@@ -136,17 +139,18 @@ absl::StatusOr<MetaVictims> DecodeVictims(const OrderedJson& victims,
       continue;
     }
     if (!pod.is_object()) return WrongShape(pod_path, pod, "an object");
-    DS_ASSIGN_OR_RETURN(std::string uid,
-                        NonEmptyString(GoField(pod, "UID", GoFieldKind::kValue),
-                                       absl::StrCat(pod_path, ".UID")));
+    DS_ASSIGN_OR_RETURN(const Json* uid_value, GoField(pod, "UID", pod_path));
+    DS_ASSIGN_OR_RETURN(
+        std::string uid,
+        NonEmptyString(uid_value, absl::StrCat(pod_path, ".UID")));
     out.pod_uids.push_back(std::move(uid));
   }
   return out;
 }
 
 // NodeNameToMetaVictims (`meta`) or NodeNameToVictims: node -> victims.
-absl::Status DecodeNodeMap(const OrderedJson& map, absl::string_view field,
-                           bool meta, std::map<std::string, MetaVictims>& out) {
+absl::Status DecodeNodeMap(const Json& map, absl::string_view field, bool meta,
+                           std::map<std::string, MetaVictims>& out) {
   const std::string path = absl::StrCat(kType, ".", field);
   if (!map.is_object()) return WrongShape(path, map, "an object");
   if (map.size() > kMaxNodes) {
@@ -180,35 +184,22 @@ void AppendVictims(const MetaVictims& victims, std::string* out) {
 }  // namespace
 
 absl::StatusOr<PreemptionArgs> DecodePreemptionArgs(absl::string_view body) {
-  if (internal::NestsDeeperThan(body, kMaxJsonDepth)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        kType, ": body nests deeper than ", kMaxJsonDepth, " levels"));
-  }
-  OrderedJson root;
-  try {
-    root = OrderedJson::parse(body.begin(), body.end());
-  } catch (const OrderedJson::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kType, ": body is not valid JSON: ", e.what()));
-  }
-  if (!root.is_object()) {
-    return WrongShape(absl::StrCat(kType, ": body"), root, "a JSON object");
-  }
+  DS_ASSIGN_OR_RETURN(GoObject object, GoObject::Parse(body, kType));
   PreemptionArgs args;
-  const OrderedJson* pod = GoField(root, "Pod", GoFieldKind::kPointer);
+  Json* pod = object.Field("Pod", GoFieldKind::kPointer);
   if (pod == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(kType, ".Pod: missing or null"));
   }
   DS_RETURN_IF_ERROR(
       CheckPod(*pod, absl::StrCat(kType, ".Pod"), false).status());
-  args.pod = nlohmann::json(*pod);
-  if (const OrderedJson* meta =
-          GoField(root, "NodeNameToMetaVictims", GoFieldKind::kPointer)) {
+  args.pod = std::move(*pod);
+  if (const Json* meta =
+          object.Field("NodeNameToMetaVictims", GoFieldKind::kPointer)) {
     DS_RETURN_IF_ERROR(
         DecodeNodeMap(*meta, "NodeNameToMetaVictims", true, args.node_victims));
-  } else if (const OrderedJson* full =
-                 GoField(root, "NodeNameToVictims", GoFieldKind::kPointer)) {
+  } else if (const Json* full =
+                 object.Field("NodeNameToVictims", GoFieldKind::kPointer)) {
     DS_RETURN_IF_ERROR(
         DecodeNodeMap(*full, "NodeNameToVictims", false, args.node_victims));
   }

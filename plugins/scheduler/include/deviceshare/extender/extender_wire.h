@@ -129,8 +129,9 @@ std::string EncodeBindingResult(absl::string_view error);
 //
 // ExtenderPreemptionArgs and ExtenderPreemptionResult. Their nested types
 // (Victims, MetaVictims, MetaPod) are untagged Go structs too, so their keys
-// fold like the top-level ones; where several distinct keys of one nested
-// object fold to one field the last in the body wins, as in Go.
+// fold like the top-level ones. One difference from Go: a nested object in
+// which several distinct keys fold to one field is refused (Go would take
+// the last; kube-scheduler writes each field once).
 
 // The victims on one node: pod uids and PodDisruptionBudget violations.
 struct MetaVictims {
