@@ -43,6 +43,17 @@
 //     GET    list and watch as above (fieldSelector only on metadata.name);
 //            deviceclasses/{name}
 //
+// and policy/v1 (fake_api_server_policy.cc), not watched:
+//
+//   GET  /apis/policy/v1/poddisruptionbudgets,
+//        /apis/policy/v1/namespaces/{ns}/poddisruptionbudgets[/{name}]
+//   POST /api/v1/namespaces/{ns}/pods/{name}/eviction: a running pod that
+//        one budget selects (spec.selector: matchLabels, matchExpressions)
+//        whose status.disruptionsAllowed is 0 gets 429 with the API
+//        server's Status ("Cannot evict pod as it would violate the pod's
+//        disruption budget."); two budgets: 500; else the pod is deleted,
+//        the budget's disruptionsAllowed goes down by one, 201
+//
 // Errors are Status objects with the API server's wording. A watch from a
 // resourceVersion older than the history (CompactHistory) gets an ERROR
 // event with code 410, or HTTP 410 after AnswerExpiredWatchesWithHttp410.
@@ -200,6 +211,13 @@ class FakeApiServer {
   // Every GET of one ResourceClaim waits this long before it is answered
   // (a slow API server; a window to kill a DRA driver mid-prepare).
   void SetResourceClaimGetDelay(absl::Duration delay);
+  // PodDisruptionBudgets (fake_api_server_policy.cc): stored as given
+  // (status.disruptionsAllowed is the test's to set); the accepted
+  // Eviction bodies, in order.
+  nlohmann::json UpsertPodDisruptionBudget(nlohmann::json budget);
+  std::optional<nlohmann::json> GetPodDisruptionBudget(
+      const std::string& ns, const std::string& name) const;
+  std::vector<nlohmann::json> Evictions() const;
   // Forgets the history: a watch from any older resourceVersion gets 410.
   void CompactHistory() { store_.CompactHistory(); }
   // Ends every open watch stream now (cleanly, as a server timeout does).
@@ -230,6 +248,14 @@ class FakeApiServer {
                      const httplib::Request& req, httplib::Response& res);
   void HandleEvent(const std::string& ns, const httplib::Request& req,
                    httplib::Response& res);
+
+  // policy/v1 (fake_api_server_policy.cc); the table is made by
+  // RoutePolicy.
+  struct PolicyTable;
+  void RoutePolicy();
+  void HandleEviction(const std::string& ns, const std::string& name,
+                      const httplib::Request& req, httplib::Response& res);
+  std::shared_ptr<PolicyTable> policy_;
 
   // resource.k8s.io (fake_api_server_dra.cc).
   void RouteDra();
