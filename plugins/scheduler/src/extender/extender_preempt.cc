@@ -110,15 +110,15 @@ absl::StatusOr<PreemptionResult> Extender::Preempt(const PreemptionArgs& args) {
     return result;
   }
   const auto bound = BoundPodsOn(args.node_victims);
+  const std::vector<std::pair<std::string, int32_t>> none;
   std::vector<std::string> dropped;
   for (const auto& [node, proposed] : args.node_victims) {
-    static const std::vector<std::pair<std::string, int32_t>> kNone;
     auto pods = bound.find(node);
     absl::StatusOr<VictimSet> set = absl::NotFoundError("unknown node");
     scheduler_->Inspect([&](const ClusterState& state) {
       if (state.FindNode(node) == nullptr) return;
       set = SearchNode(*scheduler_, state, *request, *priority, node,
-                       pods == bound.end() ? kNone : pods->second);
+                       pods == bound.end() ? none : pods->second);
     });
     if (!set.ok() || !set->found) {
       dropped.push_back(node);
