@@ -209,11 +209,12 @@ Inputs (exactly one kind):
                         namespace/name. A pod with an allocation record
                         (hami.io/vgpu-devices-allocated,
                         volcano.sh/vgpu-ids-new) is charged as it stands
-                        before the others are scheduled. Pods' priorities:
-                        spec.priority, else spec.priorityClassName from
-                        the PriorityClass objects (scheduling.k8s.io/v1)
-                        of this file (an unknown name is an error), else
-                        the globalDefault class, else 0.
+                        before the others are scheduled. Pods' priorities
+                        (--preemption): spec.priority, else
+                        spec.priorityClassName from the PriorityClass
+                        objects (scheduling.k8s.io/v1) of this file (an
+                        unknown name is an error), else the globalDefault
+                        class, else 0.
   --trace-nodes CSV     Alibaba cluster-trace-gpu-v2023 node list
   --trace-pods CSV      and pod list (columns found by header name). Pods
                         run in creation_time order. num_gpu=1 with

@@ -23,6 +23,8 @@ using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::StartsWith;
 
+constexpr bool kResolve = true;  // resolve_priorities
+
 std::string ClassYaml(const std::string& name, const std::string& rest) {
   return "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
          "metadata: {name: " +
@@ -42,7 +44,7 @@ TEST(PodPrioritiesTest, ClassesAnywhereInTheFileResolvePods) {
             PodWith("b", "  priority: -3\n"),
             PodWith("c", "  preemptionPolicy: Never\n"), PodWith("d", ""),
             ClassYaml("high", "value: 1000\n")}),
-      "p.yaml", DeviceConfig());
+      "p.yaml", DeviceConfig(), kResolve);
   ASSERT_OK(loaded);
   EXPECT_EQ(loaded->priority_classes, 1);
   EXPECT_THAT(loaded->priorities,
@@ -59,7 +61,7 @@ TEST(PodPrioritiesTest, GlobalDefaultCoversPodsWithoutFieldsRunningOnesToo) {
                     "hami.io/vgpu-node: n7"),
             PodWith("b", "  priority: 7\n"),
             ClassYaml("base", "value: 10\nglobalDefault: true\n")}),
-      "p.yaml", DeviceConfig());
+      "p.yaml", DeviceConfig(), kResolve);
   ASSERT_OK(loaded);
   EXPECT_THAT(loaded->priorities,
               ElementsAre(Pair("default/a", PodPriorityInfo{10, true}),
@@ -68,8 +70,8 @@ TEST(PodPrioritiesTest, GlobalDefaultCoversPodsWithoutFieldsRunningOnesToo) {
 }
 
 TEST(PodPrioritiesTest, NoPriorityFieldsNoEntries) {
-  auto loaded =
-      LoadPodObjectsYaml(Docs({PodWith("a", "")}), "p.yaml", DeviceConfig());
+  auto loaded = LoadPodObjectsYaml(Docs({PodWith("a", "")}), "p.yaml",
+                                   DeviceConfig(), kResolve);
   ASSERT_OK(loaded);
   EXPECT_THAT(loaded->priorities, IsEmpty());
   EXPECT_EQ(loaded->priority_classes, 0);
@@ -79,22 +81,34 @@ TEST(PodPrioritiesTest, ErrorsNameTheDocumentAndField) {
   EXPECT_THAT(
       LoadPodObjectsYaml(Docs({PodWith("a", ""), ClassYaml("x", "value: 1\n"),
                                ClassYaml("x", "value: 2\n")}),
-                         "p.yaml", DeviceConfig()),
+                         "p.yaml", DeviceConfig(), kResolve),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(StartsWith("p.yaml: document 3"),
                      HasSubstr("PriorityClass x is defined twice"))));
   EXPECT_THAT(
       LoadPodObjectsYaml(Docs({PodWith("a", "  priorityClassName: gold\n")}),
-                         "p.yaml", DeviceConfig()),
+                         "p.yaml", DeviceConfig(), kResolve),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(StartsWith("p.yaml: document 1 (line 1): pod default/a: "
                                 "spec.priorityClassName: \"gold\""),
                      HasSubstr("names no PriorityClass"))));
   EXPECT_THAT(LoadPodObjectsYaml(ClassYaml("y", "value: big\n"), "p.yaml",
-                                 DeviceConfig()),
+                                 DeviceConfig(), true),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("PriorityClass y: value: \"big\" is not a "
                                  "whole number")));
+}
+
+// Without resolving, a pod naming a class the file lacks reads as before.
+TEST(PodPrioritiesTest, UnresolvedPriorityFieldsAreNotLookedAt) {
+  auto loaded =
+      LoadPodObjectsYaml(Docs({PodWith("a", "  priorityClassName: gold\n"),
+                               ClassYaml("high", "value: 1000\n")}),
+                         "p.yaml", DeviceConfig());
+  ASSERT_OK(loaded);
+  EXPECT_THAT(loaded->priorities, IsEmpty());
+  EXPECT_EQ(loaded->priority_classes, 1);
+  EXPECT_EQ(loaded->pods.size(), 1u);
 }
 
 }  // namespace

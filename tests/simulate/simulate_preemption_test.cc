@@ -161,17 +161,24 @@ TEST(SimulatePreemptionTest, SpecPriorityAndLaterClassesAreRead) {
   EXPECT_EQ((*report)["evictions"][0]["pod"], "default/low");
 }
 
+// With --preemption only: without it pods' priority fields are not read,
+// so a file naming classes it lacks runs as before.
 TEST(SimulatePreemptionTest, UnknownPriorityClassIsAnErrorNamingIt) {
-  EXPECT_THAT(SimulateJson(ShortCluster({ShortNode("n1", Gpus("n1", 1))}),
-                           ClassPod("p", 1000, "gold")),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("document 1"),
-                             HasSubstr("pod default/p: spec.priorityClassName: "
-                                       "\"gold\" names no PriorityClass"))));
+  const std::string cluster = ShortCluster({ShortNode("n1", Gpus("n1", 1))});
+  absl::StatusOr<Json> without =
+      SimulateJson(cluster, ClassPod("p", 1000, "gold"));
+  ASSERT_OK(without);
+  EXPECT_FALSE(PlacementOf(*without, "p").is_null());
+  EXPECT_THAT(
+      SimulateJson(cluster, ClassPod("p", 1000, "gold"), "", WithPreemption()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("document 1"),
+                     HasSubstr("pod default/p: spec.priorityClassName: "
+                               "\"gold\" names no PriorityClass"))));
 }
 
 // Without priorities every pod is at 0: nothing is lower, so the run is
-// the one without the flag, but for the empty evictions list.
+// the one without the flag, but for the empty evictions list and a note.
 TEST(SimulatePreemptionTest, NoPrioritiesChangeNothing) {
   simulate::SimulateOptions options;
   options.cluster_path = DEVICESHARE_EXAMPLES_DIR "/cluster.yaml";
@@ -189,7 +196,19 @@ TEST(SimulatePreemptionTest, NoPrioritiesChangeNothing) {
   EXPECT_EQ(b["summary"]["evicted"], 0);
   EXPECT_EQ(a["placements"], b["placements"]);
   EXPECT_EQ(a["unschedulable"], b["unschedulable"]);
-  EXPECT_EQ(a["notes"], b["notes"]);
+  // One more note, saying why nothing could be evicted.
+  Json notes = Json::array();
+  for (const Json& note : b["notes"]) {
+    if (note.get<std::string>().starts_with("priorities: ")) {
+      EXPECT_EQ(note,
+                "priorities: 0 PriorityClass objects read, 0 pods at a "
+                "priority other than 0 (spec.priority, else "
+                "spec.priorityClassName, else the global default class)");
+    } else {
+      notes.push_back(note);
+    }
+  }
+  EXPECT_EQ(a["notes"], notes);
   EXPECT_FALSE(a["unschedulable"].empty());
 }
 

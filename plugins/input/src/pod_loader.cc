@@ -130,9 +130,11 @@ class PodCollector {
   void AcceptDraObjects() { dra_objects_ = true; }
   // The pods with their priorities resolved (PriorityClasses may follow
   // the pods that name them).
-  absl::StatusOr<LoadedPods> Take() {
-    DS_ASSIGN_OR_RETURN(loaded_.priorities,
-                        priorities_.Resolve(uids_, errors_));
+  absl::StatusOr<LoadedPods> Take(bool resolve_priorities) {
+    if (resolve_priorities) {
+      DS_ASSIGN_OR_RETURN(loaded_.priorities,
+                          priorities_.Resolve(uids_, errors_));
+    }
     loaded_.priority_classes = priorities_.classes_read();
     return std::move(loaded_);
   }
@@ -214,7 +216,8 @@ namespace {
 absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
                                        absl::string_view file,
                                        const DeviceConfig& config,
-                                       bool dra_objects) {
+                                       bool dra_objects,
+                                       bool resolve_priorities) {
   auto documents = ParseYamlDocuments(text);
   if (!documents.ok()) return InFile(file, documents.status());
   PodCollector collector(file, text, config);
@@ -239,7 +242,7 @@ absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
       DS_RETURN_IF_ERROR(collector.Add(*object.object, object.where, number));
     }
   }
-  return collector.Take();
+  return collector.Take(resolve_priorities);
 }
 
 }  // namespace
@@ -248,14 +251,17 @@ absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
     absl::string_view text, absl::string_view file,
     const DeviceConfig& config) {
   DS_ASSIGN_OR_RETURN(LoadedPods loaded,
-                      LoadObjects(text, file, config, /*dra_objects=*/false));
+                      LoadObjects(text, file, config, /*dra_objects=*/false,
+                                  /*resolve_priorities=*/false));
   return std::move(loaded.pods);
 }
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
                                               absl::string_view file,
-                                              const DeviceConfig& config) {
-  return LoadObjects(text, file, config, /*dra_objects=*/true);
+                                              const DeviceConfig& config,
+                                              bool resolve_priorities) {
+  return LoadObjects(text, file, config, /*dra_objects=*/true,
+                     resolve_priorities);
 }
 
 }  // namespace deviceshare::input

@@ -65,7 +65,8 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
                       ReadInputFile("--pods", options.pods_path));
   DS_ASSIGN_OR_RETURN(
       LoadedPods pods,
-      LoadPodObjectsYaml(pods_text, options.pods_path, config.device));
+      LoadPodObjectsYaml(pods_text, options.pods_path, config.device,
+                         /*resolve_priorities=*/options.preemption));
   workload.pods = std::move(pods.pods);
   workload.running = std::move(pods.running);
   if (!workload.running.empty()) {
@@ -86,7 +87,7 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
         " pods are bound to a node (spec.nodeName) without an allocation "
         "record: they hold no GPU and are not scheduled again"));
   }
-  if (pods.priority_classes > 0 || !pods.priorities.empty()) {
+  if (options.preemption) {
     workload.notes.push_back(absl::StrFormat(
         "priorities: %d PriorityClass objects read, %d pods at a priority "
         "other than 0 (spec.priority, else spec.priorityClassName, else the "

@@ -19,9 +19,11 @@
 // cores>); one that limits no GPU resource is skipped.
 //
 // LoadPodObjectsYaml also reads PriorityClass objects (input/
-// pod_priorities.h) and resolves every pod's priority: spec.priority, else
-// spec.priorityClassName (a name no class has is an error naming it), else
-// the global default class, else 0.
+// pod_priorities.h; a bad one is an error) and, with `resolve_priorities`,
+// every pod's priority: spec.priority, else spec.priorityClassName (a name
+// no class has is an error naming it), else the global default class,
+// else 0. Without it pods' priority fields are not looked at, so a file
+// that names classes it does not hold reads as before.
 //
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
@@ -65,15 +67,17 @@ struct LoadedPods {
   // were placed without a GPU booking, so they hold none (as upstream counts
   // them) and are not placed again; only counted.
   int bound_without_record = 0;
-  // Pending and running pods' priorities, by uid (those at 0 that may
-  // preempt are left out), and how many PriorityClass objects were read.
+  // With resolve_priorities: pending and running pods' priorities, by uid
+  // (those at 0 that may preempt are left out). Always: how many
+  // PriorityClass objects were read.
   PodPriorityMap priorities;
   int priority_classes = 0;
 };
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
                                               absl::string_view file,
-                                              const DeviceConfig& config);
+                                              const DeviceConfig& config,
+                                              bool resolve_priorities = false);
 
 }  // namespace deviceshare::input
 
