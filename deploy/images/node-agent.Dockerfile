@@ -21,7 +21,7 @@ RUN apt-get update \
        --no-install-recommends \
        cmake ninja-build g++ pkg-config \
        libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev \
-       libcpp-httplib-dev libspdlog-dev libboost-graph-dev \
+       libcpp-httplib-dev libspdlog-dev libboost-graph-dev prometheus-cpp-dev \
        protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -47,8 +47,8 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
        --no-install-recommends \
        libabsl20220623 libbrotli1 libc-ares2 libcpp-httplib0.11 libfmt9 \
-       libgrpc++1.51 libgrpc29 libprotobuf32 libre2-9 libspdlog1.10 libssl3 \
-       libyaml-cpp0.7 \
+       libgrpc++1.51 libgrpc29 libprometheus-cpp-core1.0 libprotobuf32 \
+       libre2-9 libspdlog1.10 libssl3 libyaml-cpp0.7 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /staging/usr/local/bin/deviceshare-node-agent /usr/local/bin/
 COPY --from=build /staging/usr/local/lib/deviceshare/libvgpu.so \

@@ -82,6 +82,8 @@ ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(5),
           "GPU health poll interval");
 ABSL_FLAG(absl::Duration, register_interval, absl::Seconds(30),
           "registration refresh interval");
+ABSL_FLAG(std::string, metrics_address, "",
+          "serve GET /metrics (Prometheus) and /healthz at HOST:PORT or :PORT");
 ABSL_FLAG(std::string, log_level, "info",
           "trace | debug | info | warn | error | critical | off");
 
@@ -128,6 +130,7 @@ constexpr FlagRow kServeFlags[] = {
     {{"cdi_kind", false}, "KIND", "none: no CDI device names"},
     {{"health_interval", false}, "D"},
     {{"register_interval", false}, "D"},
+    {{"metrics_address", false}, "ADDR", "none: no metrics endpoint"},
     {{"log_level", false}, "L"},
     {{"dra", true}, ""},
     {{"device_plugin", true}, ""},
@@ -436,6 +439,7 @@ int Serve(int argc, char** argv) {
   options.cdi_dir = absl::GetFlag(FLAGS_cdi_dir);
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
   options.register_interval = absl::GetFlag(FLAGS_register_interval);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
   if (options.health_interval <= absl::ZeroDuration()) {
     return Fail("serve", "--health-interval: must be positive");
   }

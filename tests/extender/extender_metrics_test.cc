@@ -1,5 +1,7 @@
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "deviceshare/extender/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/prometheus_text.h"
 #include "testing/status_matchers.h"
 
 namespace deviceshare::extender {
@@ -65,18 +68,18 @@ TEST(MetricsRegistryTest, HistogramBucketsAreCumulative) {
   EXPECT_EQ(registry.Render(),
             "# HELP lat_seconds Latency.\n"
             "# TYPE lat_seconds histogram\n"
+            "lat_seconds_count{verb=\"bind\"} 1\n"
+            "lat_seconds_sum{verb=\"bind\"} 0.25\n"
             "lat_seconds_bucket{verb=\"bind\",le=\"0.001\"} 0\n"
             "lat_seconds_bucket{verb=\"bind\",le=\"0.01\"} 0\n"
             "lat_seconds_bucket{verb=\"bind\",le=\"0.1\"} 0\n"
             "lat_seconds_bucket{verb=\"bind\",le=\"+Inf\"} 1\n"
-            "lat_seconds_sum{verb=\"bind\"} 0.25\n"
-            "lat_seconds_count{verb=\"bind\"} 1\n"
+            "lat_seconds_count{verb=\"filter\"} 6\n"
+            "lat_seconds_sum{verb=\"filter\"} 3.1035\n"
             "lat_seconds_bucket{verb=\"filter\",le=\"0.001\"} 2\n"
             "lat_seconds_bucket{verb=\"filter\",le=\"0.01\"} 3\n"
             "lat_seconds_bucket{verb=\"filter\",le=\"0.1\"} 5\n"
-            "lat_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 6\n"
-            "lat_seconds_sum{verb=\"filter\"} 3.1035\n"
-            "lat_seconds_count{verb=\"filter\"} 6\n");
+            "lat_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 6\n");
 }
 
 TEST(MetricsRegistryTest, UnlabelledHistogramAndNaN) {
@@ -86,10 +89,10 @@ TEST(MetricsRegistryTest, UnlabelledHistogramAndNaN) {
   (*h)->Observe({}, std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(registry.Render(),
             "# HELP h H.\n# TYPE h histogram\n"
+            "h_count 1\n"
+            "h_sum Nan\n"  // prometheus-cpp's spelling; Prometheus reads it
             "h_bucket{le=\"1\"} 0\n"
-            "h_bucket{le=\"+Inf\"} 1\n"
-            "h_sum NaN\n"
-            "h_count 1\n");
+            "h_bucket{le=\"+Inf\"} 1\n");
 }
 
 TEST(MetricsRegistryTest, LatencyBucketsSpan100usTo10s) {
@@ -129,7 +132,7 @@ TEST(MetricsRegistryTest, CollectorsRenderGaugesAtScrapeTime) {
     out.Write("gpu_mib", "ignored", {{"node", "n\"2"}, {"gpu", "1"}}, 0.5);
   });
   EXPECT_EQ(registry.Render(),
-            "# HELP x_total X.\n# TYPE x_total counter\n"
+            "# HELP x_total X.\n# TYPE x_total counter\nx_total 0\n"
             "# HELP gpu_mib Allocated MiB.\n# TYPE gpu_mib gauge\n"
             "gpu_mib{node=\"n1\",gpu=\"0\"} 1024\n"
             "gpu_mib{node=\"n\\\"2\",gpu=\"1\"} 0.5\n"
@@ -246,6 +249,85 @@ TEST(MetricsRegistryTest, ConcurrentUpdatesSumExactly) {
   EXPECT_THAT(text, HasSubstr(absl::StrCat("h_sum{k=\"shared\"} ",
                                            kTotal / 2 * 1.25, "\n")));
   EXPECT_THAT(text, HasSubstr(absl::StrCat("g{k=\"shared\"} ", kTotal, "\n")));
+}
+
+// What a scraper reads back from Render: the families, their types and
+// labels, the unescaped values (testing/prometheus_text.h).
+TEST(MetricsRegistryTest, ScraperReadsBackWhatWasRecorded) {
+  MetricsRegistry registry;
+  auto requests =
+      registry.AddCounter("req_total", "Requests\nby verb.", {"verb", "code"});
+  auto latency = registry.AddHistogram("lat_seconds", "L.", {"verb"}, {0.1});
+  auto empty = registry.AddGauge("empty", "No sample yet.", {"k"});
+  ASSERT_OK(requests);
+  ASSERT_OK(latency);
+  ASSERT_OK(empty);
+  (*requests)->Increment({"filter", "200"}, 2);
+  (*requests)->Increment({"a\"b\\c", "500"});
+  (*latency)->Observe({"bind"}, 0.05);
+  (*latency)->Observe({"bind"}, std::numeric_limits<double>::quiet_NaN());
+  registry.AddCollector([](GaugeWriter& out) {
+    out.Write("gpu_mib", "MiB.", {{"node", "n"}, {"gpu", "g"}}, 7);
+  });
+
+  absl::StatusOr<testing::PrometheusText> text =
+      testing::ParsePrometheusText(registry.Render());
+  ASSERT_OK(text);
+  ASSERT_EQ(text->families.size(), 4u);
+  const testing::MetricFamilyText* req = text->Find("req_total");
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(req->type, "counter");
+  EXPECT_EQ(req->help, "Requests\nby verb.");
+  EXPECT_EQ(req->LabelNames(), (std::set<std::string>{"code", "verb"}));
+  ASSERT_EQ(req->samples.size(), 2u);
+  EXPECT_EQ(req->samples[0].labels.at("verb"), "a\"b\\c");
+  EXPECT_EQ(req->samples[1].value, 2);
+
+  const testing::MetricFamilyText* lat = text->Find("lat_seconds");
+  ASSERT_NE(lat, nullptr);
+  EXPECT_EQ(lat->type, "histogram");
+  EXPECT_EQ(lat->LabelNames(), (std::set<std::string>{"verb"}));
+  std::map<std::string, double> series;
+  for (const testing::SampleText& sample : lat->samples) {
+    auto le = sample.labels.find("le");
+    const std::string key =
+        le == sample.labels.end()
+            ? sample.name
+            : absl::StrCat(sample.name, "{", le->second, "}");
+    series[key] = sample.value;
+  }
+  EXPECT_EQ(series.at("lat_seconds_bucket{0.1}"), 1);
+  EXPECT_EQ(series.at("lat_seconds_bucket{+Inf}"), 2);
+  EXPECT_EQ(series.at("lat_seconds_count"), 2);
+  EXPECT_TRUE(std::isnan(series.at("lat_seconds_sum")));
+
+  const testing::MetricFamilyText* none = text->Find("empty");
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->type, "gauge");
+  EXPECT_TRUE(none->samples.empty());
+  const testing::MetricFamilyText* gpu = text->Find("gpu_mib");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->type, "gauge");
+  EXPECT_EQ(gpu->LabelNames(), (std::set<std::string>{"gpu", "node"}));
+}
+
+TEST(PrometheusTextTest, RefusesWhatAScraperWouldRefuse) {
+  using testing::ParsePrometheusText;
+  EXPECT_THAT(ParsePrometheusText("x 1\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("outside its family")));
+  EXPECT_THAT(
+      ParsePrometheusText("# TYPE x gauge\nx{a=\"1} 2\n"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not closed")));
+  EXPECT_THAT(ParsePrometheusText("# TYPE x gauge\nx one\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("line 2 \"x one\": value \"one\"")));
+  EXPECT_THAT(
+      ParsePrometheusText("# TYPE x gauge\n# TYPE x counter\n"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("second TYPE")));
+  EXPECT_THAT(ParsePrometheusText("# TYPE x gauge\nx_count 1\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("outside its family")));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
+#include "metrics/agent_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent {
@@ -443,6 +444,9 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::Allocate(
         absl::StrCat("cannot record the allocation: ", journaled.message()));
   }
   ++stats_.served;
+  metrics::AgentMetrics::Default().CountAllocation(
+      metrics::kDevicePluginApi, options_.resource_name,
+      wanted.devices.front().mode.name());
   spdlog::info(
       "devices {} -> pod {} container {}: {}", absl::StrJoin(ids, ","),
       pods_.at(uid).record.key, name,

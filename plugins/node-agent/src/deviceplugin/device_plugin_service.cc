@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "metrics/agent_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent::deviceplugin {
@@ -172,6 +174,16 @@ grpc::Status DevicePluginService::Allocate(
     grpc::ServerContext*, const v1beta1::AllocateRequest* request,
     v1beta1::AllocateResponse* response) {
   ++counters_->allocate_calls;
+  const absl::Time start = absl::Now();
+  const grpc::Status answer = AllocateContainers(request, response);
+  metrics::AgentMetrics::Default().ObservePrepare(metrics::kDevicePluginApi,
+                                                  absl::Now() - start);
+  return answer;
+}
+
+grpc::Status DevicePluginService::AllocateContainers(
+    const v1beta1::AllocateRequest* request,
+    v1beta1::AllocateResponse* response) {
   if (request->container_requests().empty()) {
     return Fail("Allocate", absl::InvalidArgumentError(absl::StrCat(
                                 "Allocate for ", options_->resource_name,
@@ -239,6 +251,10 @@ absl::Status DevicePluginService::CheckIds(
 grpc::Status DevicePluginService::Fail(absl::string_view what,
                                        const absl::Status& status) {
   ++counters_->errors;
+  if (what == "Allocate") {
+    metrics::AgentMetrics::Default().CountRefusal(
+        metrics::kDevicePluginApi, options_->resource_name, status);
+  }
   spdlog::warn("device plugin {}: {} failed: {}", options_->resource_name,
                std::string(what), status.ToString());
   return ToGrpcStatus(status);

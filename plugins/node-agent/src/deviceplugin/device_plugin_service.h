@@ -78,6 +78,9 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
       v1beta1::PreStartContainerResponse* response) override;
 
  private:
+  // Allocate less its latency: each container's grant, or the first error.
+  grpc::Status AllocateContainers(const v1beta1::AllocateRequest* request,
+                                  v1beta1::AllocateResponse* response);
   // InvalidArgument naming the first id that is not advertised (or
   // repeated), and `what` ("Allocate", ...).
   absl::Status CheckIds(

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "metrics/agent_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent::dra {
@@ -80,6 +82,7 @@ ClaimDesk::ClaimDesk(std::string driver_name, ClaimPreparer* preparer,
 
 std::map<std::string, ClaimPrepareResult> ClaimDesk::Prepare(
     const std::vector<ClaimRef>& claims, DraApiVersion version) {
+  const absl::Time start = absl::Now();
   std::map<std::string, ClaimPrepareResult> answer = preparer_->Prepare(claims);
   const Repairs repairs =
       KeepAskedFor(claims, answer, [](const ClaimRef& claim) {
@@ -90,6 +93,8 @@ std::map<std::string, ClaimPrepareResult> ClaimDesk::Prepare(
   Record(*counters_, driver_name_, "NodePrepareResources",
          &DraPluginStats::prepare_calls, version, repairs, answer.size(),
          failed);
+  metrics::AgentMetrics::Default().ObservePrepare(metrics::kDraApi,
+                                                  absl::Now() - start);
   return answer;
 }
 

@@ -13,6 +13,7 @@
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/status_macros.h"
 #include "dra/cdi_spec.h"  // CdiGpuDevice, declared in the header
+#include "metrics/agent_metrics.h"
 #include "spdlog/spdlog.h"
 
 namespace deviceshare::agent {
@@ -168,6 +169,8 @@ std::map<std::string, ClaimPrepareResult> DraClaimPreparer::Prepare(
     } else {
       spdlog::warn("prepare claim {}/{} ({}): {}", ref.ns, ref.name, ref.uid,
                    std::string(result.status().message()));
+      metrics::AgentMetrics::Default().CountRefusal(
+          metrics::kDraApi, options_.driver, result.status());
       out[ref.uid].error = absl::StrCat("claim ", ref.ns, "/", ref.name, ": ",
                                         std::string(result.status().message()));
     }
@@ -356,7 +359,10 @@ absl::Status DraClaimPreparer::WriteClaim(
                     {"device", h.slot.holder.device_index}});
   }
   entry["mig"] = std::move(held);
-  return WriteFileAtomically(JournalPath(ref.uid), entry.dump());
+  DS_RETURN_IF_ERROR(WriteFileAtomically(JournalPath(ref.uid), entry.dump()));
+  metrics::AgentMetrics::Default().CountAllocation(
+      metrics::kDraApi, options_.driver, mode.name());
+  return absl::OkStatus();
 }
 
 std::optional<json> DraClaimPreparer::ReadJournal(

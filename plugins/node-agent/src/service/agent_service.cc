@@ -23,6 +23,8 @@
 #include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
+#include "metrics/agent_metrics.h"
+#include "metrics/metrics_server.h"
 #include "service/dra_driver.h"
 #include "service/mig_preparer.h"
 #include "spdlog/spdlog.h"
@@ -286,6 +288,7 @@ void WatchGpuHealth(const AgentOptions& options, bool with_numa,
   absl::Time next_register = absl::Now() + options.register_interval;
   while (SleepUnlessStopped(options.health_interval, stop)) {
     std::vector<Gpu> now = WithCurrentHealth(source, gpus);
+    metrics::AgentMetrics::Default().SetGpuHealth(options.node_name, now);
     if (SameHealth(now, gpus) && absl::Now() < next_register) continue;
     gpus = std::move(now);
     RegisterNode(listeners.registrar, options, gpus);
@@ -378,6 +381,13 @@ absl::Status RunAgent(const AgentOptions& options,
   std::vector<DiscoveredGpu> discovered;
   DS_ASSIGN_OR_RETURN(std::vector<Gpu> gpus,
                       DiscoverGpus(*source, config, options, discovered));
+  metrics::AgentMetrics::Default().SetGpuHealth(options.node_name, gpus);
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (!options.metrics_address.empty()) {
+    DS_ASSIGN_OR_RETURN(metrics_server, metrics::MetricsServer::Start(
+                                            options.metrics_address,
+                                            &metrics::AgentMetrics::Default()));
+  }
 
   DS_ASSIGN_OR_RETURN(kube::KubeConfig kube_config,
                       kube::KubeConfigFromFlag(options.kubeconfig));

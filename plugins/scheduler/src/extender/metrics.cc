@@ -5,29 +5,40 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "prometheus/check_names.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
 
 namespace deviceshare::extender {
 namespace internal {
 
-// A family as the registry renders it: HELP, TYPE, then the samples.
+// A family as the registry renders it: what prometheus-cpp collects, put in
+// this registry's order, or just HELP and TYPE while it has no sample.
 class MetricFamily {
  public:
-  MetricFamily(absl::string_view name, absl::string_view help,
-               absl::string_view type, std::vector<std::string> label_names)
+  MetricFamily(absl::string_view name, std::string escaped_help,
+               prometheus::MetricType type,
+               std::vector<std::string> label_names)
       : name_(name),
-        help_(help),
+        help_(std::move(escaped_help)),
         type_(type),
         label_names_(std::move(label_names)) {}
   virtual ~MetricFamily() = default;
 
-  void Render(std::string* out) const;
+  prometheus::MetricFamily Collect() const;
+  // A comment line when updates were dropped for their label count.
+  std::string Misfits() const;
 
  protected:
   // Whether `values` fits the label names; counts a misfit for Render.
@@ -36,11 +47,18 @@ class MetricFamily {
     misfits_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  virtual void RenderSamples(std::string* out) const = 0;
+  prometheus::Labels LabelsOf(LabelValues values) const {
+    prometheus::Labels labels;
+    for (size_t i = 0; i < values.size(); ++i) {
+      labels.emplace(label_names_[i], std::string(values[i]));
+    }
+    return labels;
+  }
+  virtual std::vector<prometheus::MetricFamily> CollectSamples() const = 0;
 
   const std::string name_;
   const std::string help_;
-  const std::string type_;
+  const prometheus::MetricType type_;
   const std::vector<std::string> label_names_;
 
  private:
@@ -54,64 +72,37 @@ namespace {
 using internal::MetricFamily;
 
 bool IsMetricName(absl::string_view name) {
-  if (name.empty() || absl::ascii_isdigit(name[0])) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '_' || c == ':';
-  });
+  return prometheus::CheckMetricName(std::string(name));
 }
 
+// prometheus-cpp also refuses the names Prometheus reserves ("__...").
 bool IsLabelName(absl::string_view name) {
-  if (name.empty() || absl::ascii_isdigit(name[0])) return false;
-  if (absl::StartsWith(name, "__")) return false;  // reserved by Prometheus
-  return std::all_of(name.begin(), name.end(),
-                     [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+  return prometheus::CheckLabelName(std::string(name));
 }
 
-// Go's strconv.FormatFloat(v, 'g', -1, 64), as Prometheus' client writes
-// values and bucket bounds: shortest round trip, 1e-05 below 1e-4.
-void AppendDouble(double value, std::string* out) {
-  if (std::isnan(value)) {
-    out->append("NaN");
-  } else if (std::isinf(value)) {
-    out->append(value > 0 ? "+Inf" : "-Inf");
-  } else {
-    char buffer[32];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value,
-                                   std::chars_format::general);
-    out->append(buffer, end);
-  }
+// Go's strconv.FormatFloat(v, 'g', -1, 64), for error messages.
+std::string FormatDouble(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value,
+                                 std::chars_format::general);
+  return std::string(buffer, end);
 }
 
-void AppendEscaped(absl::string_view text, bool quote, std::string* out) {
+// prometheus-cpp writes HELP as given; the format wants \\ and \n escaped.
+std::string EscapeHelp(absl::string_view text) {
+  std::string out;
   for (char c : text) {
     if (c == '\\') {
-      out->append("\\\\");
+      out.append("\\\\");
     } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '"' && quote) {
-      out->append("\\\"");
+      out.append("\\n");
     } else {
-      out->push_back(c);
+      out.push_back(c);
     }
   }
-}
-
-// `{a="x",b="y",le="0.1"}`, or nothing at all for no labels.
-template <typename Values>
-void AppendLabels(const std::vector<std::string>& names, const Values& values,
-                  const std::string* le, std::string* out) {
-  if (names.empty() && le == nullptr) return;
-  out->push_back('{');
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    absl::StrAppend(out, names[i], "=\"");
-    AppendEscaped(values[i], /*quote=*/true, out);
-    out->push_back('"');
-  }
-  if (le != nullptr) {
-    absl::StrAppend(out, names.empty() ? "" : ",", "le=\"", *le, "\"");
-  }
-  out->push_back('}');
+  return out;
 }
 
 // Orders label value lists, and finds a stored list by a LabelValues
@@ -128,156 +119,140 @@ struct LabelsLess {
   }
 };
 
-// The cells of one family by label values. Cells are never removed and map
-// nodes never move, so a cell found under the lock may be updated after it
-// is released.
-template <typename Cell>
+// The prometheus-cpp metrics of one family by label values. Family::Add
+// takes the family's lock and builds a std::map key; this cache finds a
+// metric seen before under a reader lock instead. prometheus-cpp never
+// moves a metric it added, and nothing here removes one.
+template <typename Metric>
 class Cells {
  public:
-  template <typename... Args>
-  Cell& Find(LabelValues values, Args&&... args) {
+  explicit Cells(prometheus::Family<Metric>* family) : family_(family) {}
+
+  // `make_labels()` and `args` are used the first time `values` is seen.
+  template <typename MakeLabels, typename... Args>
+  Metric& Find(LabelValues values, MakeLabels make_labels, Args&&... args) {
     {
       absl::ReaderMutexLock lock(&mu_);
       auto it = cells_.find(values);
-      if (it != cells_.end()) return it->second;
+      if (it != cells_.end()) return *it->second;
     }
     absl::MutexLock lock(&mu_);
-    auto [it, inserted] = cells_.try_emplace(
-        std::vector<std::string>(values.begin(), values.end()),
-        std::forward<Args>(args)...);
-    return it->second;
+    auto it = cells_.find(values);
+    if (it == cells_.end()) {
+      Metric* metric =
+          &family_->Add(make_labels(), std::forward<Args>(args)...);
+      it = cells_
+               .emplace(std::vector<std::string>(values.begin(), values.end()),
+                        metric)
+               .first;
+    }
+    return *it->second;
   }
 
-  template <typename Visit>
-  void ForEach(Visit visit) const {
-    absl::ReaderMutexLock lock(&mu_);
-    for (const auto& [values, cell] : cells_) visit(values, cell);
+  std::vector<prometheus::MetricFamily> Collect() const {
+    return family_->Collect();
   }
 
  private:
+  prometheus::Family<Metric>* const family_;
   mutable absl::Mutex mu_;
-  std::map<std::vector<std::string>, Cell, LabelsLess> cells_
+  std::map<std::vector<std::string>, Metric*, LabelsLess> cells_
       ABSL_GUARDED_BY(mu_);
 };
 
 class Counter final : public CounterFamily, public MetricFamily {
  public:
-  using MetricFamily::MetricFamily;
+  Counter(absl::string_view name, std::string help,
+          std::vector<std::string> label_names,
+          prometheus::Family<prometheus::Counter>* family)
+      : MetricFamily(name, std::move(help), prometheus::MetricType::Counter,
+                     std::move(label_names)),
+        cells_(family) {
+    // An unlabelled counter is 0 until counted, as in Prometheus' clients.
+    if (label_names_.empty()) Increment({}, 0);
+  }
 
   void Increment(LabelValues values, uint64_t n) override {
     if (!Fits(values)) return;
-    cells_.Find(values).fetch_add(n, std::memory_order_relaxed);
+    cells_.Find(values, [&] { return LabelsOf(values); })
+        .Increment(static_cast<double>(n));
   }
 
  private:
-  void RenderSamples(std::string* out) const override {
-    cells_.ForEach([&](const std::vector<std::string>& values,
-                       const std::atomic<uint64_t>& count) {
-      out->append(name_);
-      AppendLabels(label_names_, values, nullptr, out);
-      absl::StrAppend(out, " ", count.load(std::memory_order_relaxed), "\n");
-    });
+  std::vector<prometheus::MetricFamily> CollectSamples() const override {
+    return cells_.Collect();
   }
 
-  Cells<std::atomic<uint64_t>> cells_;
+  Cells<prometheus::Counter> cells_;
 };
 
 class Gauge final : public GaugeFamily, public MetricFamily {
  public:
-  using MetricFamily::MetricFamily;
+  Gauge(absl::string_view name, std::string help,
+        std::vector<std::string> label_names,
+        prometheus::Family<prometheus::Gauge>* family)
+      : MetricFamily(name, std::move(help), prometheus::MetricType::Gauge,
+                     std::move(label_names)),
+        cells_(family) {
+    if (label_names_.empty()) Add({}, 0);
+  }
 
   void Set(LabelValues values, double value) override {
     if (!Fits(values)) return;
-    cells_.Find(values).store(value, std::memory_order_relaxed);
+    cells_.Find(values, [&] { return LabelsOf(values); }).Set(value);
   }
   void Add(LabelValues values, double delta) override {
     if (!Fits(values)) return;
-    cells_.Find(values).fetch_add(delta, std::memory_order_relaxed);
+    cells_.Find(values, [&] { return LabelsOf(values); }).Increment(delta);
   }
 
  private:
-  void RenderSamples(std::string* out) const override {
-    cells_.ForEach([&](const std::vector<std::string>& values,
-                       const std::atomic<double>& value) {
-      out->append(name_);
-      AppendLabels(label_names_, values, nullptr, out);
-      out->push_back(' ');
-      AppendDouble(value.load(std::memory_order_relaxed), out);
-      out->push_back('\n');
-    });
+  std::vector<prometheus::MetricFamily> CollectSamples() const override {
+    return cells_.Collect();
   }
 
-  Cells<std::atomic<double>> cells_;
-};
-
-// One label set of a histogram: per-bucket (not cumulative) counts, the
-// last one for +Inf.
-struct HistogramCell {
-  explicit HistogramCell(size_t buckets)
-      : counts(new std::atomic<uint64_t>[buckets]) {
-    for (size_t i = 0; i < buckets; ++i) counts[i].store(0);
-  }
-  std::unique_ptr<std::atomic<uint64_t>[]> counts;
-  std::atomic<double> sum{0};
+  Cells<prometheus::Gauge> cells_;
 };
 
 class Histogram final : public HistogramFamily, public MetricFamily {
  public:
-  Histogram(absl::string_view name, absl::string_view help,
-            std::vector<std::string> label_names, std::vector<double> bounds)
-      : MetricFamily(name, help, "histogram", std::move(label_names)),
-        bounds_(std::move(bounds)) {
-    for (double bound : bounds_) {
-      std::string text;
-      AppendDouble(bound, &text);
-      bound_texts_.push_back(std::move(text));
-    }
-    bound_texts_.push_back("+Inf");
-  }
+  Histogram(absl::string_view name, std::string help,
+            std::vector<std::string> label_names, std::vector<double> bounds,
+            prometheus::Family<prometheus::Histogram>* family)
+      : MetricFamily(name, std::move(help), prometheus::MetricType::Histogram,
+                     std::move(label_names)),
+        bounds_(std::move(bounds)),
+        cells_(family) {}
 
+  // prometheus-cpp counts `value` in the first bucket whose bound is >=
+  // value, but NaN in the first bucket: that one goes to +Inf only, as in
+  // Prometheus' Go client.
   void Observe(LabelValues values, double value) override {
     if (!Fits(values)) return;
-    // !(bound >= value) rather than bound < value: NaN lands in +Inf.
-    const size_t bucket =
-        std::partition_point(bounds_.begin(), bounds_.end(),
-                             [&](double bound) { return !(bound >= value); }) -
-        bounds_.begin();
-    HistogramCell& cell = cells_.Find(values, bounds_.size() + 1);
-    cell.counts[bucket].fetch_add(1, std::memory_order_relaxed);
-    cell.sum.fetch_add(value, std::memory_order_relaxed);
+    auto labels = [&] { return LabelsOf(values); };
+    prometheus::Histogram& histogram = cells_.Find(values, labels, bounds_);
+    if (!std::isnan(value)) return histogram.Observe(value);
+    std::vector<double> increments(bounds_.size() + 1, 0);
+    increments.back() = 1;
+    histogram.ObserveMultiple(increments, value);
   }
 
  private:
-  void RenderSamples(std::string* out) const override {
-    cells_.ForEach(
-        [&](const std::vector<std::string>& values, const HistogramCell& cell) {
-          uint64_t cumulative = 0;
-          for (size_t i = 0; i < bound_texts_.size(); ++i) {
-            cumulative += cell.counts[i].load(std::memory_order_relaxed);
-            absl::StrAppend(out, name_, "_bucket");
-            AppendLabels(label_names_, values, &bound_texts_[i], out);
-            absl::StrAppend(out, " ", cumulative, "\n");
-          }
-          absl::StrAppend(out, name_, "_sum");
-          AppendLabels(label_names_, values, nullptr, out);
-          out->push_back(' ');
-          AppendDouble(cell.sum.load(std::memory_order_relaxed), out);
-          absl::StrAppend(out, "\n", name_, "_count");
-          AppendLabels(label_names_, values, nullptr, out);
-          absl::StrAppend(out, " ", cumulative, "\n");
-        });
+  std::vector<prometheus::MetricFamily> CollectSamples() const override {
+    return cells_.Collect();
   }
 
-  const std::vector<double> bounds_;
-  std::vector<std::string> bound_texts_;  // le values, "+Inf" last
-  Cells<HistogramCell> cells_;
+  const prometheus::Histogram::BucketBoundaries bounds_;
+  Cells<prometheus::Histogram> cells_;
 };
 
-void AppendHeader(absl::string_view name, absl::string_view help,
-                  absl::string_view type, std::string* out) {
-  absl::StrAppend(out, "# HELP ", name, " ");
-  AppendEscaped(help, /*quote=*/false, out);
-  absl::StrAppend(out, "\n# TYPE ", name, " ", type, "\n");
+// A collector's gauge, or a family with no sample yet.
+prometheus::MetricFamily GaugeFamilyOf(std::string name, std::string help) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = prometheus::MetricType::Gauge;
+  return family;
 }
 
 // The gauges written by collectors during one Render, by family.
@@ -288,73 +263,99 @@ class ScrapeWriter final : public GaugeWriter {
     if (!IsMetricName(name)) {
       return Reject(absl::StrCat("metric name \"", name, "\""));
     }
-    std::string sample(name);
-    if (!labels.empty()) sample.push_back('{');
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (!IsLabelName(labels[i].first)) {
-        return Reject(
-            absl::StrCat("label name \"", labels[i].first, "\" of ", name));
+    prometheus::ClientMetric sample;
+    for (const auto& [label, label_value] : labels) {
+      if (!IsLabelName(label)) {
+        return Reject(absl::StrCat("label name \"", label, "\" of ", name));
       }
-      absl::StrAppend(&sample, i > 0 ? "," : "", labels[i].first, "=\"");
-      AppendEscaped(labels[i].second, /*quote=*/true, &sample);
-      sample.push_back('"');
+      sample.label.push_back({std::string(label), std::string(label_value)});
     }
-    if (!labels.empty()) sample.push_back('}');
-    sample.push_back(' ');
-    AppendDouble(value, &sample);
-    sample.push_back('\n');
-
+    sample.gauge.value = value;
     auto [it, inserted] = index_.try_emplace(name, families_.size());
-    if (inserted) families_.push_back({std::string(name), std::string(help)});
-    families_[it->second].samples.append(sample);
+    if (inserted) {
+      families_.push_back(GaugeFamilyOf(std::string(name), EscapeHelp(help)));
+    }
+    families_[it->second].metric.push_back(std::move(sample));
   }
 
-  // Appends every family whose name is not `taken`, and the rejections.
-  void Render(const absl::flat_hash_set<std::string>& taken,
-              std::string* out) const {
-    for (const Family& family : families_) {
+  // Moves every family whose name is not `taken` to `out`; the dropped
+  // ones and the rejections become `comments`.
+  void Take(const absl::flat_hash_set<std::string>& taken,
+            std::vector<prometheus::MetricFamily>& out, std::string& comments) {
+    for (prometheus::MetricFamily& family : families_) {
       if (taken.contains(family.name)) {
-        absl::StrAppend(out, "# deviceshare: collector gauge ", family.name,
-                        " dropped: the name is taken\n");
+        absl::StrAppend(&comments, "# deviceshare: collector gauge ",
+                        family.name, " dropped: the name is taken\n");
         continue;
       }
-      AppendHeader(family.name, family.help, "gauge", out);
-      out->append(family.samples);
+      out.push_back(std::move(family));
     }
     for (const std::string& rejection : rejections_) {
-      absl::StrAppend(out, "# deviceshare: collector sample dropped: bad ",
+      absl::StrAppend(&comments,
+                      "# deviceshare: collector sample dropped: bad ",
                       rejection, "\n");
     }
   }
 
  private:
-  struct Family {
-    std::string name;
-    std::string help;
-    std::string samples;
-  };
-
-  void Reject(std::string what) {
+  void Reject(absl::string_view what) {
     // Comment lines are free text but for newlines.
-    std::string line;
-    AppendEscaped(what, /*quote=*/false, &line);
-    rejections_.push_back(std::move(line));
+    rejections_.push_back(EscapeHelp(what));
   }
 
-  std::vector<Family> families_;
+  std::vector<prometheus::MetricFamily> families_;
   absl::flat_hash_map<std::string, size_t> index_;
   std::vector<std::string> rejections_;
 };
 
+// Turns prometheus-cpp's exceptions (a bad name, a clash) into a Status;
+// the names are checked before, so this is a last line of defence.
+template <typename Make>
+auto Guarded(absl::string_view name, Make make)
+    -> absl::StatusOr<decltype(make())> {
+  try {
+    return make();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(
+        "metric ", name, ": prometheus-cpp refused it: ", e.what()));
+  }
+}
+
 }  // namespace
 
-void internal::MetricFamily::Render(std::string* out) const {
-  AppendHeader(name_, help_, type_, out);
-  RenderSamples(out);
-  if (uint64_t misfits = misfits_.load(std::memory_order_relaxed)) {
-    absl::StrAppend(out, "# deviceshare: ", misfits, " updates of ", name_,
-                    " dropped: not ", label_names_.size(), " label values\n");
+prometheus::MetricFamily internal::MetricFamily::Collect() const {
+  std::vector<prometheus::MetricFamily> collected = CollectSamples();
+  if (collected.empty()) {
+    prometheus::MetricFamily empty = GaugeFamilyOf(name_, help_);
+    empty.type = type_;
+    return empty;
   }
+  prometheus::MetricFamily family = std::move(collected.front());
+  // prometheus-cpp keeps labels in a std::map and samples in a hash map:
+  // put the labels back in the family's order and sort the samples.
+  auto rank = [&](const prometheus::ClientMetric::Label& label) {
+    return std::find(label_names_.begin(), label_names_.end(), label.name) -
+           label_names_.begin();
+  };
+  for (prometheus::ClientMetric& sample : family.metric) {
+    std::sort(sample.label.begin(), sample.label.end(),
+              [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  }
+  std::sort(
+      family.metric.begin(), family.metric.end(),
+      [](const prometheus::ClientMetric& a, const prometheus::ClientMetric& b) {
+        return std::lexicographical_compare(
+            a.label.begin(), a.label.end(), b.label.begin(), b.label.end(),
+            [](const auto& x, const auto& y) { return x.value < y.value; });
+      });
+  return family;
+}
+
+std::string internal::MetricFamily::Misfits() const {
+  const uint64_t misfits = misfits_.load(std::memory_order_relaxed);
+  if (misfits == 0) return "";
+  return absl::StrCat("# deviceshare: ", misfits, " updates of ", name_,
+                      " dropped: not ", label_names_.size(), " label values\n");
 }
 
 std::vector<double> LatencyBucketsSeconds() {
@@ -362,7 +363,9 @@ std::vector<double> LatencyBucketsSeconds() {
           0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 }
 
-MetricsRegistry::MetricsRegistry() = default;
+MetricsRegistry::MetricsRegistry()
+    : registry_(std::make_unique<prometheus::Registry>(
+          prometheus::Registry::InsertBehavior::Throw)) {}
 MetricsRegistry::~MetricsRegistry() = default;
 
 absl::Status MetricsRegistry::Claim(
@@ -407,10 +410,17 @@ absl::StatusOr<CounterFamily*> MetricsRegistry::AddCounter(
   if (absl::Status status = Claim(name, "counter", label_names); !status.ok()) {
     return status;
   }
-  auto family =
-      std::make_unique<Counter>(name, help, "counter", std::move(label_names));
-  CounterFamily* handle = family.get();
-  families_.push_back(std::move(family));
+  auto family = Guarded(name, [&] {
+    return &prometheus::BuildCounter()
+                .Name(std::string(name))
+                .Help(EscapeHelp(help))
+                .Register(*registry_);
+  });
+  if (!family.ok()) return family.status();
+  auto counter = std::make_unique<Counter>(name, EscapeHelp(help),
+                                           std::move(label_names), *family);
+  CounterFamily* handle = counter.get();
+  families_.push_back(std::move(counter));
   return handle;
 }
 
@@ -421,10 +431,17 @@ absl::StatusOr<GaugeFamily*> MetricsRegistry::AddGauge(
   if (absl::Status status = Claim(name, "gauge", label_names); !status.ok()) {
     return status;
   }
-  auto family =
-      std::make_unique<Gauge>(name, help, "gauge", std::move(label_names));
-  GaugeFamily* handle = family.get();
-  families_.push_back(std::move(family));
+  auto family = Guarded(name, [&] {
+    return &prometheus::BuildGauge()
+                .Name(std::string(name))
+                .Help(EscapeHelp(help))
+                .Register(*registry_);
+  });
+  if (!family.ok()) return family.status();
+  auto gauge = std::make_unique<Gauge>(name, EscapeHelp(help),
+                                       std::move(label_names), *family);
+  GaugeFamily* handle = gauge.get();
+  families_.push_back(std::move(gauge));
   return handle;
 }
 
@@ -433,11 +450,9 @@ absl::StatusOr<HistogramFamily*> MetricsRegistry::AddHistogram(
     std::vector<std::string> label_names, std::vector<double> bounds) {
   for (size_t i = 0; i < bounds.size(); ++i) {
     if (!std::isfinite(bounds[i]) || (i > 0 && !(bounds[i - 1] < bounds[i]))) {
-      std::string text;
-      AppendDouble(bounds[i], &text);
-      return absl::InvalidArgumentError(
-          absl::StrCat("histogram ", name, ": bucket bound ", i, " (", text,
-                       ") is not finite and above the one before"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "histogram ", name, ": bucket bound ", i, " (",
+          FormatDouble(bounds[i]), ") is not finite and above the one before"));
     }
   }
   absl::MutexLock lock(&mu_);
@@ -445,10 +460,18 @@ absl::StatusOr<HistogramFamily*> MetricsRegistry::AddHistogram(
       !status.ok()) {
     return status;
   }
-  auto family = std::make_unique<Histogram>(name, help, std::move(label_names),
-                                            std::move(bounds));
-  HistogramFamily* handle = family.get();
-  families_.push_back(std::move(family));
+  auto family = Guarded(name, [&] {
+    return &prometheus::BuildHistogram()
+                .Name(std::string(name))
+                .Help(EscapeHelp(help))
+                .Register(*registry_);
+  });
+  if (!family.ok()) return family.status();
+  auto histogram = std::make_unique<Histogram>(name, EscapeHelp(help),
+                                               std::move(label_names),
+                                               std::move(bounds), *family);
+  HistogramFamily* handle = histogram.get();
+  families_.push_back(std::move(histogram));
   return handle;
 }
 
@@ -458,18 +481,24 @@ void MetricsRegistry::AddCollector(GaugeCollector collector) {
 }
 
 std::string MetricsRegistry::Render() const {
-  std::string out;
+  std::vector<prometheus::MetricFamily> families;
+  std::string comments;
   std::vector<GaugeCollector> collectors;
   {
     absl::ReaderMutexLock lock(&mu_);
-    for (const auto& family : families_) family->Render(&out);
+    for (const auto& family : families_) {
+      families.push_back(family->Collect());
+      comments += family->Misfits();
+    }
     collectors = collectors_;
   }
   ScrapeWriter writer;
   for (const GaugeCollector& collector : collectors) collector(writer);
-  absl::ReaderMutexLock lock(&mu_);
-  writer.Render(taken_names_, &out);
-  return out;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    writer.Take(taken_names_, families, comments);
+  }
+  return prometheus::TextSerializer().Serialize(families) + comments;
 }
 
 }  // namespace deviceshare::extender

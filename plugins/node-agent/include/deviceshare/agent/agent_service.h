@@ -57,6 +57,8 @@ struct AgentOptions {
   absl::Duration health_interval = absl::Seconds(5);
   absl::Duration register_interval = absl::Seconds(30);
   absl::Duration watchdog_interval = absl::Seconds(1);
+  // HOST:PORT of GET /metrics and /healthz (agent/metrics); "" = none.
+  std::string metrics_address;
 };
 
 // The deviceshare config file (config/config_parser.h); defaults for "".

@@ -1,7 +1,11 @@
 // File: extender/metrics.h
 //
 // MetricsRegistry: labelled counters, gauges and histograms, rendered in
-// the Prometheus text exposition format 0.0.4 for GET /metrics.
+// the Prometheus text exposition format 0.0.4 for GET /metrics. The
+// families live in a prometheus-cpp registry (prometheus/registry.h) and
+// are written by its TextSerializer; this class keeps the extender's
+// calls (label values by position, Status for bad names) and adds
+// collectors computed per scrape.
 //
 //   MetricsRegistry registry;
 //   auto latency = registry.AddHistogram(
@@ -15,24 +19,28 @@
 //   std::string text = registry.Render();
 //
 // Families are rendered in the order they were added, then the collectors'
-// families in the order first written; within a family the label sets are
-// sorted. A histogram's buckets are cumulative, end with le="+Inf" and are
-// followed by _sum and _count; label values and HELP text are escaped
-// (backslash, double quote in values, newline).
+// families in the order first written. Within a family the label sets are
+// sorted and each sample's labels come in the order the family names them
+// (a collector's in the order written). A family with no sample yet is
+// rendered as its HELP and TYPE lines; an unlabelled one starts at 0. A
+// histogram's samples are prometheus-cpp's: _count, _sum, then the
+// cumulative buckets ending with le="+Inf". Label values and HELP text are
+// escaped (backslash, newline; double quote in values); NaN is written
+// "Nan", which Prometheus reads as NaN.
 //
 // Names are checked when a family is added (InvalidArgument for a bad
 // metric or label name, or bad bucket bounds; AlreadyExists for a name
 // taken, including a histogram's _bucket/_sum/_count). A call with the
 // wrong number of label values records nothing and is reported as a
-// comment line in the family's output, as is a collector's sample with a
-// bad name; neither crashes the scrape.
+// comment line after the families, as is a collector's sample with a bad
+// name; neither crashes the scrape.
 //
 // Thread safety: everything may be called concurrently. Increment, Set,
-// Add and Observe take a reader lock on their family (a writer lock only
-// the first time a label set is seen) and update atomics, so they do not
-// allocate for a label set already seen. A Render racing with Observe may
-// show a _sum that lags the buckets by that one observation. Collectors run
-// on the thread that calls Render, without any registry lock held.
+// Add and Observe find their label set's cell under a reader lock (a
+// writer lock and prometheus-cpp's Family::Add only the first time a label
+// set is seen), so they do not allocate for a label set already seen.
+// Collectors run on the thread that calls Render, without any registry
+// lock held.
 #ifndef DEVICESHARE_EXTENDER_METRICS_H_
 #define DEVICESHARE_EXTENDER_METRICS_H_
 
@@ -96,6 +104,13 @@ std::vector<double> LatencyBucketsSeconds();
 namespace internal {
 class MetricFamily;
 }  // namespace internal
+}  // namespace deviceshare::extender
+
+namespace prometheus {
+class Registry;
+}  // namespace prometheus
+
+namespace deviceshare::extender {
 
 class MetricsRegistry {
  public:
@@ -128,6 +143,8 @@ class MetricsRegistry {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
+  // Owns the prometheus-cpp families that families_ update.
+  const std::unique_ptr<prometheus::Registry> registry_;
   std::vector<std::unique_ptr<internal::MetricFamily>> families_
       ABSL_GUARDED_BY(mu_);
   // Every metric name the families render, histograms' suffixes included.
