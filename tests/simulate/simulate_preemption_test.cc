@@ -212,6 +212,49 @@ TEST(SimulatePreemptionTest, NoPrioritiesChangeNothing) {
   EXPECT_FALSE(a["unschedulable"].empty());
 }
 
+// A running pod (an allocation record) is charged before the run and may
+// be a victim too; it is in no placement, only in the evictions.
+TEST(SimulatePreemptionTest, RunningPodsMayBeEvicted) {
+  std::string old =
+      PodYaml("old", "nvidia.com/gpu: 1, nvidia.com/gpumem: 60000",
+              "hami.io/vgpu-devices-allocated: "
+              "'GPU-n1-0,NVIDIA,60000,0:;', hami.io/vgpu-node: n1");
+  old.insert(old.find("  containers:"), "  priority: 5\n");
+  std::string pod =
+      PodYaml("new", "nvidia.com/gpu: 1, nvidia.com/gpumem: 50000");
+  pod.insert(pod.find("  containers:"), "  priority: 10\n");
+  absl::StatusOr<Json> report =
+      SimulateJson(ShortCluster({ShortNode("n1", Gpus("n1", 1))}),
+                   Docs({old, pod}), "", WithPreemption());
+  ASSERT_OK(report);
+  EXPECT_EQ((*report)["evictions"],
+            Json::parse(R"([{"pod": "default/old", "node": "n1",
+                              "for": "default/new"}])"));
+  EXPECT_THAT(UuidsOf(*report, "new"), ElementsAre("GPU-n1-0"));
+  EXPECT_EQ((*report)["summary"]["pods"], 1);
+  EXPECT_EQ((*report)["summary"]["placed"], 1);
+  EXPECT_EQ((*report)["summary"]["gpu_memory_allocated_mib"], 50000);
+}
+
+// A pod its namespace's GPU quota refuses does not preempt: the victim
+// search tests the node's fit, not the quota (in kube-scheduler quota is
+// admission's, never preemption's).
+TEST(SimulatePreemptionTest, QuotaRefusedPodsDoNotPreempt) {
+  const std::string quota =
+      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, "
+      "namespace: default}\nspec:\n  hard: {limits.nvidia.com/gpumem: "
+      "\"80000\"}\n";
+  absl::StatusOr<Json> report = SimulateJson(
+      ShortCluster({ShortNode("n1", Gpus("n1", 1))}),
+      Docs({PriorityClassYaml("mid", 500), PriorityClassYaml("top", 900), quota,
+            ClassPod("low", 60000, "mid"), ClassPod("high", 30000, "top")}),
+      "", WithPreemption());
+  ASSERT_OK(report);
+  EXPECT_EQ((*report)["evictions"], Json::array());
+  EXPECT_EQ(UnschedulableOf(*report, "high")["reason_counts"],
+            Json::parse(R"({"QuotaExceeded": 1})"));
+}
+
 simulate::PreemptionCandidate Candidate(const std::string& node,
                                         int32_t max_priority,
                                         int64_t sum_priority, size_t victims,

@@ -77,8 +77,10 @@ input::PodPriorityInfo Preemptor::PriorityOf(const std::string& uid) const {
 
 void Preemptor::Placed(const PodRequest& pod, const std::string& node,
                        std::optional<size_t> workload_index) {
-  tenants_[node][pod.uid] = {pod.Key(), PriorityOf(pod.uid).priority,
-                             next_start_++, workload_index};
+  const int32_t priority = PriorityOf(pod.uid).priority;
+  tenants_[node][pod.uid] = {pod.Key(), priority, next_start_++,
+                             workload_index};
+  ++tenant_priorities_[priority];
 }
 
 PreemptionCandidate Preemptor::Figures(const std::string& node,
@@ -143,6 +145,10 @@ absl::StatusOr<std::optional<PreemptionOutcome>> Preemptor::Preempt(
     Scheduler& scheduler, const PodRequest& pod, const Decision& failed) {
   const input::PodPriorityInfo info = PriorityOf(pod.uid);
   if (!info.preempts || QuotaRefused(failed)) return std::nullopt;
+  if (tenant_priorities_.empty() ||
+      tenant_priorities_.begin()->first >= info.priority) {
+    return std::nullopt;
+  }
   DS_ASSIGN_OR_RETURN(std::optional<PreemptionCandidate> best,
                       Choose(scheduler, pod, info.priority));
   if (!best) return std::nullopt;
@@ -154,6 +160,9 @@ absl::StatusOr<std::optional<PreemptionOutcome>> Preemptor::Preempt(
     outcome.evicted.push_back(
         {uid, it->second.key, best->node, it->second.workload_index});
     scheduler.Release(uid);
+    if (--tenant_priorities_[it->second.priority] == 0) {
+      tenant_priorities_.erase(it->second.priority);
+    }
     on_node.erase(it);
   }
   DS_ASSIGN_OR_RETURN(outcome.decision, scheduler.Allocate(pod, best->node));

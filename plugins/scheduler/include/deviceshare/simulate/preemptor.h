@@ -129,6 +129,9 @@ class Preemptor {
   std::unique_ptr<preemption::VictimSearch> search_;
   // Pods holding resources, by node and uid.
   std::map<std::string, std::map<std::string, Tenant>, std::less<>> tenants_;
+  // How many tenants hold each priority: a pod no tenant is below skips
+  // the search (every pod of a run without priorities).
+  std::map<int32_t, int64_t> tenant_priorities_;
   int64_t next_start_ = 0;
 };
 
