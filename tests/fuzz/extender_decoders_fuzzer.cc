@@ -105,6 +105,23 @@ void FuzzExtenderArgs(absl::string_view body) {
   }
 }
 
+// The preempt verb's body; what decodes must survive the result encoder.
+void FuzzPreemption(absl::string_view body) {
+  auto args = ext::DecodePreemptionArgs(body);
+  if (!args.ok()) return;
+  Check(args->node_victims.size() <= ext::kMaxNodes);
+  const json answer = Reparse(ext::EncodePreemptionResult(
+      ext::PreemptionResult{args->node_victims}))["NodeNameToMetaVictims"];
+  Check(answer.size() == args->node_victims.size());
+  for (const auto& entry : args->node_victims) {
+    const json& pods = answer[entry.first]["Pods"];
+    Check(pods.size() == entry.second.pod_uids.size());
+    for (size_t i = 0; i < pods.size(); ++i) {
+      Check(pods[i]["UID"] == entry.second.pod_uids[i]);
+    }
+  }
+}
+
 void FuzzAdmissionReview(absl::string_view body) {
   auto answer = deviceshare::admission::AnswerAdmissionReview(
       body, deviceshare::admission::AdmissionSettings{});
@@ -128,6 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzBinding(body);
   FuzzPlainScanner(body);
   FuzzExtenderArgs(body);
+  FuzzPreemption(body);
   FuzzAdmissionReview(body);
   return 0;
 }

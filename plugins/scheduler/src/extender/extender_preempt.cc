@@ -112,7 +112,11 @@ absl::StatusOr<PreemptionResult> Extender::Preempt(const PreemptionArgs& args) {
   const auto bound = BoundPodsOn(args.node_victims);
   const std::vector<std::pair<std::string, int32_t>> none;
   std::vector<std::string> dropped;
-  for (const auto& [node, proposed] : args.node_victims) {
+  for (const auto& entry : args.node_victims) {
+    // Named, not a structured binding: the lambda below captures it (clang
+    // before 16 refuses to capture a structured binding).
+    const std::string& node = entry.first;
+    const MetaVictims& proposed = entry.second;
     auto pods = bound.find(node);
     absl::StatusOr<VictimSet> set = absl::NotFoundError("unknown node");
     scheduler_->Inspect([&](const ClusterState& state) {
