@@ -7,10 +7,14 @@
 // underscores (--trace_nodes), as `--flag=value` or `--flag value`. Invalid
 // input (flags or files) exits 2 with one line naming the file, the
 // document or line and the field.
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 
@@ -90,6 +94,19 @@ ABSL_FLAG(absl::Duration, in_flight_timeout, absl::Seconds(60),
           "GPUs keeps confusable pods off its node");
 ABSL_FLAG(std::string, log_level, "info", "serve: log level");
 ABSL_FLAG(int64_t, max_body_bytes, 16 << 20, "serve: request body cap");
+ABSL_FLAG(bool, leader_elect, false, "serve: lead by a Lease (replicas)");
+ABSL_FLAG(std::string, leader_elect_resource_name, "deviceshare-scheduler",
+          "serve: the Lease's name");
+ABSL_FLAG(std::string, leader_elect_resource_namespace, "",
+          "serve: the Lease's namespace");
+ABSL_FLAG(std::string, leader_elect_identity, "",
+          "serve: this replica's holderIdentity");
+ABSL_FLAG(absl::Duration, leader_elect_lease_duration, absl::Seconds(15),
+          "serve: how long a lease lasts unrenewed");
+ABSL_FLAG(absl::Duration, leader_elect_renew_deadline, absl::Seconds(10),
+          "serve: how long a leader tries to renew before it stops leading");
+ABSL_FLAG(absl::Duration, leader_elect_retry_period, absl::Seconds(2),
+          "serve: time between attempts");
 
 namespace {
 
@@ -157,6 +174,23 @@ Logs go to stderr, one key=value line per record.
                         0 turns the rule off)
   --max-body-bytes N    larger request bodies get 413 (default 16777216)
   --log-level L         trace | debug | info (default) | warn | error | off
+  --leader-elect        run as one of several replicas: only the one that
+                        holds a coordination.k8s.io/v1 Lease is ready and
+                        answers filter, prioritize and bind; the others keep
+                        their watches (a failover needs no relist) and
+                        answer that they do not lead
+  --leader-elect-resource-name N       the Lease (default
+                        deviceshare-scheduler)
+  --leader-elect-resource-namespace NS its namespace (default: $POD_NAMESPACE,
+                        else kube-system)
+  --leader-elect-identity ID  this replica's holderIdentity (default
+                        <hostname>_<random>)
+  --leader-elect-lease-duration D   how long others wait before taking an
+                        unrenewed lease (default 15s)
+  --leader-elect-renew-deadline D   a leader that could not renew for this
+                        long stops answering, before anyone else may take
+                        over (default 10s; below the lease duration)
+  --leader-elect-retry-period D     time between attempts (default 2s)
 
 Exit status of serve: 0 after SIGTERM/SIGINT (requests in flight finish);
 2 invalid flags or config; 1 cannot start (credentials, address).
@@ -422,6 +456,13 @@ constexpr FlagSpec kServeFlags[] = {
     {"webhook_tls_cert", false},
     {"webhook_tls_key", false},
     {"scheduler_name", false},
+    {"leader_elect", true},
+    {"leader_elect_resource_name", false},
+    {"leader_elect_resource_namespace", false},
+    {"leader_elect_identity", false},
+    {"leader_elect_lease_duration", false},
+    {"leader_elect_renew_deadline", false},
+    {"leader_elect_retry_period", false},
 };
 
 int Fail(absl::string_view command, absl::string_view message) {
@@ -507,6 +548,35 @@ std::optional<std::string> ParseWebhookFlags(
   return std::nullopt;
 }
 
+// The --leader-elect flags; nullopt without --leader-elect. The options
+// are checked when the elector is made.
+std::optional<deviceshare::kube::LeaderElectionOptions>
+LeaderElectionFromFlags() {
+  if (!absl::GetFlag(FLAGS_leader_elect)) return std::nullopt;
+  deviceshare::kube::LeaderElectionOptions election;
+  election.name = absl::GetFlag(FLAGS_leader_elect_resource_name);
+  election.lease_namespace =
+      absl::GetFlag(FLAGS_leader_elect_resource_namespace);
+  if (election.lease_namespace.empty()) {
+    const char* pod_namespace = std::getenv("POD_NAMESPACE");
+    election.lease_namespace =
+        pod_namespace != nullptr && *pod_namespace != '\0' ? pod_namespace
+                                                           : "kube-system";
+  }
+  election.identity = absl::GetFlag(FLAGS_leader_elect_identity);
+  if (election.identity.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    std::random_device random;
+    election.identity =
+        absl::StrCat(host, "_", absl::Hex(random(), absl::kZeroPad8));
+  }
+  election.lease_duration = absl::GetFlag(FLAGS_leader_elect_lease_duration);
+  election.renew_deadline = absl::GetFlag(FLAGS_leader_elect_renew_deadline);
+  election.retry_period = absl::GetFlag(FLAGS_leader_elect_retry_period);
+  return election;
+}
+
 int Serve(int argc, char** argv) {
   std::set<std::string> given;
   if (std::optional<std::string> error =
@@ -537,6 +607,7 @@ int Serve(int argc, char** argv) {
     return Fail("serve", "--in-flight-timeout: must not be negative");
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
+  options.leader_election = LeaderElectionFromFlags();
   absl::Status status = deviceshare::extender::Serve(options);
   if (status.ok()) return 0;
   std::cerr << kProgram << " serve: " << status.message() << "\n";

@@ -269,9 +269,12 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
 
   ASSERT_EQ(config["extenders"].size(), 1u);
   const json& extender = config["extenders"][0];
-  EXPECT_EQ(extender["urlPrefix"], "http://127.0.0.1:8888");
+  // Through the Service: the leading extender may be in another replica.
+  EXPECT_EQ(extender["urlPrefix"],
+            "http://deviceshare-scheduler.kube-system.svc:8888");
   EXPECT_EQ(extender["filterVerb"], "filter");
   EXPECT_EQ(extender["prioritizeVerb"], "prioritize");
+  EXPECT_EQ(extender["preemptVerb"], "preempt");
   EXPECT_EQ(extender["bindVerb"], "bind");
   EXPECT_EQ(extender["weight"], 1);
   EXPECT_EQ(extender["nodeCacheCapable"], true);
@@ -350,6 +353,11 @@ TEST_F(DeployManifestsTest, ContainersAgreeWithTheirConfigs) {
   EXPECT_EQ(extender["livenessProbe"]["httpGet"]["port"], 8888);
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["port"], 8888);
+  // Replicas: the extender leads by its own Lease, not kube-scheduler's.
+  EXPECT_EQ(Object("Deployment/deviceshare-scheduler")["spec"]["replicas"], 2);
+  EXPECT_THAT(args, Contains("--leader-elect"));
+  EXPECT_EQ(ArgValue(args, "--leader-elect-resource-name"),
+            "deviceshare-extender");
   const json http = NamedEntry(extender["ports"], "http");
   EXPECT_EQ(http["containerPort"], 8888);
   for (const json* container : {&scheduler, &extender}) {
@@ -420,6 +428,7 @@ TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
       lease_names,
       Contains(SchedulerConfiguration()["leaderElection"]["resourceName"]
                    .get<std::string>()));
+  EXPECT_THAT(lease_names, Contains("deviceshare-extender"));
 }
 
 TEST_F(DeployManifestsTest, NodeAgentRunsOnGpuNodesWithWhatItNeeds) {

@@ -43,6 +43,14 @@
 //     GET    list and watch as above (fieldSelector only on metadata.name);
 //            deviceclasses/{name}
 //
+// and coordination.k8s.io/v1 Leases (leader election), not watched:
+//
+//   GET  /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}
+//   POST /apis/coordination.k8s.io/v1/namespaces/{ns}/leases: 409 when the
+//        name exists
+//   PUT  .../leases/{name}: 404 when absent, 409 when metadata.
+//        resourceVersion is set and stale
+//
 // and policy/v1 (fake_api_server_policy.cc), not watched:
 //
 //   GET  /apis/policy/v1/poddisruptionbudgets,
@@ -211,6 +219,11 @@ class FakeApiServer {
   // Every GET of one ResourceClaim waits this long before it is answered
   // (a slow API server; a window to kill a DRA driver mid-prepare).
   void SetResourceClaimGetDelay(absl::Duration delay);
+  // Leases (fake_api_server_lease.cc): the stored lease, and faults for
+  // its writes (POST, PUT): the next `count` answer `http_status`.
+  std::optional<nlohmann::json> GetLease(const std::string& ns,
+                                         const std::string& name) const;
+  void FailNextLeaseWrites(int count, int http_status);
   // PodDisruptionBudgets (fake_api_server_policy.cc): stored as given
   // (status.disruptionsAllowed is the test's to set); the accepted
   // Eviction bodies, in order.
@@ -248,6 +261,12 @@ class FakeApiServer {
                      const httplib::Request& req, httplib::Response& res);
   void HandleEvent(const std::string& ns, const httplib::Request& req,
                    httplib::Response& res);
+
+  // coordination.k8s.io Leases (fake_api_server_lease.cc); the table is
+  // made by RouteLeases.
+  struct LeaseTable;
+  void RouteLeases();
+  std::shared_ptr<LeaseTable> leases_;
 
   // policy/v1 (fake_api_server_policy.cc); the table is made by
   // RoutePolicy.

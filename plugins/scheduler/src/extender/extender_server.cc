@@ -30,10 +30,10 @@ class WideBacklog : public Base {
 
 class ExtenderServer::Impl {
  public:
-  Impl(Extender* extender, std::function<bool()> ready, ServerOptions options,
+  Impl(Extender* extender, ReadinessCheck not_ready, ServerOptions options,
        MetricsAppender extra)
       : extender_(extender),
-        ready_(std::move(ready)),
+        not_ready_(std::move(not_ready)),
         options_(std::move(options)),
         metrics_(extender, std::move(extra)) {}
 
@@ -99,8 +99,8 @@ class ExtenderServer::Impl {
       absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
       if (!Decoded(args.status(), "filter", response, start)) return;
       FilterResult result;
-      if (!ready_()) {
-        result.error = NotReady();
+      if (std::string why = not_ready_(); !why.empty()) {
+        result.error = std::move(why);
       } else {
         result = extender_->Filter(*args);
       }
@@ -113,8 +113,13 @@ class ExtenderServer::Impl {
       const auto start = Clock::now();
       absl::StatusOr<ExtenderArgs> args = DecodeExtenderArgs(request.body);
       if (!Decoded(args.status(), "prioritize", response, start)) return;
-      response.set_content(EncodePriorityList(extender_->Prioritize(*args)),
-                           "application/json");
+      if (std::string why = not_ready_(); !why.empty()) {
+        response.status = 503;
+        response.set_content(why + "\n", "text/plain");
+      } else {
+        response.set_content(EncodePriorityList(extender_->Prioritize(*args)),
+                             "application/json");
+      }
       metrics_.Observe("prioritize", response.status, Clock::now() - start);
     });
     server_->Post("/bind", [this](const httplib::Request& request,
@@ -122,11 +127,30 @@ class ExtenderServer::Impl {
       const auto start = Clock::now();
       absl::StatusOr<BindingArgs> args = DecodeBindingArgs(request.body);
       if (!Decoded(args.status(), "bind", response, start)) return;
-      // Without the first full list the ledgers miss pods: refuse rather
-      // than overcommit.
-      const std::string error = ready_() ? extender_->Bind(*args) : NotReady();
+      // Without the first full list the ledgers miss pods, and a replica
+      // that does not lead may race the leader: refuse rather than
+      // overcommit.
+      std::string error = not_ready_();
+      if (error.empty()) error = extender_->Bind(*args);
       response.set_content(EncodeBindingResult(error), "application/json");
       metrics_.Observe("bind", response.status, Clock::now() - start);
+    });
+    server_->Post("/preempt", [this](const httplib::Request& request,
+                                     httplib::Response& response) {
+      const auto start = Clock::now();
+      absl::StatusOr<PreemptionArgs> args = DecodePreemptionArgs(request.body);
+      if (!Decoded(args.status(), "preempt", response, start)) return;
+      // Victims chosen from a partial view could be the wrong pods.
+      if (std::string why = not_ready_(); !why.empty()) {
+        response.status = 503;
+        response.set_content(why + "\n", "text/plain");
+      } else {
+        absl::StatusOr<PreemptionResult> result = extender_->Preempt(*args);
+        if (!Decoded(result.status(), "preempt", response, start)) return;
+        response.set_content(EncodePreemptionResult(*result),
+                             "application/json");
+      }
+      metrics_.Observe("preempt", response.status, Clock::now() - start);
     });
     server_->Get("/healthz",
                  [](const httplib::Request&, httplib::Response& response) {
@@ -134,11 +158,12 @@ class ExtenderServer::Impl {
                  });
     server_->Get("/readyz",
                  [this](const httplib::Request&, httplib::Response& response) {
-                   if (ready_()) {
+                   const std::string why = not_ready_();
+                   if (why.empty()) {
                      response.set_content("ok\n", "text/plain");
                    } else {
                      response.status = 503;
-                     response.set_content(NotReady() + "\n", "text/plain");
+                     response.set_content(why + "\n", "text/plain");
                    }
                  });
     server_->Get("/metrics", [this](const httplib::Request&,
@@ -158,11 +183,6 @@ class ExtenderServer::Impl {
     });
   }
 
-  static std::string NotReady() {
-    return "deviceshare-scheduler is not ready: waiting for the first list "
-           "of nodes and pods";
-  }
-
   // False (and a 400 answer) when the body did not decode.
   bool Decoded(const absl::Status& status, absl::string_view verb,
                httplib::Response& response, Clock::time_point start) {
@@ -176,7 +196,7 @@ class ExtenderServer::Impl {
   }
 
   Extender* const extender_;
-  const std::function<bool()> ready_;
+  const ReadinessCheck not_ready_;
   const ServerOptions options_;
   ExtenderMetrics metrics_;
   std::unique_ptr<httplib::Server> server_;
@@ -190,9 +210,9 @@ ExtenderServer::ExtenderServer(std::unique_ptr<Impl> impl)
 ExtenderServer::~ExtenderServer() = default;
 
 absl::StatusOr<std::unique_ptr<ExtenderServer>> ExtenderServer::Create(
-    Extender* extender, std::function<bool()> ready,
-    const ServerOptions& options, MetricsAppender extra_metrics) {
-  auto impl = std::make_unique<Impl>(extender, std::move(ready), options,
+    Extender* extender, ReadinessCheck not_ready, const ServerOptions& options,
+    MetricsAppender extra_metrics) {
+  auto impl = std::make_unique<Impl>(extender, std::move(not_ready), options,
                                      std::move(extra_metrics));
   absl::Status status = impl->Init();
   if (!status.ok()) return status;

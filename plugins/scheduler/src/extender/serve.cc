@@ -130,9 +130,18 @@ void AppendWatchFamily(std::string& text, absl::string_view name,
   }
 }
 
-// The watches' state for /metrics: synced, relists and errors.
-MetricsAppender WatchMetrics(const std::vector<Watch>& watches) {
-  return [&watches](std::string& text) {
+// The watches' state for /metrics: synced, relists and errors; with
+// leader election, whether this replica leads.
+MetricsAppender WatchMetrics(const std::vector<Watch>& watches,
+                             const kube::LeaderElector* elector) {
+  return [&watches, elector](std::string& text) {
+    if (elector != nullptr) {
+      absl::StrAppend(&text,
+                      "# HELP deviceshare_leader Whether this replica holds "
+                      "the leader election lease.\n",
+                      "# TYPE deviceshare_leader gauge\n",
+                      "deviceshare_leader ", elector->IsLeader() ? 1 : 0, "\n");
+    }
     AppendWatchFamily(
         text, "deviceshare_watch_synced",
         "Whether the first list of the collection is done.", "gauge", watches,
@@ -190,15 +199,65 @@ std::vector<Watch> MakeWatches(kube::ApiClient* client, Extender& extender) {
   return watches;
 }
 
-// Starts the watches and the server, sweeps expired reservations every
-// second until SIGTERM or SIGINT, then stops what it started.
+// The elector (null without leader election) and its thread.
+struct Election {
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread thread;
+};
+
+absl::StatusOr<Election> MakeElection(const ServeOptions& options,
+                                      kube::ApiClient* client) {
+  Election election;
+  if (!options.leader_election.has_value()) return election;
+  const std::string identity = options.leader_election->identity;
+  DS_ASSIGN_OR_RETURN(
+      election.elector,
+      kube::LeaderElector::Create(
+          client, &RealClock(), *options.leader_election,
+          [identity](bool leading) {
+            LogNode(LogLevel::kInfo, "",
+                    absl::StrCat(leading ? "leading" : "stopped leading",
+                                 " identity=", identity));
+          }));
+  LogNode(LogLevel::kInfo, "",
+          absl::StrCat("leader election lease=",
+                       options.leader_election->lease_namespace, "/",
+                       options.leader_election->name, " identity=", identity));
+  return election;
+}
+
+// Why the verbs may not be served: the watches' first lists, then the
+// lease.
+std::string NotReady(const std::vector<Watch>& watches,
+                     const kube::LeaderElector* elector) {
+  if (!std::all_of(watches.begin(), watches.end(), Ready)) {
+    return "deviceshare-scheduler is not ready: waiting for the first list "
+           "of nodes and pods";
+  }
+  if (elector != nullptr && !elector->IsLeader()) {
+    const std::string holder = elector->observed_holder();
+    return absl::StrCat(
+        "deviceshare-scheduler is not the leader: lease held by ",
+        holder.empty() ? "nobody yet" : holder);
+  }
+  return "";
+}
+
+// Starts the watches, the election and the server, sweeps expired
+// reservations every second until SIGTERM or SIGINT, then stops what it
+// started (giving the lease up after the server stopped answering).
 void RunUntilSignal(const ServeOptions& options, Extender& extender,
                     std::vector<Watch>& watches, ExtenderServer& server,
-                    WebhookServer* webhook) {
+                    WebhookServer* webhook, Election& election) {
   g_stop.store(false);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   for (Watch& watch : watches) watch.reflector->Start();
+  std::atomic<bool> stop_election{false};
+  if (election.elector != nullptr) {
+    election.thread = std::thread(
+        [&election, &stop_election] { election.elector->Run(stop_election); });
+  }
   if (webhook != nullptr) {
     webhook->Start();
     LogNode(LogLevel::kInfo, "",
@@ -221,6 +280,10 @@ void RunUntilSignal(const ServeOptions& options, Extender& extender,
   }
   LogNode(LogLevel::kInfo, "", "shutting down");
   server.Stop();
+  if (election.thread.joinable()) {
+    stop_election.store(true);
+    election.thread.join();
+  }
   if (webhook != nullptr) webhook->Stop();
   for (auto it = watches.rbegin(); it != watches.rend(); ++it) {
     it->reflector->Stop();
@@ -247,13 +310,14 @@ absl::Status Serve(const ServeOptions& options) {
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
                     extender_options, claims.get());
 
+  DS_ASSIGN_OR_RETURN(Election election, MakeElection(options, client.get()));
   std::vector<Watch> watches = MakeWatches(client.get(), extender);
-  auto ready = [&watches] {
-    return std::all_of(watches.begin(), watches.end(), Ready);
-  };
-  DS_ASSIGN_OR_RETURN(std::unique_ptr<ExtenderServer> server,
-                      ExtenderServer::Create(&extender, ready, options.server,
-                                             WatchMetrics(watches)));
+  const kube::LeaderElector* elector = election.elector.get();
+  auto not_ready = [&watches, elector] { return NotReady(watches, elector); };
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<ExtenderServer> server,
+      ExtenderServer::Create(&extender, not_ready, options.server,
+                             WatchMetrics(watches, elector)));
   std::unique_ptr<WebhookServer> webhook;
   if (options.webhook.has_value()) {
     admission::AdmissionSettings settings{
@@ -262,7 +326,7 @@ absl::Status Serve(const ServeOptions& options) {
     DS_ASSIGN_OR_RETURN(webhook,
                         WebhookServer::Create(settings, *options.webhook));
   }
-  RunUntilSignal(options, extender, watches, *server, webhook.get());
+  RunUntilSignal(options, extender, watches, *server, webhook.get(), election);
   return absl::OkStatus();
 }
 

@@ -6,8 +6,10 @@
 //                               HostPriorityList
 //   POST /bind                  ExtenderBindingArgs -> ExtenderBindingResult
 //   GET  /healthz               200 while the process serves
-//   GET  /readyz                200 once `ready()` holds (the first full list
-//                               of every watched collection), else 503
+//   GET  /readyz                200 while `not_ready()` is empty (the first
+//                               full list of every watched collection is
+//                               done and, with leader election, this
+//                               replica leads), else 503 with its text
 //   GET  /metrics               Prometheus text: latency histograms per
 //                               verb, rejections per reason code, bind
 //                               failures, per-GPU allocated memory and
@@ -15,8 +17,10 @@
 // A body over `max_body_bytes` gets 413, a body that is not the verb's JSON
 // 400 with the decoder's message (which names the field); the verbs'
 // own failures travel inside the 200 answer's Error field, as the protocol
-// wants. Requests are served by a pool of threads; Stop() stops accepting,
-// lets requests in flight finish, and returns.
+// wants. While not ready, /filter and /bind answer with the reason in that
+// Error field and /prioritize with 503: a replica that does not lead never
+// reserves, scores or binds. Requests are served by a pool of threads; Stop()
+// stops accepting, lets requests in flight finish, and returns.
 //
 // Thread safety: Start and Stop from one thread; everything else is
 // internal.
@@ -50,12 +54,15 @@ struct ServerOptions {
 // Extra /metrics lines computed at scrape time (watch state, say).
 using MetricsAppender = std::function<void(std::string& text)>;
 
+// Why the server may not serve the verbs now; "" when it may.
+using ReadinessCheck = std::function<std::string()>;
+
 class ExtenderServer {
  public:
   // Binds the listening socket (so port() is known) but serves nothing until
   // Start(). `extender` must outlive the server.
   static absl::StatusOr<std::unique_ptr<ExtenderServer>> Create(
-      Extender* extender, std::function<bool()> ready,
+      Extender* extender, ReadinessCheck not_ready,
       const ServerOptions& options, MetricsAppender extra_metrics = nullptr);
   ~ExtenderServer();
 

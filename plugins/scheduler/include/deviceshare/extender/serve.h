@@ -9,6 +9,13 @@
 // waits for the first list of each collection, except the resource.k8s.io/v1
 // ones when the API server does not serve them (404: a cluster without DRA) or
 // does not let the extender read them (403).
+//
+// With leader election (several replicas), every replica watches and keeps
+// its ledgers current, but only the one holding the Lease
+// (kube/leader_elector.h) is ready and answers the verbs; the others answer
+// that they do not lead. So a failover needs no relist: the new leader's
+// state is already warm. The webhook is served by every replica (it keeps
+// no state).
 #ifndef DEVICESHARE_EXTENDER_SERVE_H_
 #define DEVICESHARE_EXTENDER_SERVE_H_
 
@@ -20,6 +27,7 @@
 #include "deviceshare/admission/pod_admission.h"
 #include "deviceshare/extender/extender_server.h"
 #include "deviceshare/extender/webhook_server.h"
+#include "deviceshare/kube/leader_elector.h"
 
 namespace deviceshare::extender {
 
@@ -34,6 +42,9 @@ struct ServeOptions {
   std::optional<WebhookOptions> webhook;
   // The schedulerName the webhook writes (--scheduler-name).
   std::string scheduler_name = admission::kDefaultSchedulerName;
+  // Set: run as one of several replicas, leading by this Lease
+  // (--leader-elect and its flags).
+  std::optional<kube::LeaderElectionOptions> leader_election;
 };
 
 // Sets the level of the extender's log (stderr, one line per record):
