@@ -113,6 +113,7 @@ const std::set<std::string> kServeFlags = {"--dra",
                                            "--nvml-library",
                                            "--health-interval",
                                            "--register-interval",
+                                           "--metrics-address",
                                            "--log-level"};
 // The directories the agent hands to kubelet or the runtime, and their
 // defaults.
