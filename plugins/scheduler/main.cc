@@ -128,7 +128,7 @@ constexpr char kUsageHelp[] = R"(Usage:
 // What serve does, its flags and its exit status.
 constexpr char kServeHelp[] =
     R"(serve: a kube-scheduler extender (HTTP/JSON). kube-scheduler calls
-POST /filter, /prioritize and /bind (see deploy/); GET /healthz,
+POST /filter, /prioritize, /preempt and /bind (see deploy/); GET /healthz,
 /readyz (200 after the first full list of every watched collection) and
 /metrics (Prometheus text). State comes from list+watch of Nodes and Pods:
 nodes register with hami.io/node-nvidia-register or
@@ -144,6 +144,9 @@ failure. /bind refuses (kube-scheduler retries) while another pod
 on the node is still being handed its GPUs by the node agent (bind-phase
 allocating) and a container of each asks the same number of GPUs with a
 different share: kubelet's Allocate does not say which pod it is for.
+/preempt answers, for each node kube-scheduler would preempt on, the
+fewest lower-priority pods there whose eviction lets the pod's GPUs fit
+(a node where none does is left out); it releases nothing itself.
 Logs go to stderr, one key=value line per record.
 
   --kubeconfig FILE     credentials (current context); default: in-cluster
@@ -176,9 +179,9 @@ Logs go to stderr, one key=value line per record.
   --log-level L         trace | debug | info (default) | warn | error | off
   --leader-elect        run as one of several replicas: only the one that
                         holds a coordination.k8s.io/v1 Lease is ready and
-                        answers filter, prioritize and bind; the others keep
-                        their watches (a failover needs no relist) and
-                        answer that they do not lead
+                        answers filter, prioritize, preempt and bind; the
+                        others keep their watches (a failover needs no
+                        relist) and answer that they do not lead
   --leader-elect-resource-name N       the Lease (default
                         deviceshare-scheduler)
   --leader-elect-resource-namespace NS its namespace (default: $POD_NAMESPACE,

@@ -5,6 +5,8 @@
 //   POST /filter, /prioritize   ExtenderArgs -> ExtenderFilterResult /
 //                               HostPriorityList
 //   POST /bind                  ExtenderBindingArgs -> ExtenderBindingResult
+//   POST /preempt               ExtenderPreemptionArgs ->
+//                               ExtenderPreemptionResult (Extender::Preempt)
 //   GET  /healthz               200 while the process serves
 //   GET  /readyz                200 while `not_ready()` is empty (the first
 //                               full list of every watched collection is
@@ -18,9 +20,10 @@
 // 400 with the decoder's message (which names the field); the verbs'
 // own failures travel inside the 200 answer's Error field, as the protocol
 // wants. While not ready, /filter and /bind answer with the reason in that
-// Error field and /prioritize with 503: a replica that does not lead never
-// reserves, scores or binds. Requests are served by a pool of threads; Stop()
-// stops accepting, lets requests in flight finish, and returns.
+// Error field and /prioritize and /preempt with 503: a replica that does
+// not lead never reserves, scores, picks victims or binds. Requests are served
+// by a pool of threads; Stop() stops accepting, lets requests in flight finish,
+// and returns.
 //
 // Thread safety: Start and Stop from one thread; everything else is
 // internal.
