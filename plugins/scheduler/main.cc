@@ -34,6 +34,7 @@
 #include "deviceshare/config/policy_name.h"
 #include "deviceshare/extender/serve.h"
 #include "deviceshare/policy/policy_registry.h"
+#include "deviceshare/simulate/defrag_command.h"
 #include "deviceshare/simulate/fgd_replay_report.h"
 #include "deviceshare/simulate/json_report.h"
 #include "deviceshare/simulate/progress_bar.h"
@@ -76,6 +77,12 @@ ABSL_FLAG(double, inflate, 1.3, "replay: arrivals as a share of the GPUs");
 ABSL_FLAG(std::string, points, "90,94,100,110,120",
           "replay: arrived % columns of the table");
 ABSL_FLAG(std::string, plot, "", "replay: SVG plot file");
+ABSL_FLAG(std::string, budgets, "",
+          "defrag: PodDisruptionBudget YAML for --cluster/--pods");
+ABSL_FLAG(int64_t, free_whole_gpus, 0,
+          "defrag: targets are N whole GPUs, not the pending pods");
+ABSL_FLAG(int64_t, max_moves, 8, "defrag: the longest plan");
+ABSL_FLAG(bool, apply, false, "defrag: evict the plan's pods (live only)");
 ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
 ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
 ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
@@ -122,6 +129,9 @@ constexpr char kUsageHelp[] = R"(Usage:
                                  --trace-pods CSV[,CSV...] [replay options]
   deviceshare-scheduler simulate --synthetic-nodes N --gpus-per-node G
                                  --synthetic-pods P [--seed S] [options]
+  deviceshare-scheduler defrag --cluster FILE --pods FILE [--budgets FILE]
+                               [options]
+  deviceshare-scheduler defrag --kubeconfig FILE [--apply] [options]
 
 )";
 
@@ -412,7 +422,8 @@ std::string TraceGpuMemoryHelp() {
 std::string HelpText() {
   return absl::StrCat(kUsageHelp, kServeHelp, kSimulateInputsHelp,
                       TraceGpuMemoryHelp(), kSyntheticInputsHelp,
-                      kSimulateOptionsHelp, kReplayHelp, kSimulateOutputHelp);
+                      kSimulateOptionsHelp, kReplayHelp, kSimulateOutputHelp,
+                      deviceshare::simulate::kDefragHelp);
 }
 
 using ::deviceshare::cli::FlagSpec;
@@ -794,6 +805,76 @@ int Simulate(int argc, char** argv) {
   return RunSimulation(options);
 }
 
+constexpr FlagSpec kDefragFlags[] = {
+    {"cluster", false},    {"pods", false},   {"budgets", false},
+    {"kubeconfig", false}, {"config", false}, {"node_policy", false},
+    {"gpu_policy", false}, {"output", false}, {"free_whole_gpus", false},
+    {"max_moves", false},  {"apply", true},
+};
+
+// Fills the defrag options' inputs from the flags; the error message for a
+// bad combination.
+std::optional<std::string> DefragInputsFromFlags(
+    deviceshare::simulate::DefragOptions& options) {
+  deviceshare::simulate::DefragSource& source = options.source;
+  source.cluster_path = absl::GetFlag(FLAGS_cluster);
+  source.pods_path = absl::GetFlag(FLAGS_pods);
+  source.budgets_path = absl::GetFlag(FLAGS_budgets);
+  source.config_path = absl::GetFlag(FLAGS_config);
+  options.kubeconfig = absl::GetFlag(FLAGS_kubeconfig);
+  const bool files = !source.cluster_path.empty() || !source.pods_path.empty();
+  if (files == !options.kubeconfig.empty()) {
+    return "give --cluster and --pods, or --kubeconfig (one of them)";
+  }
+  if (files && source.cluster_path.empty()) return "--pods needs --cluster";
+  if (files && source.pods_path.empty()) return "--cluster needs --pods";
+  if (!files && !source.budgets_path.empty()) {
+    return "--budgets goes with --cluster and --pods (a live cluster's "
+           "budgets are read from it)";
+  }
+  options.apply = absl::GetFlag(FLAGS_apply);
+  if (options.apply && files) {
+    return "--apply needs --kubeconfig: files have no pods to evict";
+  }
+  if (auto error =
+          ParsePolicy("--node-policy", absl::GetFlag(FLAGS_node_policy),
+                      source.node_policy)) {
+    return error;
+  }
+  return ParsePolicy("--gpu-policy", absl::GetFlag(FLAGS_gpu_policy),
+                     source.gpu_policy);
+}
+
+int Defrag(int argc, char** argv) {
+  std::set<std::string> given;
+  if (auto error = ParseFlags(argc, argv, kDefragFlags, given)) {
+    return Fail("defrag", *error);
+  }
+  deviceshare::simulate::DefragOptions options;
+  if (auto error = DefragInputsFromFlags(options)) {
+    return Fail("defrag", *error);
+  }
+  const int64_t whole = absl::GetFlag(FLAGS_free_whole_gpus);
+  if (whole < 0 || whole > 100000) {
+    return Fail("defrag", absl::StrCat("--free-whole-gpus: ", whole,
+                                       " is outside [0, 100000]"));
+  }
+  options.free_whole_gpus = static_cast<int32_t>(whole);
+  const int64_t moves = absl::GetFlag(FLAGS_max_moves);
+  if (moves < 0 || moves > 100000) {
+    return Fail("defrag", absl::StrCat("--max-moves: ", moves,
+                                       " is outside [0, 100000]"));
+  }
+  options.max_moves = static_cast<int32_t>(moves);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output != "table" && output != "json") {
+    return Fail("defrag", absl::StrCat("--output: \"", output,
+                                       "\" is not one of table, json"));
+  }
+  options.json = output == "json";
+  return deviceshare::simulate::RunDefrag(options, std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -805,11 +886,14 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && absl::string_view(argv[1]) == "serve")
     return Serve(argc, argv);
+  if (argc >= 2 && absl::string_view(argv[1]) == "defrag")
+    return Defrag(argc, argv);
   if (argc < 2 || absl::string_view(argv[1]) != "simulate") {
     std::cerr << kProgram << ": "
               << (argc < 2 ? std::string("no command")
                            : absl::StrCat("unknown command \"", argv[1], "\""))
-              << "; the commands are `serve` and `simulate` (see --help)\n";
+              << "; the commands are `serve`, `simulate` and `defrag` (see "
+                 "--help)\n";
     return 2;
   }
   return Simulate(argc, argv);

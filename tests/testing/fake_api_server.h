@@ -231,6 +231,10 @@ class FakeApiServer {
   std::optional<nlohmann::json> GetPodDisruptionBudget(
       const std::string& ns, const std::string& name) const;
   std::vector<nlohmann::json> Evictions() const;
+  // Runs after each accepted eviction, with the evicted pod, before the
+  // client gets the answer (say, another disruption that a budget sees
+  // meanwhile). May call this server's methods.
+  void OnEviction(std::function<void(const nlohmann::json& pod)> hook);
   // Forgets the history: a watch from any older resourceVersion gets 410.
   void CompactHistory() { store_.CompactHistory(); }
   // Ends every open watch stream now (cleanly, as a server timeout does).
@@ -274,6 +278,9 @@ class FakeApiServer {
   void RoutePolicy();
   void HandleEviction(const std::string& ns, const std::string& name,
                       const httplib::Request& req, httplib::Response& res);
+  // Answers the eviction of `pod`; true when it was evicted.
+  bool EvictUnderBudget(const std::string& ns, const nlohmann::json& pod,
+                        const httplib::Request& req, httplib::Response& res);
   std::shared_ptr<PolicyTable> policy_;
 
   // resource.k8s.io (fake_api_server_dra.cc).

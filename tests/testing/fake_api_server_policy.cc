@@ -4,6 +4,7 @@
 // server's eviction REST handler does.
 #include <httplib.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@ struct FakeApiServer::PolicyTable {
   std::map<std::pair<std::string, std::string>, json> budgets
       ABSL_GUARDED_BY(mu);
   std::vector<json> evictions ABSL_GUARDED_BY(mu);  // accepted ones
+  std::function<void(const json&)> on_eviction ABSL_GUARDED_BY(mu);
   int64_t version ABSL_GUARDED_BY(mu) = 0;
 };
 
@@ -123,7 +125,19 @@ void FakeApiServer::HandleEviction(const std::string& ns,
     SendStatus(res, 404, absl::StrCat("pods \"", name, "\" not found"));
     return;
   }
-  const json labels = MetadataOf(*pod).value("labels", json::object());
+  std::function<void(const json&)> hook;
+  if (!EvictUnderBudget(ns, *pod, req, res)) return;
+  {
+    absl::MutexLock lock(&policy_->mu);
+    hook = policy_->on_eviction;
+  }
+  if (hook) hook(*pod);
+}
+
+bool FakeApiServer::EvictUnderBudget(const std::string& ns, const json& pod,
+                                     const httplib::Request& req,
+                                     httplib::Response& res) {
+  const json labels = MetadataOf(pod).value("labels", json::object());
   absl::MutexLock lock(&policy_->mu);
   std::vector<json*> selecting;
   for (auto& [key, budget] : policy_->budgets) {
@@ -132,28 +146,34 @@ void FakeApiServer::HandleEviction(const std::string& ns,
         budget.value("spec", json::object()).value("selector", json()), labels);
     if (matches.ok() && *matches) selecting.push_back(&budget);
   }
-  if (!IgnoresBudget(*pod)) {
+  if (!IgnoresBudget(pod)) {
     if (selecting.size() > 1) {
       SendStatus(res, 500,
                  "This pod has more than one PodDisruptionBudget, which the "
                  "eviction subresource does not support.");
-      return;
+      return false;
     }
     if (selecting.size() == 1) {
       json& status = (*selecting[0])["status"];
       const int64_t allowed = status.value("disruptionsAllowed", 0);
       if (allowed <= 0) {
         SendJson(res, 429, RefusedStatus(*selecting[0]));
-        return;
+        return false;
       }
       status["disruptionsAllowed"] = allowed - 1;
       ++policy_->version;
     }
   }
-  store_.Delete(ApiResource::kPods, ns, name);
+  store_.Delete(ApiResource::kPods, ns, StringAt(MetadataOf(pod), "name"));
   policy_->evictions.push_back(
       json::parse(req.body, nullptr, /*allow_exceptions=*/false));
   SendStatus(res, 201, "");
+  return true;
+}
+
+void FakeApiServer::OnEviction(std::function<void(const json& pod)> hook) {
+  absl::MutexLock lock(&policy_->mu);
+  policy_->on_eviction = std::move(hook);
 }
 
 json FakeApiServer::UpsertPodDisruptionBudget(json budget) {

@@ -70,11 +70,13 @@ class Greedy {
       if (TryNode(target, options[i], plan)) return;
     }
     plan.unplaceable.push_back(
-        {pod,
-         absl::StrCat("the pods to move off ", options[0].node, " (",
-                      options[0].key.count, ") and off the next ", tries - 1,
-                      " best nodes fit nowhere else, or the target "
-                      "still fits nowhere after they move")});
+        {pod, absl::StrCat("moving pods does not make room: of the ", tries,
+                           tries == 1 ? " node" : " nodes",
+                           " tried (best: ", options[0].key.count,
+                           options[0].key.count == 1 ? " pod" : " pods",
+                           " off ", options[0].node,
+                           "), the pods to move fit nowhere else, or the "
+                           "target still fits nowhere after they move")});
   }
 
   // Moves the set's pods (lowest priority first) and places the target;
