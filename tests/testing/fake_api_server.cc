@@ -260,6 +260,10 @@ void FakeApiServer::HandleCollection(ApiResource resource,
             : CounterOf(
                   resource, &RequestCounts::lists, &RequestCounts::slice_lists,
                   &RequestCounts::claim_lists, &RequestCounts::class_lists));
+  if (const int fault = TakeListOrWatchFault(); fault != 0) {
+    SendStatus(res, fault, "injected failure");
+    return;
+  }
   if (!watching) {
     const ApiResourceInfo& info = InfoOf(resource);
     auto [rv, items] = store_.List(resource, *filter);
@@ -378,6 +382,7 @@ void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
     SendStatus(res, fault, "injected failure");
     return;
   }
+  if (resource == ApiResource::kPods) absl::SleepFor(PodPatchDelay());
   if (!absl::StartsWith(req.get_header_value("Content-Type"),
                         "application/merge-patch+json")) {
     SendStatus(res, 415,

@@ -216,6 +216,14 @@ class FakeApiServer {
   // writer whose resourceVersion went stale meanwhile).
   void FailNextClaimStatusWrites(int count, int http_status);
   void SetBindingDelay(absl::Duration delay);
+  // fake_api_server_faults.cc: the next `count` lists and watches of any
+  // collection answer `http_status` with a Status (a watch then sends no
+  // stream); every PATCH of a pod waits `delay` before it is applied.
+  void FailNextListsAndWatches(int count, int http_status);
+  void SetPodPatchDelay(absl::Duration delay);
+  // Every stored pod, by namespace and name, without copying (a soak's
+  // auditor reads them each second).
+  std::vector<std::shared_ptr<const nlohmann::json>> PodSnapshot() const;
   // Every GET of one ResourceClaim waits this long before it is answered
   // (a slow API server; a window to kill a DRA driver mid-prepare).
   void SetResourceClaimGetDelay(absl::Duration delay);
@@ -312,6 +320,9 @@ class FakeApiServer {
                            nlohmann::json& object,
                            std::vector<FieldError>* errors);
   void Count(int RequestCounts::*counter);
+  // The injected failure for a list or watch; 0 when none.
+  int TakeListOrWatchFault();
+  absl::Duration PodPatchDelay() const;
   // Takes one injected failure from `remaining`; 0 when there is none.
   int TakeFault(int& remaining, int http_status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -340,6 +351,9 @@ class FakeApiServer {
   absl::Duration binding_delay_ ABSL_GUARDED_BY(mu_);
   absl::Duration claim_get_delay_ ABSL_GUARDED_BY(mu_);
   bool expired_as_http_410_ ABSL_GUARDED_BY(mu_) = false;
+  int failing_reads_ ABSL_GUARDED_BY(mu_) = 0;
+  int read_failure_status_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration pod_patch_delay_ ABSL_GUARDED_BY(mu_);
   int64_t next_event_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
