@@ -329,7 +329,9 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
                         highest victim priority, smallest priority sum,
                         fewest victims, latest placed, node name). Victims
                         are deleted, not re-queued (listed under Evicted /
-                        "evictions"); preemptionPolicy Never opts out
+                        "evictions"); preemptionPolicy Never opts out;
+                        PodDisruptionBudgets of the pods file are kept
+                        where some node's victims allow it
   --help                this text
 
 )";

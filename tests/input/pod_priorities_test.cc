@@ -111,5 +111,28 @@ TEST(PodPrioritiesTest, UnresolvedPriorityFieldsAreNotLookedAt) {
   EXPECT_EQ(loaded->pods.size(), 1u);
 }
 
+// PodDisruptionBudgets and pods' labels are kept for the preemptor, only
+// when priorities are resolved.
+TEST(PodPrioritiesTest, BudgetsAndLabelsAreKeptWhenResolving) {
+  std::string labelled = PodWith("a", "");
+  labelled.insert(labelled.find("  namespace:"), "  labels: {app: db}\n");
+  const std::string text =
+      Docs({labelled, PodWith("b", ""),
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: "
+            "{name: guard}\nspec: {minAvailable: 1}\n"});
+  auto resolved = LoadPodObjectsYaml(text, "p.yaml", DeviceConfig(), kResolve);
+  ASSERT_OK(resolved);
+  ASSERT_EQ(resolved->disruption_budgets.size(), 1u);
+  EXPECT_EQ(resolved->disruption_budgets[0]["metadata"]["name"], "guard");
+  ASSERT_EQ(resolved->pod_labels.size(), 1u);
+  EXPECT_EQ(resolved->pod_labels.at("default/a"),
+            nlohmann::json({{"app", "db"}}));
+  auto plain = LoadPodObjectsYaml(text, "p.yaml", DeviceConfig());
+  ASSERT_OK(plain);
+  EXPECT_TRUE(plain->disruption_budgets.empty());
+  EXPECT_TRUE(plain->pod_labels.empty());
+  EXPECT_EQ(plain->pods.size(), 2u);
+}
+
 }  // namespace
 }  // namespace deviceshare::input

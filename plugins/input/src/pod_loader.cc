@@ -70,13 +70,17 @@ class PodCollector {
     if (dra_objects_ && kind == "PriorityClass") {
       return priorities_.AddClass(object, document, errors_);
     }
+    if (dra_objects_ && kind == "PodDisruptionBudget") {
+      if (preemption_inputs_) loaded_.disruption_budgets.push_back(object);
+      return absl::OkStatus();
+    }
     if (!kind.empty() && kind != "Pod") {
       return Error(
           document,
           absl::StrFormat("%skind: %s, want %s", where, kind,
                           dra_objects_ ? "Pod, ResourceQuota, PriorityClass, "
-                                         "ResourceClaim or "
-                                         "ResourceClaimTemplate"
+                                         "PodDisruptionBudget, ResourceClaim "
+                                         "or ResourceClaimTemplate"
                                        : "Pod or ResourceQuota"));
     }
     if (Finished(object)) {
@@ -110,9 +114,10 @@ class PodCollector {
     }
     document_by_key_.emplace(key, document);
     key_by_uid_.emplace(request->uid, key);
-    if (dra_objects_) {
+    if (preemption_inputs_) {
       priorities_.AddPod(object, request->uid, document);
       uids_.push_back(request->uid);
+      KeepLabels(object, request->uid);
     }
     if (record_dialect) {
       loaded_.running.push_back(
@@ -130,8 +135,9 @@ class PodCollector {
   void AcceptDraObjects() { dra_objects_ = true; }
   // The pods with their priorities resolved (PriorityClasses may follow
   // the pods that name them).
-  absl::StatusOr<LoadedPods> Take(bool resolve_priorities) {
-    if (resolve_priorities) {
+  void AcceptPreemptionInputs() { preemption_inputs_ = true; }
+  absl::StatusOr<LoadedPods> Take() {
+    if (preemption_inputs_) {
       DS_ASSIGN_OR_RETURN(loaded_.priorities,
                           priorities_.Resolve(uids_, errors_));
     }
@@ -140,6 +146,16 @@ class PodCollector {
   }
 
  private:
+  void KeepLabels(const Json& pod, const std::string& uid) {
+    auto metadata = pod.find("metadata");
+    if (metadata == pod.end() || !metadata->is_object()) return;
+    auto labels = metadata->find("labels");
+    if (labels == metadata->end() || !labels->is_object() || labels->empty()) {
+      return;
+    }
+    loaded_.pod_labels.emplace(uid, *labels);
+  }
+
   absl::Status AddClaimObject(const Json& object, const std::string& kind,
                               absl::string_view where, size_t document) {
     std::string ns;
@@ -200,6 +216,7 @@ class PodCollector {
   YamlDocumentErrors errors_;
   const DeviceConfig& config_;
   bool dra_objects_ = false;
+  bool preemption_inputs_ = false;
   LoadedPods loaded_;
   std::vector<PodRequest>& pods_ = loaded_.pods;
   absl::flat_hash_set<std::string> claim_keys_;
@@ -222,6 +239,7 @@ absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
   if (!documents.ok()) return InFile(file, documents.status());
   PodCollector collector(file, text, config);
   if (dra_objects) collector.AcceptDraObjects();
+  if (resolve_priorities) collector.AcceptPreemptionInputs();
   for (size_t d = 0; d < documents->size(); ++d) {
     const Json& document = (*documents)[d];
     const size_t number = d + 1;
@@ -242,7 +260,7 @@ absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
       DS_RETURN_IF_ERROR(collector.Add(*object.object, object.where, number));
     }
   }
-  return collector.Take(resolve_priorities);
+  return collector.Take();
 }
 
 }  // namespace

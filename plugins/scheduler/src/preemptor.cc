@@ -33,6 +33,7 @@ bool QuotaRefused(const Decision& failed) {
 
 bool PreferredForPreemption(const PreemptionCandidate& a,
                             const PreemptionCandidate& b) {
+  if (a.violations != b.violations) return a.violations < b.violations;
   if (a.max_priority != b.max_priority) {
     return a.max_priority < b.max_priority;
   }
@@ -48,12 +49,15 @@ bool PreferredForPreemption(const PreemptionCandidate& a,
   return a.node < b.node;
 }
 
-Preemptor::Preemptor(Config config, const input::PodPriorityMap* priorities)
-    : config_(std::move(config)), priorities_(priorities) {}
+Preemptor::Preemptor(Config config, const input::PodPriorityMap* priorities,
+                     const BudgetGroups* budgets)
+    : config_(std::move(config)), priorities_(priorities), budgets_(budgets) {}
 
 absl::StatusOr<std::unique_ptr<Preemptor>> Preemptor::Create(
-    const Config& config, const input::PodPriorityMap* priorities) {
-  std::unique_ptr<Preemptor> preemptor(new Preemptor(config, priorities));
+    const Config& config, const input::PodPriorityMap* priorities,
+    const BudgetGroups* budgets) {
+  std::unique_ptr<Preemptor> preemptor(
+      new Preemptor(config, priorities, budgets));
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(preemptor->registry_));
   DS_ASSIGN_OR_RETURN(BackendSet backends,
                       BackendSet::Create(preemptor->registry_, config));
@@ -78,9 +82,22 @@ input::PodPriorityInfo Preemptor::PriorityOf(const std::string& uid) const {
 void Preemptor::Placed(const PodRequest& pod, const std::string& node,
                        std::optional<size_t> workload_index) {
   const int32_t priority = PriorityOf(pod.uid).priority;
-  tenants_[node][pod.uid] = {pod.Key(), priority, next_start_++,
-                             workload_index};
+  std::string group;
+  if (budgets_ != nullptr) {
+    auto it = budgets_->group_of.find(pod.uid);
+    if (it != budgets_->group_of.end()) group = it->second;
+  }
+  if (!group.empty()) ++group_tenants_[group];
+  tenants_[node][pod.uid] = {pod.Key(), priority, next_start_++, workload_index,
+                             std::move(group)};
   ++tenant_priorities_[priority];
+}
+
+int32_t Preemptor::DisruptionsLeft(const std::string& group) const {
+  auto healthy = group_tenants_.find(group);
+  const int64_t placed = healthy == group_tenants_.end() ? 0 : healthy->second;
+  const int64_t left = placed - budgets_->min_healthy.at(group);
+  return static_cast<int32_t>(std::clamp<int64_t>(left, 0, INT32_MAX));
 }
 
 PreemptionCandidate Preemptor::Figures(const std::string& node,
@@ -105,27 +122,58 @@ PreemptionCandidate Preemptor::Figures(const std::string& node,
   return candidate;
 }
 
+absl::StatusOr<std::optional<PreemptionCandidate>> Preemptor::OnNode(
+    const ClusterState& state, const PodCycle& cycle, const std::string& node,
+    int32_t priority) const {
+  preemption::VictimQuery query;
+  query.cycle = &cycle;
+  query.priority = priority;
+  query.node = node;
+  for (const auto& [uid, tenant] : tenants_.find(node)->second) {
+    if (tenant.priority >= priority) continue;
+    query.candidates.push_back({uid, tenant.priority, true, tenant.group});
+    if (!tenant.group.empty()) {
+      query.disruptions_left.emplace(tenant.group,
+                                     DisruptionsLeft(tenant.group));
+    }
+  }
+  if (query.candidates.empty()) return std::nullopt;
+  DS_ASSIGN_OR_RETURN(preemption::VictimSet set, search_->Find(state, query));
+  int64_t violations = 0;
+  if (!set.found && !query.disruptions_left.empty()) {
+    // No set keeps every budget: kube-scheduler then evicts anyway and
+    // counts the victims its budgets did not allow.
+    preemption::VictimQuery relaxed = query;
+    relaxed.disruptions_left.clear();
+    for (preemption::VictimCandidate& candidate : relaxed.candidates) {
+      candidate.disruption_group.clear();
+    }
+    DS_ASSIGN_OR_RETURN(set, search_->Find(state, relaxed));
+    std::map<std::string, int64_t> taken;
+    for (const std::string& uid : set.victims) {
+      const std::string& group = tenants_.find(node)->second.at(uid).group;
+      if (!group.empty()) ++taken[group];
+    }
+    for (const auto& [group, count] : taken) {
+      violations += std::max<int64_t>(0, count - query.disruptions_left[group]);
+    }
+  }
+  // An empty set would mean the pod fits as is, which the failed decision
+  // ruled out; such a node is left alone.
+  if (!set.found || set.victims.empty()) return std::nullopt;
+  PreemptionCandidate candidate = Figures(node, set);
+  candidate.violations = violations;
+  return candidate;
+}
+
 absl::StatusOr<std::optional<PreemptionCandidate>> Preemptor::ChooseIn(
     const ClusterState& state, const PodRequest& pod, int32_t priority) const {
   DS_ASSIGN_OR_RETURN(PodCycle cycle, path_->PreFilter(pod, &state));
   std::optional<PreemptionCandidate> best;
-  for (const auto& [node, pods] : tenants_) {
-    preemption::VictimQuery query;
-    query.cycle = &cycle;
-    query.priority = priority;
-    query.node = node;
-    for (const auto& [uid, tenant] : pods) {
-      if (tenant.priority < priority) {
-        query.candidates.push_back({uid, tenant.priority});
-      }
-    }
-    if (query.candidates.empty()) continue;
-    DS_ASSIGN_OR_RETURN(preemption::VictimSet set, search_->Find(state, query));
-    // An empty set would mean the pod fits as is, which the failed
-    // decision ruled out; such a node is left alone.
-    if (!set.found || set.victims.empty()) continue;
-    PreemptionCandidate candidate = Figures(node, set);
-    if (!best || PreferredForPreemption(candidate, *best)) {
+  for (const auto& on_node : tenants_) {
+    DS_ASSIGN_OR_RETURN(std::optional<PreemptionCandidate> candidate,
+                        OnNode(state, cycle, on_node.first, priority));
+    if (candidate && (!best || PreferredForPreemption(*candidate, *best))) {
       best = std::move(candidate);
     }
   }
@@ -163,6 +211,7 @@ absl::StatusOr<std::optional<PreemptionOutcome>> Preemptor::Preempt(
     if (--tenant_priorities_[it->second.priority] == 0) {
       tenant_priorities_.erase(it->second.priority);
     }
+    if (!it->second.group.empty()) --group_tenants_[it->second.group];
     on_node.erase(it);
   }
   DS_ASSIGN_OR_RETURN(outcome.decision, scheduler.Allocate(pod, best->node));

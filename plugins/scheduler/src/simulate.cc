@@ -54,6 +54,30 @@ int64_t CoresAsked(const PodRequest& pod) {
   return std::max(init, app);
 }
 
+// The pods file's PodDisruptionBudgets over the workload's pods, pending
+// and running (--preemption).
+absl::Status GroupBudgets(const std::string& file, const LoadedPods& pods,
+                          Workload& workload) {
+  std::vector<BudgetPod> budget_pods;
+  auto add = [&](const PodRequest& pod) {
+    auto labels = pods.pod_labels.find(pod.uid);
+    budget_pods.push_back(
+        {pod.uid, pod.namespace_name,
+         labels == pods.pod_labels.end() ? nullptr : &labels->second});
+  };
+  for (const PodRequest& pod : workload.pods) add(pod);
+  for (const input::RecordedPod& pod : workload.running) add(pod.request);
+  absl::StatusOr<BudgetGroups> groups =
+      GroupPodsByBudget(pods.disruption_budgets, budget_pods);
+  if (!groups.ok()) return InFile(file, groups.status());
+  workload.budgets = *std::move(groups);
+  workload.notes.push_back(absl::StrFormat(
+      "disruption budgets: %d PodDisruptionBudget objects select %d pods; "
+      "preemption keeps within them where it can",
+      pods.disruption_budgets.size(), workload.budgets.group_of.size()));
+  return absl::OkStatus();
+}
+
 absl::Status LoadClusterInput(const SimulateOptions& options,
                               const Config& config, Workload& workload) {
   DS_ASSIGN_OR_RETURN(std::string cluster_text,
@@ -95,6 +119,9 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
         pods.priority_classes, pods.priorities.size()));
   }
   workload.priorities = std::move(pods.priorities);
+  if (!pods.disruption_budgets.empty()) {
+    DS_RETURN_IF_ERROR(GroupBudgets(options.pods_path, pods, workload));
+  }
   workload.claims = std::move(pods.claims);
   workload.quotas = std::move(pods.quotas);
   workload.nodes = std::move(cluster.nodes);

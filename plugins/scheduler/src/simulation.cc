@@ -91,7 +91,8 @@ absl::StatusOr<std::unique_ptr<Preemptor>> MakePreemptor(
   if (!options.preemption) return nullptr;
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<Preemptor> preemptor,
-      Preemptor::Create(scheduler.config(), &workload.priorities));
+      Preemptor::Create(scheduler.config(), &workload.priorities,
+                        &workload.budgets));
   for (const input::RecordedPod& pod : workload.running) {
     if (std::optional<std::string> node = scheduler.PodNode(pod.request.uid)) {
       preemptor->Placed(pod.request, *node, std::nullopt);

@@ -22,8 +22,10 @@
 // pod_priorities.h; a bad one is an error) and, with `resolve_priorities`,
 // every pod's priority: spec.priority, else spec.priorityClassName (a name
 // no class has is an error naming it), else the global default class,
-// else 0. Without it pods' priority fields are not looked at, so a file
-// that names classes it does not hold reads as before.
+// else 0; it then also keeps the PodDisruptionBudget objects (policy/v1)
+// as written and the pods' metadata.labels, for the preemptor to read.
+// Without it pods' priority fields are not looked at (a file that names
+// classes it does not hold reads as before) and budgets are skipped.
 //
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
@@ -40,6 +42,7 @@
 #include "deviceshare/input/pod_priorities.h"
 #include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/pod_request.h"
+#include "nlohmann/json.hpp"
 
 namespace deviceshare::input {
 
@@ -72,6 +75,10 @@ struct LoadedPods {
   // PriorityClass objects were read.
   PodPriorityMap priorities;
   int priority_classes = 0;
+  // With resolve_priorities: PodDisruptionBudget objects in file order,
+  // and the non-empty metadata.labels of pending and running pods by uid.
+  std::vector<nlohmann::json> disruption_budgets;
+  std::map<std::string, nlohmann::json> pod_labels;
 };
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,

@@ -12,9 +12,14 @@
 //      no disruption budgets. Unlike kube-scheduler, which dry-runs a
 //      random sample of at least 10% (and 100) of the nodes, every node is
 //      tried, in name order, so runs are reproducible.
+//      PodDisruptionBudgets (simulate/disruption_budgets.h) are kept where
+//      they can be, as kube-scheduler keeps them: a node's set is first
+//      sought within every budget's disruptionsAllowed; only where none
+//      exists is it sought without them, and the budgets it breaks are
+//      counted (kube-scheduler's violating victims).
 //   2. Of the nodes with a set, one is picked as kube-scheduler's
-//      pickOneNodeForPreemption picks: fewest disruption-budget violations
-//      (always 0 here), then the lowest highest victim priority, then the
+//      pickOneNodeForPreemption picks: fewest disruption-budget violations,
+//      then the lowest highest victim priority, then the
 //      smallest sum of victim priorities (each counted as priority + 2^31),
 //      then the fewest victims, then the latest start of the
 //      highest-priority victims (the earliest of them; start = the order in
@@ -51,6 +56,7 @@
 #include "deviceshare/preemption/victim_search.h"
 #include "deviceshare/scheduler/decision_path.h"
 #include "deviceshare/scheduler/scheduler.h"
+#include "deviceshare/simulate/disruption_budgets.h"
 
 namespace deviceshare::simulate {
 
@@ -67,8 +73,10 @@ struct EvictedPod {
 struct PreemptionCandidate {
   std::string node;
   std::vector<std::string> victims;  // uids, sorted
-  int32_t max_priority = 0;          // of the victims
-  int64_t sum_priority = 0;          // sum of (priority + 2^31)
+  // Victims beyond their budget's disruptionsAllowed.
+  int64_t violations = 0;
+  int32_t max_priority = 0;  // of the victims
+  int64_t sum_priority = 0;  // sum of (priority + 2^31)
   // The earliest start among the victims of max_priority.
   int64_t earliest_top_start = 0;
 };
@@ -85,9 +93,10 @@ struct PreemptionOutcome {
 
 class Preemptor {
  public:
-  // `priorities` must outlive the preemptor.
+  // `priorities` and `budgets` (null: none) must outlive the preemptor.
   static absl::StatusOr<std::unique_ptr<Preemptor>> Create(
-      const Config& config, const input::PodPriorityMap* priorities);
+      const Config& config, const input::PodPriorityMap* priorities,
+      const BudgetGroups* budgets = nullptr);
 
   // A pod that now holds resources on `node`: a running pod charged, or a
   // pod the run placed (`workload_index`). Its start is the call order.
@@ -107,8 +116,10 @@ class Preemptor {
     int32_t priority = 0;
     int64_t start = 0;
     std::optional<size_t> workload_index;
+    std::string group;  // its disruption budget; "" for none
   };
-  Preemptor(Config config, const input::PodPriorityMap* priorities);
+  Preemptor(Config config, const input::PodPriorityMap* priorities,
+            const BudgetGroups* budgets);
 
   input::PodPriorityInfo PriorityOf(const std::string& uid) const;
   // The best node (step 2), searched under the scheduler's shared lock.
@@ -119,9 +130,17 @@ class Preemptor {
       const ClusterState& state, const PodRequest& pod, int32_t priority) const;
   PreemptionCandidate Figures(const std::string& node,
                               const preemption::VictimSet& set) const;
+  // The best set on one node (kept within the budgets if it can be);
+  // nullopt when none helps.
+  absl::StatusOr<std::optional<PreemptionCandidate>> OnNode(
+      const ClusterState& state, const PodCycle& cycle, const std::string& node,
+      int32_t priority) const;
+  // A budget's disruptionsAllowed now.
+  int32_t DisruptionsLeft(const std::string& group) const;
 
   const Config config_;
   const input::PodPriorityMap* priorities_;
+  const BudgetGroups* budgets_;
   BackendRegistry registry_;
   std::unique_ptr<BackendSet> backends_;
   std::unique_ptr<PolicySet> policies_;
@@ -132,6 +151,8 @@ class Preemptor {
   // How many tenants hold each priority: a pod no tenant is below skips
   // the search (every pod of a run without priorities).
   std::map<int32_t, int64_t> tenant_priorities_;
+  // Tenants per disruption budget.
+  std::map<std::string, int64_t, std::less<>> group_tenants_;
   int64_t next_start_ = 0;
 };
 

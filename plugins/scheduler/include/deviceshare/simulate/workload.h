@@ -16,6 +16,7 @@
 #include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/model/node_inventory.h"
 #include "deviceshare/model/pod_request.h"
+#include "deviceshare/simulate/disruption_budgets.h"
 
 namespace deviceshare::simulate {
 
@@ -35,6 +36,8 @@ struct Workload {
   // Pods' priorities by uid (PriorityClass objects and spec.priority of
   // the pods file); read only with --preemption.
   input::PodPriorityMap priorities;
+  // PodDisruptionBudgets of the pods file (with --preemption).
+  BudgetGroups budgets;
 };
 
 }  // namespace deviceshare::simulate
