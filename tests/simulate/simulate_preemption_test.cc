@@ -89,6 +89,10 @@ std::vector<std::string> PodsOf(const Json& list) {
 TEST(SimulatePreemptionTest, ExampleEvictsTheMinimalSets) {
   absl::StatusOr<Json> report = RunExample(/*preemption=*/true);
   ASSERT_OK(report);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : report->items()) keys.push_back(key);
+  EXPECT_THAT(keys, ElementsAre("placements", "unschedulable", "unaccounted",
+                                "evictions", "summary", "notes"));
   EXPECT_EQ((*report)["evictions"], Json::parse(R"([
               {"pod": "default/a-big", "node": "node-a",
                "for": "default/high-1"},
