@@ -325,9 +325,10 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
                         priority, as kube-scheduler would: on each node
                         the fewest victims (then the lowest highest
                         priority, then the least share freed beyond the
-                        need); of the nodes, kube-scheduler's pick (lowest
-                        highest victim priority, smallest priority sum,
-                        fewest victims, latest placed, node name). Victims
+                        need); of the nodes, kube-scheduler's pick (fewest
+                        broken budgets, lowest highest victim priority,
+                        smallest priority sum, fewest victims, latest
+                        placed, node name). Victims
                         are deleted, not re-queued (listed under Evicted /
                         "evictions"); preemptionPolicy Never opts out;
                         PodDisruptionBudgets of the pods file are kept
