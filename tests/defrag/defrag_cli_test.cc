@@ -109,6 +109,59 @@ TEST_F(DefragCliTest, DisruptionBudgetChangesTheSecondMove) {
   EXPECT_EQ(plan["complete"], true);
 }
 
+// The same budget inside the pods file (where simulate reads budgets too).
+TEST_F(DefragCliTest, BudgetInThePodsFileCounts) {
+  const std::string path = folder_.File("pods.yaml");
+  std::ofstream(path) << ReadWholeFile(Example("defrag-pods.yaml")) << "---\n"
+                      << ReadWholeFile(Example("defrag-budgets.yaml"));
+  CliRun run = Defrag(absl::StrCat("--cluster ", Example("defrag-cluster.yaml"),
+                                   " --pods ", path, " --output json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out)["moves"][1]["pod"], "default/train-a");
+}
+
+// Budgets written by hand, without status: disruptionsAllowed as the
+// disruption controller computes it from the three app: infer pods.
+// minAvailable 2 leaves one (as defrag-budgets.yaml says); maxUnavailable
+// 34% of 3 rounds up to 2, so both infer pods may move.
+TEST_F(DefragCliTest, BudgetWithoutStatusIsComputedFromItsSpec) {
+  auto plan_with = [&](const std::string& bound) {
+    const std::string path = folder_.File("budget.yaml");
+    std::ofstream(path) << absl::StrCat(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+        "metadata: {name: infer}\nspec:\n  ",
+        bound, "\n  selector: {matchLabels: {app: infer}}\n");
+    CliRun run = Defrag(
+        absl::StrCat(ExampleArgs(), " --budgets ", path, " --output json"));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? json::parse(run.out) : json();
+  };
+  EXPECT_EQ(plan_with("minAvailable: 2")["moves"][1]["pod"], "default/train-a");
+  EXPECT_EQ(plan_with("maxUnavailable: 34%")["moves"][1]["pod"],
+            "default/infer-b");
+  // minAvailable 3: no infer pod may move; the train pods can empty only
+  // one GPU between them (each fills the other's gap).
+  const json none = plan_with("minAvailable: 3");
+  EXPECT_EQ(none["moves"].size(), 1u);
+  EXPECT_EQ(none["unplaceable"].size(), 1u);
+  EXPECT_EQ(none["complete"], true);
+}
+
+TEST_F(DefragCliTest, BadBudgetExitsTwoNamingIt) {
+  const std::string path = folder_.File("budget.yaml");
+  std::ofstream(path) << "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                         "metadata: {name: infer}\n"
+                         "spec: {minAvailable: lots, selector: {}}\n";
+  CliRun run = Defrag(absl::StrCat(ExampleArgs(), " --budgets ", path));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("PodDisruptionBudget default/infer: "
+                                 "spec.minAvailable: \"lots\""));
+  std::ofstream(path) << "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n";
+  run = Defrag(absl::StrCat(ExampleArgs(), " --budgets ", path));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("want PodDisruptionBudget"));
+}
+
 // infer-a and infer-b opt out too: the plan moves neither.
 TEST_F(DefragCliTest, OptedOutPodsNeverMove) {
   std::string pods = ReadWholeFile(Example("defrag-pods.yaml"));

@@ -38,7 +38,10 @@ Inputs (one kind):
                         allocation records; pending pods are the targets;
                         PriorityClass objects give priorities)
   --budgets FILE        PodDisruptionBudget objects (policy/v1) for the
-                        file inputs (optional)
+                        file inputs (optional; those of the --pods file
+                        are read too). A budget without
+                        status.disruptionsAllowed allows what minAvailable
+                        or maxUnavailable leaves of the pods it selects
   --kubeconfig FILE     a live cluster, read-only: one list each of Nodes,
                         Pods, PodDisruptionBudgets and PriorityClasses
 Options:

@@ -49,31 +49,38 @@ std::string UidOf(const json& pod) {
                       StringAt(metadata, "name"));
 }
 
-absl::StatusOr<std::vector<json>> LoadBudgets(const std::string& path) {
+// The PodDisruptionBudget objects of a file's text. `only_budgets`: any
+// other kind is an error (--budgets); else it is skipped (the pods file,
+// whose other objects the pod loader reads).
+absl::StatusOr<std::vector<json>> BudgetsIn(const std::string& text,
+                                            const std::string& path,
+                                            bool only_budgets) {
   std::vector<json> budgets;
-  if (path.empty()) return budgets;
-  DS_ASSIGN_OR_RETURN(std::string text,
-                      input::ReadInputFile("--budgets", path));
   absl::StatusOr<std::vector<json>> documents = ParseYamlDocuments(text);
   if (!documents.ok()) return input::InFile(path, documents.status());
   for (size_t d = 0; d < documents->size(); ++d) {
     const json& document = (*documents)[d];
     if (!document.is_object()) {
+      if (!only_budgets) continue;
       return input::InDocument(path, d + 1,
                                absl::InvalidArgumentError("is not an object"));
     }
     absl::StatusOr<std::vector<input::DocumentObject>> objects =
         input::DocumentObjects(document, "PodDisruptionBudget");
-    if (!objects.ok()) return input::InDocument(path, d + 1, objects.status());
+    if (!objects.ok()) {
+      if (!only_budgets) continue;
+      return input::InDocument(path, d + 1, objects.status());
+    }
     for (const input::DocumentObject& object : *objects) {
       const std::string kind = input::KindOf(*object.object);
-      if (!kind.empty() && kind != "PodDisruptionBudget") {
+      if (kind == "PodDisruptionBudget" || (only_budgets && kind.empty())) {
+        budgets.push_back(*object.object);
+      } else if (only_budgets) {
         return input::InDocument(
             path, d + 1,
             absl::InvalidArgumentError(absl::StrCat(
                 object.where, "kind: ", kind, ", want PodDisruptionBudget")));
       }
-      budgets.push_back(*object.object);
     }
   }
   return budgets;
@@ -124,7 +131,16 @@ absl::StatusOr<DefragInputs> LoadDefragFiles(const DefragSource& source) {
   absl::StatusOr<std::map<std::string, json>> pods = PodObjectsByUid(pods_text);
   if (!pods.ok()) return input::InFile(source.pods_path, pods.status());
   inputs.pod_objects = *std::move(pods);
-  DS_ASSIGN_OR_RETURN(inputs.budgets, LoadBudgets(source.budgets_path));
+  DS_ASSIGN_OR_RETURN(inputs.budgets, BudgetsIn(pods_text, source.pods_path,
+                                                /*only_budgets=*/false));
+  if (!source.budgets_path.empty()) {
+    DS_ASSIGN_OR_RETURN(std::string text,
+                        input::ReadInputFile("--budgets", source.budgets_path));
+    DS_ASSIGN_OR_RETURN(std::vector<json> more,
+                        BudgetsIn(text, source.budgets_path,
+                                  /*only_budgets=*/true));
+    for (json& budget : more) inputs.budgets.push_back(std::move(budget));
+  }
   return inputs;
 }
 

@@ -1,8 +1,11 @@
 #include "deviceshare/simulate/defrag_pods.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/kube/label_selector.h"
 
@@ -39,7 +42,48 @@ struct Budget {
   std::string ns;
   std::string group;  // "namespace/name"
   const json* selector;
+  const json* object;
+  int32_t selected = 0;  // bound pods it selects
 };
+
+// An int or a "N%" of `total`, rounded up
+// (intstr.GetScaledValueFromIntOrPercent as the disruption controller calls
+// it); nullopt when it reads as neither.
+std::optional<int32_t> Scaled(const json& value, int32_t total) {
+  if (value.is_number_integer()) return value.get<int32_t>();
+  int32_t percent = 0;
+  const std::string text = Text(value);
+  if (text.size() < 2 || text.back() != '%' ||
+      !absl::SimpleAtoi(absl::string_view(text).substr(0, text.size() - 1),
+                        &percent)) {
+    return std::nullopt;
+  }
+  return static_cast<int32_t>((int64_t{percent} * total + 99) / 100);
+}
+
+// status.disruptionsAllowed, else what the disruption controller would
+// compute from the spec with every selected bound pod healthy (the pods
+// the budget selects are all it expects).
+absl::StatusOr<int32_t> DisruptionsAllowed(const Budget& budget) {
+  const json& allowed =
+      Field(Field(*budget.object, "status"), "disruptionsAllowed");
+  if (allowed.is_number_integer()) return allowed.get<int32_t>();
+  const json& spec = Field(*budget.object, "spec");
+  for (const char* key : {"minAvailable", "maxUnavailable"}) {
+    const json& value = Field(spec, key);
+    if (value.is_null()) continue;
+    std::optional<int32_t> scaled = Scaled(value, budget.selected);
+    if (!scaled.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("PodDisruptionBudget ", budget.group, ": spec.", key,
+                       ": ", value.dump(), " is not an integer or a percent"));
+    }
+    return std::max(0, std::string(key) == "minAvailable"
+                           ? budget.selected - *scaled
+                           : *scaled);
+  }
+  return 0;
+}
 
 // Why the pod may not move; "" when it may.
 std::string UnmovableReason(const json& pod,
@@ -69,12 +113,8 @@ absl::StatusOr<DefragPods> DefragPodsOf(const DefragInputs& inputs) {
     const json& metadata = Field(budget, "metadata");
     std::string ns = Text(Field(metadata, "namespace"));
     if (ns.empty()) ns = "default";
-    const std::string group =
-        absl::StrCat(ns, "/", Text(Field(metadata, "name")));
-    const json& allowed = Field(Field(budget, "status"), "disruptionsAllowed");
-    result.disruptions_left[group] =
-        allowed.is_number_integer() ? allowed.get<int32_t>() : 0;
-    budgets.push_back({ns, group, &Field(Field(budget, "spec"), "selector")});
+    budgets.push_back({ns, absl::StrCat(ns, "/", Text(Field(metadata, "name"))),
+                       &Field(Field(budget, "spec"), "selector"), &budget});
   }
   for (const input::RecordedPod& running : inputs.workload.running) {
     const PodRequest& request = running.request;
@@ -91,7 +131,7 @@ absl::StatusOr<DefragPods> DefragPodsOf(const DefragInputs& inputs) {
     std::string why = UnmovableReason(pod_object, running.annotations);
     const json& labels = Field(Field(pod_object, "metadata"), "labels");
     int selecting = 0;
-    for (const Budget& budget : budgets) {
+    for (Budget& budget : budgets) {
       if (budget.ns != request.namespace_name) continue;
       absl::StatusOr<bool> matches =
           kube::SelectorMatches(*budget.selector, labels);
@@ -102,6 +142,7 @@ absl::StatusOr<DefragPods> DefragPodsOf(const DefragInputs& inputs) {
       }
       if (!*matches) continue;
       ++selecting;
+      ++budget.selected;
       pod.disruption_group = budget.group;
     }
     if (why.empty() && selecting > 1) {
@@ -115,6 +156,11 @@ absl::StatusOr<DefragPods> DefragPodsOf(const DefragInputs& inputs) {
       ++result.unmovable[why];
     }
     result.pods.push_back(std::move(pod));
+  }
+  for (const Budget& budget : budgets) {
+    absl::StatusOr<int32_t> allowed = DisruptionsAllowed(budget);
+    if (!allowed.ok()) return allowed.status();
+    result.disruptions_left[budget.group] = *allowed;
   }
   return result;
 }

@@ -12,11 +12,16 @@
 //     refuses such a pod.
 // Otherwise its priority is the pods file's (or the API's), and the one
 // budget that selects it (same namespace, spec.selector) is its
-// disruption group "namespace/name", with status.disruptionsAllowed (0
-// when missing) disruptions left.
+// disruption group "namespace/name", with status.disruptionsAllowed
+// disruptions left. A budget without that status (a file's, written by
+// hand) gets what the disruption controller would compute with every
+// bound pod it selects healthy and expected: those pods less
+// spec.minAvailable, or spec.maxUnavailable (an integer, or a percent of
+// those pods rounded up); 0 with neither.
 //
 // Errors: InvalidArgument naming the budget for a selector that does not
-// read (kube/label_selector.h).
+// read (kube/label_selector.h) or a minAvailable / maxUnavailable that is
+// neither an integer nor a percent.
 //
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_SIMULATE_DEFRAG_PODS_H_
