@@ -199,6 +199,27 @@ TEST_F(DefragPlannerTest, ExhaustedBudgetMovesNothingOfTheGroup) {
   EXPECT_EQ(plan->movable_pods, 0);
 }
 
+// Every node keeps a 30 GiB pod that may not move: no plan places a
+// whole-GPU target, and the planner says so at once instead of searching
+// every sequence of the small pods (which could move: each node has room).
+TEST_F(DefragPlannerTest, HopelessTargetIsProvenWithoutSearching) {
+  for (const char* node : {"n1", "n2", "n3"}) {
+    AddNode(node);
+    Bind(absl::StrCat("big-", node), node, 30);
+    Listed(absl::StrCat("big-", node)).movable = false;
+    Bind(absl::StrCat("small-", node), node, 1);
+  }
+  Target("p1");
+  absl::StatusOr<DefragPlan> plan = planner_.Plan(world_.state(), query_);
+  ASSERT_OK(plan);
+  EXPECT_THAT(plan->moves, IsEmpty());
+  ASSERT_EQ(plan->unplaceable.size(), 1u);
+  EXPECT_THAT(plan->unplaceable[0].reason,
+              HasSubstr("not even with every pod that may move moved off"));
+  EXPECT_TRUE(plan->complete);
+  EXPECT_EQ(plan->exact_steps, 0);
+}
+
 // One target; emptying n1 (a, priority 100) or n2 (b, priority 0) takes
 // one move each: the lower priority moves.
 TEST_F(DefragPlannerTest, LowerPriorityMovesFirst) {

@@ -15,10 +15,11 @@ std::string Proof(const defrag::DefragPlan& plan) {
                       : "not proven fewest: greedy plan (too many movable "
                         "pods for the exact search)";
   }
+  if (!plan.unplaceable.empty()) {
+    return "no plan of at most --max-moves moves places the rest";
+  }
   if (plan.moves.empty()) return "no move needed";
-  return plan.unplaceable.empty()
-             ? "fewest moves, proven by the exact search"
-             : "no plan within --max-moves places every target";
+  return "fewest moves, proven by the exact search";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "deviceshare/defrag/defrag_planner.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -75,8 +76,12 @@ absl::StatusOr<std::vector<MovableCandidate>> Candidates(
   return candidates;
 }
 
+constexpr char kHopeless[] =
+    "fits no node, not even with every pod that may move moved off it";
+
 // The plan of an exact sequence: its moves replayed, then the targets.
-DefragPlan ReplaySequence(PlanWorld& world, const ExactResult& exact) {
+DefragPlan ReplaySequence(PlanWorld& world, const SearchInput& input,
+                          const ExactResult& exact) {
   DefragPlan plan;
   for (const std::string& uid : exact.sequence) {
     std::optional<Move> move = world.TryMove(uid);
@@ -86,6 +91,8 @@ DefragPlan ReplaySequence(PlanWorld& world, const ExactResult& exact) {
   for (size_t t = 0; t < world.target_count(); ++t) {
     if (!world.TargetRefusal(t).empty()) {
       plan.unplaceable.push_back({world.TargetKey(t), world.TargetRefusal(t)});
+    } else if (input.hopeless[t]) {
+      plan.unplaceable.push_back({world.TargetKey(t), kHopeless});
     } else if (std::optional<std::string> node = world.PlaceTarget(t)) {
       plan.placements.push_back({world.TargetKey(t), *node, after});
     } else {
@@ -96,11 +103,50 @@ DefragPlan ReplaySequence(PlanWorld& world, const ExactResult& exact) {
   return plan;
 }
 
-// Whether the plan places every target the path did not refuse.
-bool EveryTargetPlaced(const PlanWorld& world, const DefragPlan& plan) {
+// The targets no plan can place: they fit no node as it is, and no node
+// with every pod that may move gone from it (moves never take a pod that
+// may not move off a node, nor free room on a node they move pods to).
+std::vector<bool> Hopeless(PlanWorld& world,
+                           const preemption::VictimSearch& victims,
+                           const SearchInput& input) {
+  std::map<std::string, std::vector<preemption::VictimCandidate>> by_node;
+  for (const MovableCandidate& c : input.candidates) {
+    by_node[c.node].push_back({c.uid, 0, true, c.group});
+  }
+  std::vector<bool> hopeless(input.targets, false);
+  for (size_t t = 0; t < input.targets; ++t) {
+    if (world.TargetCycle(t) == nullptr) continue;
+    if (world.PlaceTarget(t).has_value()) {
+      world.UndoTo(0);
+      continue;
+    }
+    bool helps = false;
+    for (const auto& [node, candidates] : by_node) {
+      preemption::VictimQuery query;
+      query.cycle = world.TargetCycle(t);
+      query.priority = 1;
+      query.node = node;
+      query.candidates = candidates;
+      query.disruptions_left = input.disruptions_left;
+      // As is, then every candidate gone: a set exists or none does.
+      query.budget.filter_calls = 2;
+      absl::StatusOr<preemption::VictimSet> set =
+          victims.Find(world.state(), query);
+      helps = !set.ok() || set->found || !set->complete;
+      if (helps) break;
+    }
+    hopeless[t] = !helps;
+  }
+  return hopeless;
+}
+
+// Whether the plan places every target the path did not refuse and some
+// plan might place.
+bool EveryTargetPlaced(const PlanWorld& world, const SearchInput& input,
+                       const DefragPlan& plan) {
   size_t placeable = 0;
   for (size_t t = 0; t < world.target_count(); ++t) {
-    placeable += world.TargetRefusal(t).empty() ? 1 : 0;
+    placeable += world.TargetRefusal(t).empty() && !input.hopeless[t] ? 1 : 0;
   }
   return plan.placements.size() == placeable;
 }
@@ -141,21 +187,22 @@ absl::StatusOr<DefragPlan> DefragPlanner::Plan(ClusterState& state,
   world.SetTargets(query.targets);
   const preemption::VictimSearch victims(path_, backends_);
   DefragPlan plan = GreedyPlan(world, victims, input);
-  const bool greedy_placed_all = EveryTargetPlaced(world, plan);
-  const bool without_moves = greedy_placed_all && plan.moves.empty();
   plan.movable_pods = static_cast<int64_t>(input.candidates.size());
+  const bool small = input.candidates.size() <=
+                     static_cast<size_t>(query.budget.exact_candidates);
+  input.hopeless = small ? Hopeless(world, victims, input)
+                         : std::vector<bool>(input.targets, false);
+  const bool greedy_placed_all = EveryTargetPlaced(world, input, plan);
+  const bool without_moves = greedy_placed_all && plan.moves.empty();
   plan.complete = without_moves;
-  if (without_moves || input.candidates.size() >
-                           static_cast<size_t>(query.budget.exact_candidates)) {
-    return plan;
-  }
+  if (without_moves || !small) return plan;
   const int32_t depth = greedy_placed_all
                             ? static_cast<int32_t>(plan.moves.size()) - 1
                             : query.budget.max_moves;
   ExactResult exact = ExactPlan(world, input, depth);
-  DefragPlan result = exact.found ? ReplaySequence(world, exact) : plan;
-  // A refused target stays unplaceable whatever moves; the exact search
-  // placed the rest.
+  // Refused and hopeless targets stay unplaceable whatever moves; the
+  // exact search placed the rest.
+  DefragPlan result = exact.found ? ReplaySequence(world, input, exact) : plan;
   result.exact = true;
   result.complete = !exact.out_of_budget;
   result.movable_pods = plan.movable_pods;

@@ -73,7 +73,7 @@ class Exact {
     const size_t mark = world_.mark();
     bool all = true;
     for (size_t t = 0; t < in_.targets && all; ++t) {
-      if (world_.TargetCycle(t) == nullptr) continue;
+      if (world_.TargetCycle(t) == nullptr || in_.hopeless[t]) continue;
       all = world_.PlaceTarget(t).has_value();
     }
     world_.UndoTo(mark);

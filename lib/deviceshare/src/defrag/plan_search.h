@@ -34,6 +34,8 @@ struct SearchInput {
   std::map<std::string, int32_t, std::less<>> disruptions_left;
   DefragBudget budget;
   size_t targets = 0;
+  // Per target: no plan can place it (the exact search leaves it out).
+  std::vector<bool> hopeless;
 };
 
 // The greedy plan. Its moves, placements and unplaceable targets; the

@@ -46,17 +46,23 @@
 //     when the budget runs out the best plan found is returned with
 //     complete = false.
 //
+//   - a target that fits no node even with every pod that may move gone
+//     from it is unplaceable whatever moves (moves never take a pod that
+//     may not move off a node, nor free room where they put a pod): the
+//     exact search leaves it out.
+//
 // `complete`: the search finished. When every target is placeable the
 // moves are a fewest-moves plan; otherwise no plan of at most max_moves
-// moves places every target, and the moves are the greedy plan for the
-// targets it could place.
+// moves places every target that some plan might place, and the moves are
+// the greedy plan for the targets it could place.
 //
 // Plan works on `state` and leaves it holding the same pods with the same
-// allocations (node versions change). Errors (InvalidArgument naming the
-// field and value) are for bad input only: a listed pod the state does not
-// hold, a uid listed twice, a disruption group without an entry, a negative
-// budget. A target the path refuses (PreFilter) is unplaceable with the
-// path's message; "no plan" is a verdict.
+// allocations (node versions change; a target's DRA claims keep the
+// allocations its trial placements made, as after a pod's deletion). Errors
+// (InvalidArgument naming the field and value) are for bad input only: a listed
+// pod the state does not hold, a uid listed twice, a disruption group without
+// an entry, a negative budget. A target the path refuses (PreFilter) is
+// unplaceable with the path's message; "no plan" is a verdict.
 //
 // Thread safety: DefragPlanner is immutable; Plan changes `state`, so one
 // Plan at a time per state.
