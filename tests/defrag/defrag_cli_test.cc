@@ -187,6 +187,9 @@ TEST_F(DefragCliTest, OptedOutPodsNeverMove) {
   EXPECT_EQ(plan["unplaceable"].size() + plan["placements"].size(), 2u);
 }
 
+// Three whole GPUs: the greedy step places two (infer-b goes into
+// gpu-1's gap, which the third would need); the exact search finds three
+// moves that free three GPUs, and no two do (every GPU holds a pod).
 TEST_F(DefragCliTest, FreeWholeGpus) {
   CliRun run =
       Defrag(absl::StrCat(ExampleArgs(), " --free-whole-gpus 3 --output json"));
@@ -195,6 +198,7 @@ TEST_F(DefragCliTest, FreeWholeGpus) {
   EXPECT_EQ(plan["targets"], 3);
   EXPECT_EQ(plan["placements"].size(), 3u);
   EXPECT_EQ(plan["moves"].size(), 3u);
+  EXPECT_EQ(plan["complete"], true);
 }
 
 TEST_F(DefragCliTest, HelpDocumentsEveryFlag) {

@@ -178,6 +178,14 @@ absl::StatusOr<DefragInputs> LoadDefragLive(kube::ApiClient& client,
   workload.running = std::move(loaded.running);
   workload.priorities = std::move(loaded.priorities);
   workload.quotas = std::move(loaded.quotas);
+  size_t with_claims = 0;
+  for (const PodRequest& pod : workload.pods) with_claims += pod.HasClaims();
+  if (with_claims > 0) {
+    inputs.notes.push_back(absl::StrCat(
+        with_claims,
+        " pending pods use DRA claims: a live plan reads no ResourceSlices "
+        "or ResourceClaims, so they are judged without them"));
+  }
   for (json& pod : ItemsOf(pods, "Pod")) {
     inputs.pod_objects.emplace(UidOf(pod), std::move(pod));
   }
