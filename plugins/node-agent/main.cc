@@ -82,6 +82,12 @@ ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(5),
           "GPU health poll interval");
 ABSL_FLAG(absl::Duration, register_interval, absl::Seconds(30),
           "registration refresh interval");
+ABSL_FLAG(std::string, record_key_file, "",
+          "serve only allocation records signed by a key of this file "
+          "(lines `<id>: <base64 secret>`, the scheduler's Secret)");
+ABSL_FLAG(bool, accept_unsigned_records, false,
+          "serve unsigned allocation records too (migrating from HAMi's or "
+          "Volcano's scheduler); forged ones never");
 ABSL_FLAG(std::string, metrics_address, "",
           "serve GET /metrics (Prometheus) and /healthz at HOST:PORT or :PORT");
 ABSL_FLAG(std::string, log_level, "info",
@@ -131,6 +137,8 @@ constexpr FlagRow kServeFlags[] = {
     {{"health_interval", false}, "D"},
     {{"register_interval", false}, "D"},
     {{"metrics_address", false}, "ADDR", "none: no metrics endpoint"},
+    {{"record_key_file", false}, "FILE", "none: records are not checked"},
+    {{"accept_unsigned_records", true}, ""},
     {{"log_level", false}, "L"},
     {{"dra", true}, ""},
     {{"device_plugin", true}, ""},
@@ -440,6 +448,9 @@ int Serve(int argc, char** argv) {
   options.health_interval = absl::GetFlag(FLAGS_health_interval);
   options.register_interval = absl::GetFlag(FLAGS_register_interval);
   options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.record_key_file = absl::GetFlag(FLAGS_record_key_file);
+  options.accept_unsigned_records =
+      absl::GetFlag(FLAGS_accept_unsigned_records);
   if (options.health_interval <= absl::ZeroDuration()) {
     return Fail("serve", "--health-interval: must be positive");
   }

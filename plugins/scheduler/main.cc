@@ -102,6 +102,10 @@ ABSL_FLAG(absl::Duration, in_flight_timeout, absl::Seconds(60),
 ABSL_FLAG(std::string, log_level, "info", "serve: log level");
 ABSL_FLAG(int64_t, max_body_bytes, 16 << 20, "serve: request body cap");
 ABSL_FLAG(bool, leader_elect, false, "serve: lead by a Lease (replicas)");
+ABSL_FLAG(std::string, record_key_file, "",
+          "serve: keys that sign allocation records");
+ABSL_FLAG(bool, accept_unsigned_records, false,
+          "serve: charge unsigned allocation records");
 ABSL_FLAG(std::string, leader_elect_resource_name, "deviceshare-scheduler",
           "serve: the Lease's name");
 ABSL_FLAG(std::string, leader_elect_resource_namespace, "",
@@ -204,6 +208,17 @@ Logs go to stderr, one key=value line per record.
                         long stops answering, before anyone else may take
                         over (default 10s; below the lease duration)
   --leader-elect-retry-period D     time between attempts (default 2s)
+  --record-key-file FILE  sign every allocation record /bind writes
+                        (deviceshare.io/record-signature: HMAC-SHA256 over
+                        the record, the pod uid and the node) with the first
+                        key of FILE (lines `<id>: <base64 secret>`, from a
+                        Secret; re-read when it changes), and charge records
+                        read back only when a key of FILE signed them (or the
+                        pod is already Running). Without it nothing is signed
+                        or checked
+  --accept-unsigned-records  charge unsigned records too (a cluster
+                        migrating from HAMi's or Volcano's scheduler); forged
+                        ones never
 
 Exit status of serve: 0 after SIGTERM/SIGINT (requests in flight finish);
 2 invalid flags or config; 1 cannot start (credentials, address).
@@ -474,6 +489,8 @@ constexpr FlagSpec kServeFlags[] = {
     {"webhook_tls_key", false},
     {"scheduler_name", false},
     {"leader_elect", true},
+    {"record_key_file", false},
+    {"accept_unsigned_records", true},
     {"leader_elect_resource_name", false},
     {"leader_elect_resource_namespace", false},
     {"leader_elect_identity", false},
@@ -625,6 +642,9 @@ int Serve(int argc, char** argv) {
   }
   options.log_level = absl::GetFlag(FLAGS_log_level);
   options.leader_election = LeaderElectionFromFlags();
+  options.record_key_file = absl::GetFlag(FLAGS_record_key_file);
+  options.accept_unsigned_records =
+      absl::GetFlag(FLAGS_accept_unsigned_records);
   absl::Status status = deviceshare::extender::Serve(options);
   if (status.ok()) return 0;
   std::cerr << kProgram << " serve: " << status.message() << "\n";

@@ -44,7 +44,8 @@ void PrintTo(const FamilyShape& shape, std::ostream* out) {
 }
 
 // Taken from serve's /metrics before the move to prometheus-cpp (commit
-// 38f3b41), after the same calls as below. Families with no sample yet
+// 38f3b41), after the same calls as below, plus the families added since
+// (refused_records_total: signed records). Families with no sample yet
 // show no label names.
 const std::map<std::string, FamilyShape>& GoldenFamilies() {
   static const auto* golden = new std::map<std::string, FamilyShape>{
@@ -52,6 +53,7 @@ const std::map<std::string, FamilyShape>& GoldenFamilies() {
       {"deviceshare_extender_binds_deferred_total", {"counter", {}}},
       {"deviceshare_extender_binds_total", {"counter", {}}},
       {"deviceshare_extender_pods_allocating", {"gauge", {}}},
+      {"deviceshare_extender_refused_records_total", {"counter", {}}},
       {"deviceshare_extender_rejections_total", {"counter", {"reason"}}},
       {"deviceshare_extender_request_seconds", {"histogram", {"verb"}}},
       {"deviceshare_extender_requests_total", {"counter", {"code", "verb"}}},

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "deviceshare/agent/kubelet_checkpoint.h"
@@ -11,6 +12,7 @@
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/kube/object_fields.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/model/sharing_mode.h"
@@ -21,6 +23,11 @@
 
 namespace deviceshare::agent {
 namespace {
+
+std::string RefusedWhy(const trust::RecordCheck& check) {
+  return absl::StrCat("its allocation record is ",
+                      trust::VerdictName(check.verdict), ": ", check.reason);
+}
 
 std::string Describe(const std::vector<DeviceGrant>& grants) {
   std::vector<std::string> parts;
@@ -100,6 +107,12 @@ void AllocationMatcher::SetGpus(const std::vector<Gpu>& gpus) {
 }
 
 void AllocationMatcher::ReplacePods(const std::vector<nlohmann::json>& pods) {
+  ReplacePodsUnreported(pods);
+  ReportRefusals();
+}
+
+void AllocationMatcher::ReplacePodsUnreported(
+    const std::vector<nlohmann::json>& pods) {
   absl::MutexLock lock(&mu_);
   std::set<std::string> listed;
   for (const nlohmann::json& pod : pods) listed.insert(kube::PodUid(pod));
@@ -118,13 +131,86 @@ void AllocationMatcher::ReplacePods(const std::vector<nlohmann::json>& pods) {
 
 void AllocationMatcher::ApplyPod(absl::string_view type,
                                  const nlohmann::json& pod) {
-  absl::MutexLock lock(&mu_);
-  ++pod_events_;
-  if (type == "DELETED") {
-    ForgetLocked(kube::PodUid(pod));
-    return;
+  {
+    absl::MutexLock lock(&mu_);
+    ++pod_events_;
+    if (type == "DELETED") {
+      ForgetLocked(kube::PodUid(pod));
+      return;
+    }
+    UpsertLocked(pod);
   }
-  UpsertLocked(pod);
+  ReportRefusals();
+}
+
+std::optional<trust::RecordCheck> AllocationMatcher::CheckSignatureLocked(
+    const nlohmann::json& pod, const PodRecord& record) {
+  if (options_.record_keys == nullptr) return std::nullopt;
+  trust::RecordCheck check =
+      trust::CheckRecord(*options_.record_keys->Keys(), PodAnnotationMap(pod),
+                         record.uid, options_.node_name);
+  if (options_.record_policy.Accepts(check.verdict)) return std::nullopt;
+  const std::string why = RefusedWhy(check);
+  auto known = pods_.find(record.uid);
+  if (known == pods_.end() || !known->second.refused ||
+      RefusedWhy(*known->second.refused) != why) {
+    spdlog::warn("pod {}: {}; it will not be served", record.key, why);
+    refusal_reports_.push_back(RefusalReport{
+        record.key, record.uid,
+        absl::StrCat("node agent on ", options_.node_name,
+                     " will not hand out this pod's GPUs: ", why)});
+  }
+  return check;
+}
+
+void AllocationMatcher::ReportRefusals() {
+  std::vector<RefusalReport> reports;
+  {
+    absl::MutexLock lock(&mu_);
+    reports.swap(refusal_reports_);
+  }
+  if (!options_.report_refused_record) return;
+  for (const RefusalReport& report : reports) {
+    options_.report_refused_record(report.pod_key, report.pod_uid,
+                                   report.message);
+  }
+}
+
+std::vector<AllocationMatcher::Candidate> AllocationMatcher::RefusedLocked()
+    const {
+  std::vector<Candidate> refused;
+  for (const auto& [uid, state] : pods_) {
+    if (!state.refused) continue;
+    for (const ContainerAllocation& container :
+         state.record.allocation.containers) {
+      if (!container.devices.empty()) {
+        refused.push_back(Candidate{&state, container.container_index});
+      }
+    }
+  }
+  return refused;
+}
+
+std::optional<absl::Status> AllocationMatcher::RefusedRecordFor(
+    const std::vector<std::string>& gpus) const {
+  for (const auto& [uid, state] : pods_) {
+    if (!state.refused) continue;
+    for (const ContainerAllocation& container :
+         state.record.allocation.containers) {
+      if (container.devices.empty() || GrantGpus(container.devices) != gpus) {
+        continue;
+      }
+      absl::Status refusal = absl::PermissionDeniedError(absl::StrCat(
+          "pod ", state.record.key, " waits for GPUs ",
+          absl::StrJoin(gpus, ","), ", but ", RefusedWhy(*state.refused)));
+      refusal.SetPayload(
+          metrics::kRefusalReasonPayload,
+          absl::Cord(absl::StrCat(trust::VerdictName(state.refused->verdict),
+                                  "_record")));
+      return refusal;
+    }
+  }
+  return std::nullopt;
 }
 
 void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
@@ -141,6 +227,7 @@ void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
     return;
   }
   PodRecord& fresh = **record;
+  std::optional<trust::RecordCheck> refused = CheckSignatureLocked(pod, fresh);
   for (ContainerAllocation& container : fresh.allocation.containers) {
     for (DeviceGrant& grant : container.devices) {
       auto gpu = gpus_.find(grant.uuid);
@@ -175,6 +262,7 @@ void AllocationMatcher::UpsertLocked(const nlohmann::json& pod) {
     }
   }
   it->second.record = std::move(fresh);
+  it->second.refused = std::move(refused);
   // An agent killed after serving a pod's last container but before its
   // queued success patch reached the API server comes back with the pod
   // still "allocating": its journal says every container is served, so it
@@ -210,6 +298,7 @@ std::vector<AllocationMatcher::Candidate> AllocationMatcher::WaitingLocked()
   for (const auto& [uid, state] : pods_) {
     const PodRecord& record = state.record;
     if (record.bind_phase == keys::kBindPhaseFailed) continue;
+    if (state.refused) continue;
     if (record.bind_phase == keys::kBindPhaseSuccess &&
         !marked_success_.contains(uid)) {
       // Someone marked it served. Trust that unless our journal knows the
@@ -281,7 +370,12 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
     }
     return ids;
   };
-  for (const Candidate& candidate : WaitingLocked()) {
+  // Containers whose record is refused come after those waiting: offered
+  // their own GPUs, kubelet's Allocate then says why they are refused.
+  std::vector<Candidate> candidates = WaitingLocked();
+  for (const Candidate& refused : RefusedLocked())
+    candidates.push_back(refused);
+  for (const Candidate& candidate : candidates) {
     const auto& grants =
         candidate.pod->record.allocation.containers[candidate.container_index]
             .devices;
@@ -401,6 +495,9 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::Allocate(
   }
   if (candidates.empty()) {
     ++stats_.refused;
+    if (std::optional<absl::Status> refusal = RefusedRecordFor(*gpus)) {
+      return *refusal;
+    }
     return absl::FailedPreconditionError(absl::StrCat(
         "devices ", absl::StrJoin(ids, ","),
         ": no container of a pod bound "

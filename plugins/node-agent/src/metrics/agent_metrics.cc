@@ -1,8 +1,10 @@
 #include "metrics/agent_metrics.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
 
@@ -43,6 +45,9 @@ prometheus::MetricFamily CollectOrHeader(
 }  // namespace
 
 std::string RefusalReason(const absl::Status& error) {
+  if (auto reason = error.GetPayload(kRefusalReasonPayload)) {
+    return std::string(*reason);
+  }
   // "FAILED_PRECONDITION" -> "failed_precondition".
   return absl::AsciiStrToLower(absl::StatusCodeToString(error.code()));
 }

@@ -13,7 +13,8 @@
 //       kubelet named is not ours; failed_precondition: no pod waits for
 //       those GPUs, or the grant cannot be prepared here; not_found: the
 //       claim names no device of this node; unavailable: the answer could
-//       not be journaled; ...).
+//       not be journaled; unsigned_record / forged_record: the pod's
+//       allocation record has no signature / a wrong one, trust/).
 //   deviceshare_agent_prepare_seconds{api}                  histogram
 //       time to answer one Allocate / NodePrepareResources call.
 //   deviceshare_agent_gpu_healthy{node,gpu,model}            gauge
@@ -79,6 +80,12 @@ class AgentMetrics {
   prometheus::Family<prometheus::Gauge>& gpu_healthy_;
 };
 
+// A refusal's reason when the code alone says too little (e.g.
+// "forged_record"): a payload of the error under this URL.
+inline constexpr char kRefusalReasonPayload[] =
+    "deviceshare.io/agent/refusal-reason";
+
+// The kRefusalReasonPayload of `error` if it has one, else its code:
 // "failed_precondition" for FailedPrecondition, and so on.
 std::string RefusalReason(const absl::Status& error);
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "deviceshare/agent/allocation_matcher.h"
 #include "deviceshare/agent/inventory_source.h"
 #include "deviceshare/agent/mps_daemon.h"
@@ -17,12 +18,14 @@
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/kube/api_client.h"
+#include "deviceshare/kube/events.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/kube/reflector.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
+#include "deviceshare/trust/record_keys.h"
 #include "metrics/agent_metrics.h"
 #include "metrics/metrics_server.h"
 #include "service/dra_driver.h"
@@ -167,8 +170,26 @@ std::unique_ptr<MigControl> OpenMigControl(const AgentOptions& options,
 absl::StatusOr<std::unique_ptr<AllocationMatcher>> CreateMatcher(
     const AgentOptions& options, const Config& config,
     const std::string& resource, std::unique_ptr<ServedJournal> journal,
-    PodPatchQueue& patches, MigControl* mig_control) {
+    PodPatchQueue& patches, MigControl* mig_control,
+    trust::RecordKeySource* record_keys, kube::ApiClient* client) {
   AllocationMatcherOptions matcher_options;
+  matcher_options.record_keys = record_keys;
+  matcher_options.record_policy.accept_unsigned =
+      options.accept_unsigned_records;
+  matcher_options.report_refused_record = [client](const std::string& pod_key,
+                                                   const std::string& uid,
+                                                   const std::string& message) {
+    std::pair<std::string, std::string> name =
+        absl::StrSplit(pod_key, absl::MaxSplits('/', 1));
+    absl::Status posted =
+        kube::PostPodEvent(*client, kube::PodRef{name.first, name.second, uid},
+                           "Warning", "AllocationRecordRefused", message,
+                           "deviceshare-node-agent", absl::Now());
+    if (!posted.ok()) {
+      spdlog::warn("pod {}: event not recorded: {}", pod_key,
+                   posted.ToString());
+    }
+  };
   matcher_options.node_name = options.node_name;
   matcher_options.resource_name = resource;
   matcher_options.hook_path = options.hook_path;
@@ -329,10 +350,33 @@ struct DevicePluginSide {
   }
 };
 
+// The keys of --record-key-file; null without it.
+absl::StatusOr<std::unique_ptr<trust::RecordKeySource>> LoadRecordKeys(
+    const AgentOptions& options) {
+  if (options.accept_unsigned_records) {
+    spdlog::warn(
+        "--accept-unsigned-records: allocation records without a signature "
+        "are served (a cluster migrating from HAMi's or Volcano's "
+        "scheduler); forged ones still are not");
+  }
+  if (options.record_key_file.empty()) {
+    spdlog::info(
+        "no --record-key-file: allocation records are served unchecked");
+    return nullptr;
+  }
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<trust::RecordKeySource> keys,
+      trust::RecordKeySource::Create(options.record_key_file, &RealClock()));
+  spdlog::info("serving only allocation records signed by {} (signing key {})",
+               options.record_key_file, keys->Keys()->signing().id);
+  return keys;
+}
+
 // Null (and OK) when `stop` came while waiting for the pod list.
 absl::StatusOr<std::unique_ptr<DevicePluginSide>> StartDevicePlugin(
     const AgentOptions& options, const Config& config, kube::ApiClient* client,
-    const std::vector<Gpu>& gpus, const std::atomic<bool>& stop) {
+    const std::vector<Gpu>& gpus, trust::RecordKeySource* record_keys,
+    const std::atomic<bool>& stop) {
   auto side = std::make_unique<DevicePluginSide>();
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<ServedJournal> journal,
@@ -345,7 +389,8 @@ absl::StatusOr<std::unique_ptr<DevicePluginSide>> StartDevicePlugin(
   DS_ASSIGN_OR_RETURN(
       side->matcher,
       CreateMatcher(options, config, resource, std::move(journal),
-                    *side->patches, side->mig_control.get()));
+                    *side->patches, side->mig_control.get(), record_keys,
+                    client));
   side->matcher->SetGpus(gpus);
   side->pods =
       std::make_unique<kube::Reflector>(client, NodePodsPath(options.node_name),
@@ -399,11 +444,13 @@ absl::Status RunAgent(const AgentOptions& options,
     if (!SleepUnlessStopped(absl::Seconds(5), stop)) return absl::OkStatus();
   }
 
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<trust::RecordKeySource> record_keys,
+                      LoadRecordKeys(options));
   std::unique_ptr<MpsDaemon> mps = StartMpsDaemon(options, gpus);
   std::unique_ptr<DevicePluginSide> side;
   if (options.device_plugin) {
-    DS_ASSIGN_OR_RETURN(
-        side, StartDevicePlugin(options, config, client.get(), gpus, stop));
+    DS_ASSIGN_OR_RETURN(side, StartDevicePlugin(options, config, client.get(),
+                                                gpus, record_keys.get(), stop));
     if (side == nullptr) {
       if (mps) mps->Stop();
       return absl::OkStatus();

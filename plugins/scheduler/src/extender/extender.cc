@@ -115,6 +115,11 @@ void Extender::InitMetrics() {
               "Allocation records read from pods that could not be charged "
               "(unknown GPU, no room, malformed).",
               {});
+  refused_records_total_ =
+      counter("deviceshare_extender_refused_records_total",
+              "Allocation records read from pods and not charged because their "
+              "signature is missing or wrong, by verdict (unsigned, forged).",
+              {"verdict"});
   deferred_total_ = counter(
       "deviceshare_extender_binds_deferred_total",
       "Binds refused for now because a pod the node agent could confuse "

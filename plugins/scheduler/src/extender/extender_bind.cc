@@ -89,8 +89,10 @@ std::string Extender::UndoBind(const PodName& pod, const PodRequest& request,
     scheduler_->Release(request.uid);
   }
   if (patched) {
-    absl::Status undone =
-        writer_->PatchAnnotations(pod, RollbackAnnotations(request.dialect));
+    std::map<std::string, std::optional<std::string>> rollback =
+        RollbackAnnotations(request.dialect);
+    rollback[trust::kRecordSignature] = std::nullopt;
+    absl::Status undone = writer_->PatchAnnotations(pod, rollback);
     if (!undone.ok()) {
       // The record stays on an unbound pod; a later filter of the pod, or
       // the expiry of its kRecorded reservation, releases the charge.
@@ -253,10 +255,14 @@ std::optional<InFlightPod> Extender::ClaimInFlightLocked(
 std::optional<std::string> Extender::WriteRecord(
     const PodName& pod, const PodRequest& request,
     const PodAllocation& allocation) {
-  absl::Status patched = writer_->PatchAnnotations(
-      pod, ToPatch(AllocationAnnotations(
-               allocation, request.dialect, clock_->Now(),
-               scheduler_->config().device.memory_factor)));
+  std::map<std::string, std::string> record =
+      AllocationAnnotations(allocation, request.dialect, clock_->Now(),
+                            scheduler_->config().device.memory_factor);
+  if (options_.record_keys != nullptr) {
+    record[trust::kRecordSignature] = trust::SignRecord(
+        *options_.record_keys->Keys(), record, pod.uid, allocation.node_name);
+  }
+  absl::Status patched = writer_->PatchAnnotations(pod, ToPatch(record));
   if (patched.ok()) return std::nullopt;
   return UndoBind(pod, request, /*patched=*/false, {}, "Patch",
                   absl::StrFormat("pod %s: writing the allocation record: %s",

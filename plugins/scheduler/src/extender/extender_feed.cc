@@ -217,6 +217,7 @@ void Extender::ReleaseEndedPodLocked(const nlohmann::json& pod,
   }
   if (reservation != reservations_.end()) reservations_.erase(reservation);
   watched_pods_.erase(uid);
+  refused_records_.erase(uid);
   in_flight_.Remove(uid);
   scheduler_->Release(uid);
 }
@@ -235,12 +236,44 @@ void Extender::ReleaseUnrecordedPodLocked(const nlohmann::json& pod,
   }
 }
 
+bool Extender::RecordTrustedLocked(
+    const nlohmann::json& pod, const std::string& uid,
+    const std::map<std::string, std::string>& annotations,
+    const std::string& node) {
+  if (options_.record_keys == nullptr) return true;
+  const trust::RecordCheck check =
+      trust::CheckRecord(*options_.record_keys->Keys(), annotations, uid, node);
+  if (options_.record_policy.Accepts(check.verdict)) return true;
+  // A Running pod's containers hold their GPUs whoever handed them out:
+  // not charging them would overcommit.
+  const bool running = Text(pod, {"status", "phase"}) == "Running";
+  if (refused_records_.insert(uid).second) {
+    const std::string message = absl::StrCat(
+        "allocation record ", trust::VerdictName(check.verdict), ": ",
+        check.reason,
+        running ? "; charged anyway: the pod is Running"
+                : "; not charged: the node agent will not serve it");
+    LogPod(LogLevel::kWarn, PodKey(pod), node, message);
+    if (refused_records_total_ != nullptr) {
+      refused_records_total_->Increment({trust::VerdictName(check.verdict)});
+    }
+    writer_->Event(PodName{Text(pod, {"metadata", "namespace"}),
+                           Text(pod, {"metadata", "name"}), uid},
+                   "Warning", "AllocationRecordRefused", message);
+  }
+  return running;
+}
+
 std::optional<Extender::RecordedPod> Extender::ReadRecordLocked(
     const nlohmann::json& pod, const std::string& uid,
     std::map<std::string, std::string> annotations) {
+  const std::string node = RecordNode(pod, annotations);
+  if (!RecordTrustedLocked(pod, uid, annotations, node)) {
+    ReleaseUnrecordedPodLocked(pod, uid);
+    return std::nullopt;
+  }
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(pod, scheduler_->config().device);
-  const std::string node = RecordNode(pod, annotations);
   if (!request.ok()) {
     LogPod(LogLevel::kWarn, PodKey(pod), node,
            absl::StrCat("allocation record not charged: ",

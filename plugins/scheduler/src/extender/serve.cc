@@ -72,6 +72,31 @@ absl::StatusOr<std::unique_ptr<Scheduler>> LoadScheduler(
   return Scheduler::Create(config, registry);
 }
 
+// The record keys of --record-key-file; null without it.
+absl::StatusOr<std::unique_ptr<trust::RecordKeySource>> LoadRecordKeys(
+    const ServeOptions& options) {
+  if (options.accept_unsigned_records) {
+    LogNode(LogLevel::kWarn, "",
+            "--accept-unsigned-records: allocation records without a "
+            "signature are charged (a cluster migrating from HAMi's or "
+            "Volcano's scheduler); forged ones still are not");
+  }
+  if (options.record_key_file.empty()) {
+    LogNode(LogLevel::kInfo, "",
+            "no --record-key-file: allocation records are neither signed "
+            "nor checked");
+    return nullptr;
+  }
+  DS_ASSIGN_OR_RETURN(
+      std::unique_ptr<trust::RecordKeySource> keys,
+      trust::RecordKeySource::Create(options.record_key_file, &RealClock()));
+  LogNode(LogLevel::kInfo, "",
+          absl::StrCat("allocation records signed with key ",
+                       keys->Keys()->signing().id, " of ",
+                       options.record_key_file));
+  return keys;
+}
+
 // A list+watch of the collection at `path` (`what` in the log) that feeds
 // the extender's handlers for it.
 std::unique_ptr<kube::Reflector> WatchCollection(
@@ -307,6 +332,11 @@ absl::Status Serve(const ServeOptions& options) {
   ExtenderOptions extender_options;
   extender_options.reservation_ttl = options.reservation_ttl;
   extender_options.in_flight_timeout = options.in_flight_timeout;
+  DS_ASSIGN_OR_RETURN(std::unique_ptr<trust::RecordKeySource> record_keys,
+                      LoadRecordKeys(options));
+  extender_options.record_keys = record_keys.get();
+  extender_options.record_policy.accept_unsigned =
+      options.accept_unsigned_records;
   Extender extender(scheduler.get(), writer.get(), &RealClock(),
                     extender_options, claims.get());
 

@@ -59,6 +59,10 @@ struct AgentOptions {
   absl::Duration watchdog_interval = absl::Seconds(1);
   // HOST:PORT of GET /metrics and /healthz (agent/metrics); "" = none.
   std::string metrics_address;
+  // Set: serve only allocation records (device plugin) and claim
+  // allocations (DRA) a key of this file signed (trust/).
+  std::string record_key_file;
+  bool accept_unsigned_records = false;
 };
 
 // The deviceshare config file (config/config_parser.h); defaults for "".

@@ -32,6 +32,11 @@
 //     neither serves a container twice nor forgets one. When every GPU
 //     container of a pod is served, its bind-phase becomes "success" (which
 //     ends its being in flight for the scheduler).
+//  Signed records (options.record_keys): a pod whose record's signature
+//     is missing (unless options.record_policy accepts unsigned records) or
+//     wrong (trust/record_signature.h) never waits: an Allocate for its
+//     GPUs is refused with PermissionDenied naming the pod and why, and the
+//     pod gets one Warning Event (through `report`).
 //  5. PreStartContainer (this plugin requires it) runs after kubelet has
 //     recorded which pod holds the ids (agent/kubelet_checkpoint.h). If that
 //     is not the pod served -- records written by another scheduler can
@@ -48,6 +53,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,6 +67,8 @@
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/model/gpu.h"
+#include "deviceshare/trust/record_keys.h"
+#include "deviceshare/trust/record_signature.h"
 
 namespace deviceshare::agent {
 
@@ -78,6 +86,14 @@ struct AllocationMatcherOptions {
   // a moment before the agent's watch delivers it: an Allocate that matches
   // no waiting container waits this long for pod events before refusing.
   absl::Duration pod_watch_grace = absl::Seconds(2);
+  // Set: serve only records these keys signed (not owned). Null: any.
+  trust::RecordKeySource* record_keys = nullptr;
+  trust::RecordPolicy record_policy;
+  // Told once per pod whose record is refused ("namespace/name", uid, the
+  // message), outside the matcher's lock: an Event, say. May be empty.
+  std::function<void(const std::string& pod_key, const std::string& pod_uid,
+                     const std::string& message)>
+      report_refused_record;
 };
 
 // Completes a pod's MIG grants (mig_uuid, instance ids) before its edits are
@@ -138,6 +154,8 @@ class AllocationMatcher : public ContainerAllocator {
  private:
   struct PodState {
     PodRecord record;
+    // Set when the record is not served: its signature's verdict and why.
+    std::optional<trust::RecordCheck> refused;
     int64_t sequence = 0;  // watch arrival, breaks decided_at ties
   };
   struct Candidate {
@@ -149,7 +167,23 @@ class AllocationMatcher : public ContainerAllocator {
                     std::unique_ptr<ServedJournal> journal,
                     PodAnnotator annotate, MigPreparer prepare_mig);
 
+  void ReplacePodsUnreported(const std::vector<nlohmann::json>& pods)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void UpsertLocked(const nlohmann::json& pod)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The signature's verdict when the record of `pod` must not be served
+  // (nullopt when it may), queueing the report of a newly refused one.
+  std::optional<trust::RecordCheck> CheckSignatureLocked(
+      const nlohmann::json& pod, const PodRecord& record)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands the queued refusal reports over; call without the lock.
+  void ReportRefusals() ABSL_LOCKS_EXCLUDED(mu_);
+  // GPU containers of pods whose record is refused.
+  std::vector<Candidate> RefusedLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The refusal for `gpus` when only refused records wait for them.
+  std::optional<absl::Status> RefusedRecordFor(
+      const std::vector<std::string>& gpus) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ServedLocked(const std::string& uid, int32_t container) const
@@ -195,6 +229,10 @@ class AllocationMatcher : public ContainerAllocator {
   // replicas (kubelet admits one at a time, a stress test may not).
   std::map<std::string, absl::Time> offered_ ABSL_GUARDED_BY(mu_);
   MatcherStats stats_ ABSL_GUARDED_BY(mu_);
+  struct RefusalReport {
+    std::string pod_key, pod_uid, message;
+  };
+  std::vector<RefusalReport> refusal_reports_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deviceshare::agent

@@ -64,6 +64,15 @@
 // claim's status.allocation is charged from the claim itself. A restarted
 // extender rebuilds everything from the first list.
 //
+// Signed records (ExtenderOptions::record_keys): /bind signs each record
+// it writes (trust/record_signature.h), and a record read from the watch
+// whose signature is missing or wrong is not charged -- the node agent will
+// not serve it -- unless the pod is already Running (its containers hold
+// GPUs, whoever gave them) or, for unsigned ones, unsigned records are
+// accepted. Such records are logged, counted
+// (deviceshare_extender_refused_records_total{verdict}) and reported in an
+// Event once per pod.
+//
 // Thread safety: every method is thread-safe.
 #ifndef DEVICESHARE_EXTENDER_EXTENDER_H_
 #define DEVICESHARE_EXTENDER_EXTENDER_H_
@@ -92,6 +101,8 @@
 #include "deviceshare/extender/quota_feed.h"
 #include "deviceshare/extender/reservation.h"
 #include "deviceshare/scheduler/scheduler.h"
+#include "deviceshare/trust/record_keys.h"
+#include "deviceshare/trust/record_signature.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::extender {
@@ -104,6 +115,10 @@ struct ExtenderOptions {
   // (bind-phase "allocating") keeps binds of confusable pods off its node.
   // Zero turns the rule off.
   absl::Duration in_flight_timeout = absl::Seconds(60);
+  // Set: sign the records /bind writes and check those the watch reads
+  // (not owned; outlives the extender). Null: neither.
+  trust::RecordKeySource* record_keys = nullptr;
+  trust::RecordPolicy record_policy;
 };
 
 // Counters for /metrics, read with Extender::stats().
@@ -244,6 +259,12 @@ class Extender {
   void ReleaseUnrecordedPodLocked(const nlohmann::json& pod,
                                   const std::string& uid)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // False (logged, counted, an Event once per pod) when the record's
+  // signature is not one the options accept and the pod is not Running.
+  bool RecordTrustedLocked(
+      const nlohmann::json& pod, const std::string& uid,
+      const std::map<std::string, std::string>& annotations,
+      const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Parses the pod's record; nullopt (logged and counted) when it cannot.
   std::optional<RecordedPod> ReadRecordLocked(
       const nlohmann::json& pod, const std::string& uid,
@@ -341,6 +362,8 @@ class Extender {
   absl::flat_hash_map<std::string, WatchedPod> watched_pods_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> watched_nodes_ ABSL_GUARDED_BY(mu_);
+  // Pods whose refused record was reported (one Event each).
+  absl::flat_hash_set<std::string> refused_records_ ABSL_GUARDED_BY(mu_);
   InFlightIndex in_flight_ ABSL_GUARDED_BY(mu_);
 
   mutable absl::Mutex stats_mu_;
@@ -352,6 +375,7 @@ class Extender {
   CounterFamily* binds_total_ = nullptr;
   CounterFamily* expired_total_ = nullptr;
   CounterFamily* unaccounted_total_ = nullptr;
+  CounterFamily* refused_records_total_ = nullptr;
   CounterFamily* deferred_total_ = nullptr;
 };
 

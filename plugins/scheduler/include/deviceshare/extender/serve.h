@@ -45,6 +45,11 @@ struct ServeOptions {
   // Set: run as one of several replicas, leading by this Lease
   // (--leader-elect and its flags).
   std::optional<kube::LeaderElectionOptions> leader_election;
+  // Set: sign the allocation records /bind writes with the first key of
+  // this file and check those read back (--record-key-file).
+  std::string record_key_file;
+  // Charge unsigned records read back (--accept-unsigned-records).
+  bool accept_unsigned_records = false;
 };
 
 // Sets the level of the extender's log (stderr, one line per record):
