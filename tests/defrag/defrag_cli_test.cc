@@ -187,6 +187,48 @@ TEST_F(DefragCliTest, OptedOutPodsNeverMove) {
   EXPECT_EQ(plan["unplaceable"].size() + plan["placements"].size(), 2u);
 }
 
+// infer-a is a DaemonSet's, infer-b has no controller, two budgets select
+// train-a: none of them moves, and the notes say why.
+TEST_F(DefragCliTest, PodsThatWouldNotComeBackNeverMove) {
+  std::string pods = ReadWholeFile(Example("defrag-pods.yaml"));
+  const std::string owner =
+      "  - {apiVersion: apps/v1, kind: ReplicaSet, name: infer, uid: "
+      "rs-infer, controller: true}\n";
+  const size_t a = pods.find(owner, pods.find("name: infer-a"));
+  pods.replace(a, owner.size(),
+               "  - {apiVersion: apps/v1, kind: DaemonSet, name: ds, uid: ds, "
+               "controller: true}\n");
+  const size_t b = pods.find(owner, pods.find("name: infer-b"));
+  pods.replace(b, owner.size(),
+               "  - {apiVersion: v1, kind: Node, name: gpu-2, uid: n2}\n");
+  const std::string budget =
+      "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+      "metadata: {name: %s}\nspec:\n  maxUnavailable: 1\n"
+      "  selector: {matchLabels: {app: train}}\n";
+  pods += absl::StrReplaceAll(budget, {{"%s", "train-1"}});
+  pods += absl::StrReplaceAll(budget, {{"%s", "train-2"}});
+  const std::string path = folder_.File("pods.yaml");
+  std::ofstream(path) << pods;
+  CliRun run = Defrag(absl::StrCat("--cluster ", Example("defrag-cluster.yaml"),
+                                   " --pods ", path, " --output json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json plan = json::parse(run.out);
+  // infer-c alone may move (train-c opts out): into GPU-1-1's 61440 MiB
+  // gap (binpack: gpu-1 and gpu-2 tie, by name), emptying GPU-3-1 for
+  // big-1; no other GPU can be emptied, so big-2 stays unplaceable.
+  EXPECT_EQ(plan["movable_pods"], 1);
+  EXPECT_EQ(plan["moves"], Moves({R"({"pod": "default/infer-c",
+                                      "from": "gpu-3", "to": "gpu-1"})"}));
+  EXPECT_EQ(plan["placements"].size(), 1u);
+  EXPECT_EQ(plan["unplaceable"].size(), 1u);
+  EXPECT_EQ(plan["complete"], true);
+  const std::string notes = plan["notes"].dump();
+  EXPECT_THAT(notes, HasSubstr("1 pod may not move: a DaemonSet's"));
+  EXPECT_THAT(notes, HasSubstr("1 pod may not move: no controller"));
+  EXPECT_THAT(notes, HasSubstr("2 pods may not move: more than one "
+                               "PodDisruptionBudget selects it"));
+}
+
 // Three whole GPUs: the greedy step places two (infer-b goes into
 // gpu-1's gap, which the third would need); the exact search finds three
 // moves that free three GPUs, and no two do (every GPU holds a pod).
