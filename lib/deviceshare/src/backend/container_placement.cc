@@ -45,6 +45,10 @@ Candidate CandidateOf(const PodRequest& request, const NodeState& node,
 // Best first, by the policy's rank.
 bool Better(const Candidate& a, const Candidate& b) { return a.rank > b.rank; }
 
+// Per GPU of a node, inline for nodes of up to 8 GPUs: a filter allocates
+// nothing to rank or pick them.
+using Candidates = absl::InlinedVector<Candidate, 8>;
+
 // "3/4 InsufficientMemory, 1/4 GpuUnhealthy", most frequent first.
 std::string Summary(const std::vector<GpuVerdict>& verdicts, size_t gpus) {
   std::map<ReasonCode, int> counts;
@@ -92,42 +96,41 @@ NodeFit Unfit(ReasonCode code, std::string message,
 }
 
 // The `want` of `ranked` (best first) the policy takes.
-std::vector<Candidate> Pick(const std::vector<Candidate>& ranked, int32_t want,
-                            const PlacementPolicy& gpu_policy) {
+Candidates Pick(absl::Span<const Candidate> ranked, int32_t want,
+                const PlacementPolicy& gpu_policy) {
   if (static_cast<int32_t>(ranked.size()) < want) return {};
   if (static_cast<int32_t>(ranked.size()) == want || !gpu_policy.picks_gpus()) {
-    return std::vector<Candidate>(ranked.begin(), ranked.begin() + want);
+    return Candidates(ranked.begin(), ranked.begin() + want);
   }
   std::vector<GpuCandidate> offered;
   offered.reserve(ranked.size());
   for (const Candidate& c : ranked) offered.push_back({c.gpu, c.rank});
-  std::vector<Candidate> picked;
+  Candidates picked;
   for (size_t at : gpu_policy.PickGpus(offered, want)) {
     if (at < ranked.size()) picked.push_back(ranked[at]);
   }
-  return static_cast<int32_t>(picked.size()) == want ? picked
-                                                     : std::vector<Candidate>{};
+  return static_cast<int32_t>(picked.size()) == want ? picked : Candidates{};
 }
 
 // Picks `want` candidates: the policy's pick of them, or with numa-bind its
 // pick of the NUMA node whose best `want` rank highest by the first key
 // (their summed score; a policy that ranks NUMA first thus takes the
-// highest NUMA node that can serve). Empty if impossible.
-std::vector<Candidate> Choose(std::vector<Candidate> candidates, int32_t want,
-                              bool numa_bind,
-                              const PlacementPolicy& gpu_policy) {
+// highest NUMA node that can serve). Empty if impossible. Sorts
+// `candidates` best first.
+Candidates Choose(Candidates& candidates, int32_t want, bool numa_bind,
+                  const PlacementPolicy& gpu_policy) {
   std::sort(candidates.begin(), candidates.end(), Better);
   if (!numa_bind) return Pick(candidates, want, gpu_policy);
   std::map<int32_t, std::vector<Candidate>> by_numa;
   for (const Candidate& c : candidates) by_numa[c.gpu->numa_node].push_back(c);
-  std::vector<Candidate> best;
+  Candidates best;
   int64_t best_sum = 0;
   for (auto& [numa, group] : by_numa) {  // ascending NUMA: stable ties
     if (static_cast<int32_t>(group.size()) < want) continue;
     int64_t sum = 0;
     for (int32_t i = 0; i < want; ++i) sum += group[i].rank[0];
     if (best.empty() || sum > best_sum) {
-      std::vector<Candidate> picked = Pick(group, want, gpu_policy);
+      Candidates picked = Pick(group, want, gpu_policy);
       if (picked.empty()) continue;
       best_sum = sum;
       best = std::move(picked);
@@ -182,9 +185,11 @@ GpuVerdict CheckGpuEligible(const PodRequest& request, const Gpu& gpu,
 
 namespace {
 
-// The grant for the share `taken` offers on `gpu`.
-DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
-  DeviceGrant grant;
+// Appends to `out` the grant for the share `taken` offers on `gpu`, built in
+// place (no copy of the grant).
+void AddGrant(const Gpu& gpu, SharingMode mode, const GpuOffer& taken,
+              ContainerAllocation& out) {
+  DeviceGrant& grant = out.devices.emplace_back();
   grant.uuid = gpu.uuid;
   grant.gpu_index = gpu.index;
   grant.mode = mode;
@@ -192,7 +197,6 @@ DeviceGrant GrantOf(const Gpu& gpu, SharingMode mode, const GpuOffer& taken) {
   grant.cores = taken.share.cores;
   grant.mig = taken.share.mig;
   grant.mig_action = taken.mig_action;
-  return grant;
 }
 
 // Asks the GPU policy first (mutex, say): the offer of a GPU it refuses is
@@ -223,7 +227,8 @@ bool TakeOneAtATime(const PodRequest& request,
                     absl::Span<const GpuVerdict> eligible, GpuOfferFn offer,
                     absl::InlinedVector<PendingShares, 8>& pending,
                     ContainerAllocation& out) {
-  std::vector<size_t> taken_at;  // positions whose pending this call grew
+  // Positions whose pending this call grew.
+  absl::InlinedVector<size_t, 8> taken_at;
   for (int32_t taken = 0; taken < container.gpu_count; ++taken) {
     std::optional<Candidate> best;
     GpuOffer best_offer;
@@ -246,8 +251,7 @@ bool TakeOneAtATime(const PodRequest& request,
     }
     taken_at.push_back(best->position);
     pending[best->position].push_back(best_offer.share);
-    out.devices.push_back(
-        GrantOf(node.inventory().gpus[best->position], mode, best_offer));
+    AddGrant(node.inventory().gpus[best->position], mode, best_offer, out);
   }
   return true;
 }
@@ -275,9 +279,12 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
   absl::InlinedVector<GpuVerdict, 8> eligible(gpus);
   for (size_t pos = 0; pos < gpus; ++pos) {
     const Gpu& gpu = node.inventory().gpus[pos];
-    eligible[pos] = explain ? CheckGpuEligible(request, gpu, mode)
-                            : GpuVerdict{EligibilityCode(request, gpu, mode),
-                                         gpu.index, ""};
+    if (explain) {
+      eligible[pos] = CheckGpuEligible(request, gpu, mode);
+    } else {  // no text: the code alone, the detail left empty
+      eligible[pos].code = EligibilityCode(request, gpu, mode);
+      eligible[pos].gpu_index = gpu.index;
+    }
     if (eligible[pos].fits() && request.spread_group &&
         node.ledger(pos).UsedByGroup(request.group_key)) {
       eligible[pos] =
@@ -287,13 +294,13 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
   }
 
   NodeFit fit;
-  fit.allocation.pod_uid = request.uid;
-  fit.allocation.pod_key = request.Key();
-  fit.allocation.node_name = node.name();
   fit.allocation.containers.reserve(request.containers.size());
   // This pod's shares so far, per GPU position.
   absl::InlinedVector<PendingShares, 8> pending(gpus);
-  std::vector<Candidate> candidates;
+  Candidates candidates;
+  // The refusals: their codes always, the verdicts (with text) only to
+  // explain.
+  CodeTally rejected_codes;
   std::vector<GpuVerdict> rejected;
   absl::InlinedVector<GpuOffer, 8> offers(gpus);
 
@@ -314,9 +321,11 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     }
     candidates.clear();
     rejected.clear();
+    rejected_codes = CodeTally();
     for (size_t pos = 0; pos < gpus; ++pos) {
       if (!eligible[pos].fits()) {
-        rejected.push_back(eligible[pos]);
+        rejected_codes.Add(eligible[pos].code);
+        if (explain) rejected.push_back(eligible[pos]);
         continue;
       }
       GpuOffer made =
@@ -327,11 +336,12 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
         candidates.push_back(CandidateOf(request, node, pos, offers[pos],
                                          pending[pos], gpu_policy));
       } else {
-        rejected.push_back(std::move(made.verdict));
+        rejected_codes.Add(made.verdict.code);
+        if (explain) rejected.push_back(std::move(made.verdict));
       }
     }
 
-    std::vector<Candidate> chosen =
+    const Candidates chosen =
         Choose(candidates, container.gpu_count, request.numa_bind, gpu_policy);
     if (chosen.empty() && several_per_gpu && !request.numa_bind &&
         !candidates.empty()) {
@@ -344,7 +354,7 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
     if (chosen.empty() && !explain) {
       ReasonCode code =
           candidates.empty()
-              ? MostFrequent(rejected)
+              ? rejected_codes.top()
               : (request.numa_bind && static_cast<int32_t>(candidates.size()) >=
                                           container.gpu_count
                      ? ReasonCode::kNumaNotFit
@@ -379,13 +389,17 @@ NodeFit PlaceContainers(const PodRequest& request, const NodeState& node,
                                    candidates.size(), summary),
                    std::move(rejected));
     }
+    out.devices.reserve(chosen.size());
     for (const Candidate& c : chosen) {
       const GpuOffer& taken = offers[c.position];
       pending[c.position].push_back(taken.share);
-      out.devices.push_back(
-          GrantOf(node.inventory().gpus[c.position], mode, taken));
+      AddGrant(node.inventory().gpus[c.position], mode, taken, out);
     }
   }
+  // Named only once it fits: a node that does not copies no names.
+  fit.allocation.pod_uid = request.uid;
+  fit.allocation.pod_key = request.Key();
+  fit.allocation.node_name = node.name();
   return fit;
 }
 

@@ -14,16 +14,15 @@ namespace {
 
 using internal::CodeTally;
 
-// The share `container` asks of the GPU of `ledger`: its memory on that
-// card and its cores.
-ContainerShare WholeShare(const ContainerRequest& container, int32_t index,
-                          const DeviceLedger& ledger) {
-  ContainerShare share;
+// Sets `share` (fresh, no MIG slot) to the share `container` asks of the
+// GPU of `ledger`: its memory on that card and its cores. In place: the
+// search fills the offer it returns.
+void SetWholeShare(const ContainerRequest& container, int32_t index,
+                   const DeviceLedger& ledger, ContainerShare& share) {
   share.container_index = index;
   share.is_init = container.is_init;
   share.memory_mib = container.MemoryOn(ledger.memory_capacity_mib());
   share.cores = container.cores;
-  return share;
 }
 
 // Whether GPU `ledger` could take `container` (index `index`) if it were the
@@ -36,7 +35,8 @@ ReasonCode AloneCode(const PodRequest& request,
   if (code != ReasonCode::kFits) return code;
   code = TenantLimitCode(limit, ledger, 1);
   if (code != ReasonCode::kFits) return code;
-  const ContainerShare share = WholeShare(container, index, ledger);
+  ContainerShare share;
+  SetWholeShare(container, index, ledger, share);
   return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
 }
 
@@ -75,23 +75,29 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
   return usable == 0 ? rejected.top() : ReasonCode::kInsufficientGpus;
 }
 
-// The offer of the GPU of `ledger` for `pending`'s last share: the tenant
-// limit first, then the ledger.
-GpuVerdict CheckShares(const DeviceLedger& ledger,
-                       absl::Span<const ContainerShare> pending,
-                       const TenantLimit& limit, bool explain) {
-  const int32_t want = limit.max_tenants > 0 ? ChargeOf(pending).slots : 0;
+// Sets `verdict` (fresh) to the offer of the GPU of `ledger` for
+// `shares`' last share: the tenant limit first, then the ledger. Without
+// `explain` the text stays empty and untouched.
+void CheckShares(const DeviceLedger& ledger,
+                 absl::Span<const ContainerShare> shares,
+                 const TenantLimit& limit, bool explain, GpuVerdict& verdict) {
+  const int32_t want = limit.max_tenants > 0 ? ChargeOf(shares).slots : 0;
   const ReasonCode limited = TenantLimitCode(limit, ledger, want);
+  verdict.gpu_index = ledger.gpu().index;
   if (limited != ReasonCode::kFits) {
-    return GpuVerdict{
-        limited, ledger.gpu().index,
-        explain ? absl::StrFormat("%s=%d max=%d want=%d", limit.noun,
-                                  ledger.used_slots(), limit.max_tenants, want)
-                : ""};
+    verdict.code = limited;
+    if (explain) {
+      verdict.detail =
+          absl::StrFormat("%s=%d max=%d want=%d", limit.noun,
+                          ledger.used_slots(), limit.max_tenants, want);
+    }
+    return;
   }
-  return explain
-             ? ledger.CheckPod(pending)
-             : GpuVerdict{ledger.CheckPodCode(pending), ledger.gpu().index, ""};
+  if (explain) {
+    verdict = ledger.CheckPod(shares);
+  } else {
+    verdict.code = ledger.CheckPodCode(shares);
+  }
 }
 
 NodeFit CodeOnly(ReasonCode code) {
@@ -126,6 +132,35 @@ int64_t CeilPercent(int64_t part, int64_t whole) {
   return whole <= 0 ? 0 : (part * 100 + whole - 1) / whole;
 }
 
+// PlaceShares' search: each GPU offers the container its whole share
+// beside the pod's shares already there.
+NodeFit SearchShares(const PodRequest& request, const NodeState& node,
+                     SharingMode mode, const PlacementPolicy& gpu_policy,
+                     bool explain, const TenantLimit& limit) {
+  return PlaceContainers(
+      request, node, mode, gpu_policy,
+      [&](const ContainerRequest& container, int32_t index, size_t position,
+          PendingShares& pending) {
+        const DeviceLedger& ledger = node.ledger(position);
+        GpuOffer offer;
+        SetWholeShare(container, index, ledger, offer.share);
+        // The pod's first share on this GPU (the common case) is checked
+        // where it is, without a copy beside the others.
+        const bool alone = pending.empty();
+        if (!alone) pending.push_back(offer.share);
+        const absl::Span<const ContainerShare> shares =
+            alone ? absl::MakeConstSpan(&offer.share, 1)
+                  : absl::MakeConstSpan(pending);
+        CheckShares(ledger, shares, limit, explain, offer.verdict);
+        if (offer.verdict.fits()) {
+          offer.score = gpu_policy.GpuScore(ledger, ChargeOf(shares));
+        }
+        if (!alone) pending.pop_back();
+        return offer;
+      },
+      explain);
+}
+
 }  // namespace
 
 NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
@@ -134,31 +169,19 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
   if (explain) {
     // The GPUs' texts matter only when the node does not fit: a placement
     // found quietly is the one found with text (the contract suite checks
-    // it), and most nodes filtered with explain fit.
-    NodeFit quiet = PlaceShares(request, node, mode, gpu_policy,
-                                /*explain=*/false, limit);
+    // it), and most nodes filtered with explain fit. Straight to the search:
+    // when QuietSingleContainerCode finds a code, the search fails too
+    // (each GPU it takes passes the same checks), and the text search
+    // follows either way.
+    NodeFit quiet = SearchShares(request, node, mode, gpu_policy,
+                                 /*explain=*/false, limit);
     if (quiet.fits()) return quiet;
   } else if (request.AcceptsMode(mode)) {
     std::optional<ReasonCode> code =
         QuietSingleContainerCode(request, node, mode, limit);
     if (code) return CodeOnly(*code);
   }
-  return PlaceContainers(
-      request, node, mode, gpu_policy,
-      [&](const ContainerRequest& container, int32_t index, size_t position,
-          PendingShares& pending) {
-        const DeviceLedger& ledger = node.ledger(position);
-        GpuOffer offer;
-        offer.share = WholeShare(container, index, ledger);
-        pending.push_back(offer.share);
-        offer.verdict = CheckShares(ledger, pending, limit, explain);
-        if (offer.verdict.fits()) {
-          offer.score = gpu_policy.GpuScore(ledger, ChargeOf(pending));
-        }
-        pending.pop_back();
-        return offer;
-      },
-      explain);
+  return SearchShares(request, node, mode, gpu_policy, explain, limit);
 }
 
 bool MaySharesFit(const PodRequest& request, const NodeState& node,

@@ -1,11 +1,29 @@
 #include "deviceshare/model/node_state.h"
 
 #include <algorithm>
-#include <map>
 
 #include "absl/strings/str_format.h"
 
 namespace deviceshare {
+namespace {
+
+// The position of the GPU `grant` names on `node`. The grant's index names
+// it as a rule (the backends set it), checked against the uuid, which
+// decides.
+std::optional<size_t> PositionOf(const NodeState& node,
+                                 const DeviceGrant& grant) {
+  const std::vector<Gpu>& gpus = node.inventory().gpus;
+  if (grant.gpu_index >= 0) {
+    const size_t at = static_cast<size_t>(grant.gpu_index);
+    if (at < gpus.size() && gpus[at].index == grant.gpu_index &&
+        gpus[at].uuid == grant.uuid) {
+      return at;
+    }
+  }
+  return node.FindGpu(grant.uuid);
+}
+
+}  // namespace
 
 NodeState::NodeState(NodeInventory inventory)
     : inventory_(std::move(inventory)) {
@@ -88,22 +106,37 @@ void NodeState::SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib) {
 
 absl::StatusOr<std::vector<std::pair<size_t, std::vector<ContainerShare>>>>
 NodeState::SharesByGpu(const PodAllocation& allocation) const {
-  std::map<size_t, std::vector<ContainerShare>> by_position;
+  // Built in place, one entry per GPU found in a short scan, then put in
+  // position order: a pod takes a few GPUs, and every score asks.
+  std::vector<std::pair<size_t, std::vector<ContainerShare>>> by_position;
+  size_t grants = 0;
+  for (const ContainerAllocation& container : allocation.containers) {
+    grants += container.devices.size();
+  }
+  by_position.reserve(grants);
   for (const ContainerAllocation& container : allocation.containers) {
     for (const DeviceGrant& grant : container.devices) {
-      std::optional<size_t> position = FindGpu(grant.uuid);
+      std::optional<size_t> position = PositionOf(*this, grant);
       if (!position) {
         return absl::NotFoundError(absl::StrFormat(
             "pod %s container %d: node %s has no gpu %s", allocation.pod_key,
             container.container_index, name(), grant.uuid));
       }
-      by_position[*position].push_back(
+      auto entry = std::find_if(
+          by_position.begin(), by_position.end(),
+          [&](const auto& known) { return known.first == *position; });
+      if (entry == by_position.end()) {
+        by_position.emplace_back(*position, std::vector<ContainerShare>());
+        entry = by_position.end() - 1;
+      }
+      entry->second.push_back(
           ContainerShare{container.container_index, container.is_init,
                          grant.memory_mib, grant.cores, grant.mig});
     }
   }
-  return std::vector<std::pair<size_t, std::vector<ContainerShare>>>(
-      by_position.begin(), by_position.end());
+  std::sort(by_position.begin(), by_position.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return by_position;
 }
 
 absl::Status NodeState::CheckInvariants() const {
