@@ -413,6 +413,19 @@ void Extender::OnPodsReplaced(const std::vector<nlohmann::json>& pods) {
   absl::flat_hash_set<std::string> listed;
   for (const nlohmann::json& pod : pods) listed.insert(PodUid(pod));
   absl::MutexLock lock(&mu_);
+  // A pod this extender bound that no watch event has shown yet may be
+  // newer than the list's snapshot: its events come next, on the watch
+  // from the list's resourceVersion. Dropping its charge now would offer
+  // its GPUs again. It is held for one TTL, as an unbound record is.
+  absl::flat_hash_set<std::string> unseen_binds;
+  for (auto& [uid, reservation] : reservations_) {
+    if (reservation.state == ReservationState::kBound &&
+        !listed.contains(uid) && !watched_pods_.contains(uid)) {
+      reservation.state = ReservationState::kRecorded;
+      reservation.deadline = clock_->Now() + options_.reservation_ttl;
+      unseen_binds.insert(uid);
+    }
+  }
   // What vanished between the last watch event and this list was deleted.
   std::vector<std::string> gone;
   for (const auto& [uid, watched] : watched_pods_) {
@@ -429,6 +442,7 @@ void Extender::OnPodsReplaced(const std::vector<nlohmann::json>& pods) {
     }
   }
   for (const std::string& uid : gone) {
+    if (unseen_binds.contains(uid)) continue;
     auto it = reservations_.find(uid);
     if (it != reservations_.end()) {
       if (it->second.state == ReservationState::kBinding) continue;
