@@ -12,7 +12,9 @@
 //     doubling, at most 10 s); a pod pending --give-up-s is deleted;
 //   - a deleter: each bound pod is deleted after a lifetime drawn in
 //     [0.5, 1.5] x --lifetime-s (one in five first turns Succeeded), so
-//     pods leave at the rate they come and the cluster stays busy;
+//     pods leave at the rate they come and the cluster stays busy; and
+//     --race-percent of the pods are deleted 0-100 ms after their cycle
+//     starts, racing their filter and bind;
 //   - a fault injector (bench/churn_faults.h): one fault every
 //     --fault-every seconds;
 //   - a sampler: each second, /metrics and the API server's pods; no GPU
@@ -63,6 +65,9 @@ ABSL_FLAG(uint64_t, seed, 1, "seed of the shapes, lifetimes and faults");
 ABSL_FLAG(int, workers, 4,
           "scheduling threads (parallel kube-scheduler calls)");
 ABSL_FLAG(double, lifetime_s, 60, "mean lifetime of a bound pod, seconds");
+ABSL_FLAG(int, race_percent, 2,
+          "pods deleted 0-100 ms after their scheduling cycle starts, racing "
+          "their filter and bind (a user's delete at any time)");
 ABSL_FLAG(double, give_up_s, 120, "a pod pending this long is deleted");
 ABSL_FLAG(int, reservation_ttl_s, 10, "serve's --reservation-ttl, seconds");
 ABSL_FLAG(int, settle_s, 120,
@@ -108,6 +113,7 @@ constexpr Shape kShapes[] = {{1, 10000, 10, 35},
 struct Counters {
   std::atomic<int64_t> created{0}, bound{0}, bound_behind{0};
   std::atomic<int64_t> deleted_bound{0}, deleted_pending{0}, finished{0};
+  std::atomic<int64_t> racing{0}, deleted_racing{0};
   std::atomic<int64_t> filter_errors{0}, unschedulable{0}, bind_errors{0};
 };
 
@@ -161,6 +167,7 @@ class PodBook {
     absl::Time at;
     std::string name;
     bool finish_first;
+    bool racing = false;  // deleted while being scheduled
     bool operator>(const Departure& other) const { return at > other.at; }
   };
   void Leave(Departure departure) {
@@ -295,6 +302,8 @@ void Soak::Schedule(uint64_t seed) {
   const double mean = absl::GetFlag(FLAGS_lifetime_s);
   std::uniform_real_distribution<double> lifetime(0.5 * mean, 1.5 * mean);
   std::uniform_int_distribution<int> percent(0, 99);
+  std::uniform_int_distribution<int> race_ms(0, 100);
+  const int race_percent = absl::GetFlag(FLAGS_race_percent);
   auto depart = [&](const std::string& name) {
     book_.Leave({absl::Now() + absl::Seconds(lifetime(random)), name,
                  percent(random) < 20});
@@ -315,6 +324,12 @@ void Soak::Schedule(uint64_t seed) {
       depart(pending->name);
       continue;
     }
+    const bool racing = percent(random) < race_percent;
+    if (racing) {
+      ++counts_.racing;
+      book_.Leave({absl::Now() + absl::Milliseconds(race_ms(random)),
+                   pending->name, false, true});
+    }
     std::optional<std::string> best =
         FilterAndPrioritize(client, pod->dump(), names_json_, true);
     if (!best || best->empty()) {
@@ -328,7 +343,7 @@ void Soak::Schedule(uint64_t seed) {
       continue;
     }
     ++counts_.bound;
-    depart(pending->name);
+    if (!racing) depart(pending->name);
   }
 }
 
@@ -343,8 +358,9 @@ void Soak::Delete(uint64_t seed) {
         book_.Leave({absl::Now() + absl::Seconds(1), leaving->name, false});
         continue;
       }
-      api_.DeletePod("default", leaving->name);
-      ++counts_.deleted_bound;
+      if (api_.DeletePod("default", leaving->name)) {
+        ++(leaving->racing ? counts_.deleted_racing : counts_.deleted_bound);
+      }
     }
     for (const std::string& name :
          book_.TakeCreatedBefore(absl::Now() - give_up)) {
@@ -510,10 +526,12 @@ void Soak::Report(const ServeView& end, const std::vector<std::string>& diff,
   std::printf(
       "pods: created %lld (%.1f/s), bound %lld (%.1f/s; %lld more found "
       "bound after a bind error), deleted %lld bound (%lld turned Succeeded "
-      "first) + %lld pending given up, pending at the end %zu\n",
+      "first) + %lld pending given up + %lld racing their scheduling (of "
+      "%lld doomed), pending at the end %zu\n",
       (long long)c.created, c.created / seconds, (long long)c.bound,
       c.bound / seconds, (long long)c.bound_behind, (long long)c.deleted_bound,
-      (long long)c.finished, (long long)c.deleted_pending, book_.pending());
+      (long long)c.finished, (long long)c.deleted_pending,
+      (long long)c.deleted_racing, (long long)c.racing, book_.pending());
   std::printf(
       "scheduling answers: filter/prioritize HTTP failures %lld, fits "
       "nowhere %lld, bind errors %lld\n",
