@@ -28,6 +28,7 @@
 #include "testing/kube_objects_dra.h"
 #include "testing/server_process.h"
 #include "testing/status_matchers.h"
+#include "testing/temp_folder.h"
 #include "testing/test_dra_kubelet.h"
 #include "testing/wait_for.h"
 
@@ -96,9 +97,9 @@ std::set<std::string> PublishedDevices(const std::vector<json>& slices) {
 // starts, and /filter never races a watch event.
 class DraWholePathE2eTest : public ::testing::Test {
  protected:
-  void StartNode(int gpus) {
-    absl::StatusOr<std::unique_ptr<AgentRig>> rig =
-        AgentRig::Create({.gpus = gpus, .dra = true});
+  void StartNode(int gpus, std::vector<std::string> agent_flags = {}) {
+    absl::StatusOr<std::unique_ptr<AgentRig>> rig = AgentRig::Create(
+        {.gpus = gpus, .extra_args = std::move(agent_flags), .dra = true});
     ASSERT_THAT(rig.status(), IsOk());
     rig_ = *std::move(rig);
     ASSERT_THAT(rig_->StartAgent(), IsOk()) << rig_->Log();
@@ -116,15 +117,16 @@ class DraWholePathE2eTest : public ::testing::Test {
     api().UpsertDeviceClass(GpuClassObject());
   }
 
-  void StartScheduler() {
+  void StartScheduler(std::vector<std::string> flags = {}) {
     // Inside the rig's folder, which the rig removes.
     const std::string dir = rig_->DraDir("scheduler");
     std::filesystem::create_directories(dir);
-    scheduler_ = std::make_unique<SchedulerProcess>(
-        DEVICESHARE_SCHEDULER_BIN,
-        std::vector<std::string>{"--kubeconfig", api().WriteKubeconfig(dir),
-                                 "--address", "127.0.0.1:0", "--log-level",
-                                 "debug"});
+    std::vector<std::string> args = {"--kubeconfig", api().WriteKubeconfig(dir),
+                                     "--address",    "127.0.0.1:0",
+                                     "--log-level",  "debug"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    scheduler_ = std::make_unique<SchedulerProcess>(DEVICESHARE_SCHEDULER_BIN,
+                                                    std::move(args));
     ASSERT_THAT(scheduler_->Start(), IsOk()) << scheduler_->Log();
     absl::StatusOr<std::unique_ptr<httplib::Client>> client =
         ReadyClient(*scheduler_);
@@ -330,6 +332,80 @@ TEST_F(DraWholePathE2eTest, ShareThatWouldOvercommitTheGpuIsFilteredOut) {
       << claim.dump(2);
   EXPECT_EQ(BoundNode("second"), "");
   EXPECT_THAT(api().Bindings(), SizeIs(1));
+}
+
+// Signed allocations (--record-key-file on both sides): the claim serve
+// allocated carries its signature and is prepared; a claim whose
+// allocation nobody with the key wrote (unsigned), whose signature was
+// copied from another claim (replayed) or whose allocation was changed
+// after signing (tampered) is refused with the reason and an Event on its
+// pod.
+TEST_F(DraWholePathE2eTest, OnlySignedAllocationsArePrepared) {
+  TempFolder keys_folder;
+  const std::string keys = keys_folder.File("keys");
+  std::ofstream(keys) << "k1: " << std::string(43, 'A') << "=\n";
+  ASSERT_NO_FATAL_FAILURE(StartNode(/*gpus=*/2, {"--record-key-file", keys}));
+  const json pod = AddClaimAndPod("train", /*memory_gib=*/4, /*cores=*/30);
+  const json tampered_pod = AddClaimAndPod("tampered", 2, 10);
+  ASSERT_NO_FATAL_FAILURE(StartScheduler({"--record-key-file", keys}));
+  for (const json* p : {&pod, &tampered_pod}) {
+    ASSERT_EQ(Filter(*p)["NodeNames"], json::array({kNode})) << Logs();
+    ASSERT_EQ(Bind(*p), "") << Logs();
+  }
+  const json claim = Claim("train");
+  ASSERT_THAT(claim["metadata"]["annotations"].value(
+                  "deviceshare.io/allocation-signature", ""),
+              StartsWith("v1.k1."))
+      << claim.dump(2);
+  const agent::ClaimRef ref{kNamespace, claim["metadata"]["uid"], "train"};
+  auto prepared = kubelet_->Prepare("v1", {ref});
+  ASSERT_THAT(prepared.status(), IsOk());
+  EXPECT_EQ(prepared->at(ref.uid).error, "") << Logs();
+
+  // Unsigned and replayed: train's allocation (and, for the replay, its
+  // signature) on claims of their own, reserved for pods of their own.
+  for (const char* name : {"unsigned", "replayed"}) {
+    json copy = Claim("train");
+    copy["metadata"] = {{"name", name}, {"namespace", kNamespace}};
+    if (std::string(name) == "replayed") {
+      copy["metadata"]["annotations"] = claim["metadata"]["annotations"];
+    }
+    copy["status"]["reservedFor"] =
+        json::array({{{"resource", "pods"}, {"name", name}, {"uid", name}}});
+    api().UpsertResourceClaim(copy);
+  }
+  // Tampered: its allocation asks more memory than serve signed.
+  json tampered = Claim("tampered");
+  tampered["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"]
+          ["memory"] = "70Gi";
+  api().UpsertResourceClaim(tampered);
+
+  for (const auto& [name, verdict] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"unsigned", "is unsigned"},
+           {"replayed", "is forged"},
+           {"tampered", "is forged"}}) {
+    const json object = Claim(name);
+    const agent::ClaimRef refused_ref{kNamespace, object["metadata"]["uid"],
+                                      name};
+    auto refused = kubelet_->Prepare("v1", {refused_ref});
+    ASSERT_THAT(refused.status(), IsOk());
+    EXPECT_THAT(refused->at(refused_ref.uid).error, HasSubstr(verdict))
+        << name << Logs();
+    EXPECT_FALSE(std::filesystem::exists(CdiPath(refused_ref.uid))) << name;
+    const std::string consumer =
+        object["status"]["reservedFor"][0]["name"].get<std::string>();
+    EXPECT_TRUE(WaitFor([&] {
+      for (const json& event : api().Events()) {
+        if (event["involvedObject"].value("name", "") == consumer &&
+            event.value("reason", "") == "AllocationRecordRefused") {
+          return true;
+        }
+      }
+      return false;
+    })) << name
+        << ": no AllocationRecordRefused event for pod " << consumer;
+  }
 }
 
 }  // namespace

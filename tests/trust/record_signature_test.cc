@@ -185,3 +185,57 @@ TEST(RecordKeysTest, KeyFileErrorsNameTheLineAndField) {
 
 }  // namespace
 }  // namespace deviceshare::trust
+
+namespace deviceshare::trust {
+namespace {
+
+dra::AllocatedClaim Claim(const std::string& uid) {
+  dra::AllocatedClaim claim;
+  claim.ns = "ml";
+  claim.name = "train";
+  claim.uid = uid;
+  claim.results.push_back(dra::AllocatedDevice{
+      .request = "gpu",
+      .driver = "gpu.deviceshare.io",
+      .pool = "node-1",
+      .device = "gpu-0",
+      .share_id = "abc",
+      .consumed = {{"cores", 30}, {"memory", int64_t{4} << 30}}});
+  return claim;
+}
+
+TEST(ClaimSignatureTest, SignedAllocationsAreValidAndOthersNot) {
+  const RecordKeys keys = Keys(KeyLine("k1", 'a'));
+  const std::map<std::string, std::string> annotations = {
+      {kAllocationSignature, SignClaimAllocation(keys, Claim("c1"), "node-1")}};
+  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c1"), "node-1")
+                .verdict,
+            RecordVerdict::kValid);
+  // Another claim with the same annotation, another node, more memory.
+  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c2"), "node-1")
+                .verdict,
+            RecordVerdict::kForged);
+  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c1"), "node-2")
+                .verdict,
+            RecordVerdict::kForged);
+  dra::AllocatedClaim more = Claim("c1");
+  more.results[0].consumed["memory"] *= 2;
+  EXPECT_EQ(CheckClaimAllocation(keys, annotations, more, "node-1").verdict,
+            RecordVerdict::kForged);
+  EXPECT_EQ(CheckClaimAllocation(keys, {}, Claim("c1"), "node-1").verdict,
+            RecordVerdict::kUnsigned);
+  EXPECT_EQ(CheckClaimAllocation(keys, {}, dra::AllocatedClaim{}, "node-1")
+                .verdict,
+            RecordVerdict::kNoRecord);
+  // A pod record's signature is no claim's.
+  EXPECT_EQ(CheckClaimAllocation(
+                keys,
+                {{kAllocationSignature,
+                  SignRecord(keys, HamiRecord(), "c1", "node-1")}},
+                Claim("c1"), "node-1")
+                .verdict,
+            RecordVerdict::kForged);
+}
+
+}  // namespace
+}  // namespace deviceshare::trust

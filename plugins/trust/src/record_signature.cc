@@ -16,6 +16,7 @@ namespace deviceshare::trust {
 namespace {
 
 constexpr char kDomain[] = "deviceshare.io/record-signature/v1";
+constexpr char kClaimDomain[] = "deviceshare.io/allocation-signature/v1";
 constexpr char kVersion[] = "v1";
 
 // The record keys that carry the decision, in signing order.
@@ -65,6 +66,28 @@ std::string Message(const std::map<std::string, std::string>& annotations,
   return message;
 }
 
+std::string ClaimMessage(const dra::AllocatedClaim& claim,
+                         absl::string_view node) {
+  std::string message;
+  AppendField(message, kClaimDomain);
+  AppendField(message, claim.uid);
+  AppendField(message, node);
+  for (const dra::AllocatedDevice& result : claim.results) {
+    AppendField(message, result.request);
+    AppendField(message, result.driver);
+    AppendField(message, result.pool);
+    AppendField(message, result.device);
+    AppendField(message, result.share_id);
+    AppendField(message, result.admin_access ? "admin" : "");
+    for (const auto& [name, amount] : result.consumed) {
+      AppendField(message, name);
+      AppendField(message, absl::StrCat(amount));
+    }
+    AppendField(message, ";");
+  }
+  return message;
+}
+
 std::string Mac(const RecordKey& key, absl::string_view message) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
@@ -76,6 +99,50 @@ std::string Mac(const RecordKey& key, absl::string_view message) {
 
 RecordCheck Forged(std::string reason) {
   return RecordCheck{RecordVerdict::kForged, std::move(reason)};
+}
+
+// The verdict of the signature annotation `name` (absent: unsigned) over
+// `message`; `what` names the signed thing in reasons.
+RecordCheck CheckSignature(
+    const RecordKeys& keys,
+    const std::map<std::string, std::string>& annotations, const char* name,
+    absl::string_view message, absl::string_view what) {
+  auto signature = annotations.find(name);
+  if (signature == annotations.end()) {
+    return RecordCheck{RecordVerdict::kUnsigned,
+                       absl::StrCat(what, " has no ", name, " annotation")};
+  }
+  std::vector<std::string> parts =
+      absl::StrSplit(signature->second, absl::MaxSplits('.', 2));
+  if (parts.size() != 3 || parts[0] != kVersion) {
+    return Forged(absl::StrCat(
+        name, " \"", absl::CHexEscape(signature->second.substr(0, 80)),
+        "\" is not v1.<key id>.<mac>"));
+  }
+  const RecordKey* key = keys.Find(parts[1]);
+  if (key == nullptr) {
+    return Forged(absl::StrCat(name, ": unknown key id \"",
+                               absl::CHexEscape(parts[1].substr(0, 40)), "\""));
+  }
+  std::string mac;
+  if (!absl::WebSafeBase64Unescape(parts[2], &mac)) {
+    return Forged(absl::StrCat(name, ": the mac is not base64url"));
+  }
+  const std::string expected = Mac(*key, message);
+  if (mac.size() != expected.size() ||
+      CRYPTO_memcmp(mac.data(), expected.data(), mac.size()) != 0) {
+    return Forged(absl::StrCat(
+        name, " (key ", key->id, ") does not match ", what,
+        ", the uid and the node: it was changed, moved, or the signature "
+        "copied from another object"));
+  }
+  return RecordCheck{RecordVerdict::kValid, ""};
+}
+
+std::string Signature(const RecordKeys& keys, absl::string_view message) {
+  const RecordKey& key = keys.signing();
+  return absl::StrCat(kVersion, ".", key.id, ".",
+                      absl::WebSafeBase64Escape(Mac(key, message)));
 }
 
 }  // namespace
@@ -104,48 +171,31 @@ bool HasRecord(const std::map<std::string, std::string>& annotations) {
 std::string SignRecord(const RecordKeys& keys,
                        const std::map<std::string, std::string>& annotations,
                        absl::string_view uid, absl::string_view node) {
-  const RecordKey& key = keys.signing();
-  return absl::StrCat(
-      kVersion, ".", key.id, ".",
-      absl::WebSafeBase64Escape(Mac(key, Message(annotations, uid, node))));
+  return Signature(keys, Message(annotations, uid, node));
 }
 
 RecordCheck CheckRecord(const RecordKeys& keys,
                         const std::map<std::string, std::string>& annotations,
                         absl::string_view uid, absl::string_view node) {
   if (!HasRecord(annotations)) return RecordCheck{};
-  auto signature = annotations.find(kRecordSignature);
-  if (signature == annotations.end()) {
-    return RecordCheck{RecordVerdict::kUnsigned,
-                       absl::StrCat("the allocation record has no ",
-                                    kRecordSignature, " annotation")};
-  }
-  std::vector<std::string> parts =
-      absl::StrSplit(signature->second, absl::MaxSplits('.', 2));
-  if (parts.size() != 3 || parts[0] != kVersion) {
-    return Forged(
-        absl::StrCat(kRecordSignature, " \"",
-                     absl::CHexEscape(signature->second.substr(0, 80)),
-                     "\" is not v1.<key id>.<mac>"));
-  }
-  const RecordKey* key = keys.Find(parts[1]);
-  if (key == nullptr) {
-    return Forged(absl::StrCat(kRecordSignature, ": unknown key id \"",
-                               absl::CHexEscape(parts[1].substr(0, 40)), "\""));
-  }
-  std::string mac;
-  if (!absl::WebSafeBase64Unescape(parts[2], &mac)) {
-    return Forged(absl::StrCat(kRecordSignature, ": the mac is not base64url"));
-  }
-  const std::string expected = Mac(*key, Message(annotations, uid, node));
-  if (mac.size() != expected.size() ||
-      CRYPTO_memcmp(mac.data(), expected.data(), mac.size()) != 0) {
-    return Forged(absl::StrCat(
-        kRecordSignature, " (key ", key->id,
-        ") does not match the record, the pod uid and the node: the record "
-        "was changed, moved, or the signature copied from another pod"));
-  }
-  return RecordCheck{RecordVerdict::kValid, ""};
+  return CheckSignature(keys, annotations, kRecordSignature,
+                        Message(annotations, uid, node),
+                        "the allocation record");
+}
+
+std::string SignClaimAllocation(const RecordKeys& keys,
+                                const dra::AllocatedClaim& claim,
+                                absl::string_view node) {
+  return Signature(keys, ClaimMessage(claim, node));
+}
+
+RecordCheck CheckClaimAllocation(
+    const RecordKeys& keys,
+    const std::map<std::string, std::string>& annotations,
+    const dra::AllocatedClaim& claim, absl::string_view node) {
+  if (claim.results.empty()) return RecordCheck{};
+  return CheckSignature(keys, annotations, kAllocationSignature,
+                        ClaimMessage(claim, node), "the claim's allocation");
 }
 
 }  // namespace deviceshare::trust

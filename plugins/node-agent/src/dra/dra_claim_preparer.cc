@@ -7,9 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deviceshare/dra/allocated_claim.h"
+#include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/kube/events.h"
 #include "deviceshare/kube/object_paths.h"
 #include "deviceshare/status_macros.h"
 #include "dra/cdi_spec.h"  // CdiGpuDevice, declared in the header
@@ -198,6 +201,7 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
     return absl::FailedPreconditionError(absl::StrCat(
         "the API server has uid ", claim.uid, ", kubelet asked for ", ref.uid));
   }
+  DS_RETURN_IF_ERROR(CheckSignature(object, claim));
   DS_ASSIGN_OR_RETURN(std::vector<OurResult> ours, OursOf(claim));
   const bool partitions =
       !ours.front().published->device->consumes_counters.empty();
@@ -208,6 +212,45 @@ absl::StatusOr<ClaimPrepareResult> DraClaimPreparer::PrepareOne(
     }
   }
   return partitions ? PrepareMig(ref, ours) : PrepareShares(ref, ours);
+}
+
+absl::Status DraClaimPreparer::CheckSignature(
+    const json& object, const dra::AllocatedClaim& claim) {
+  if (options_.record_keys == nullptr) return absl::OkStatus();
+  const trust::RecordCheck check = trust::CheckClaimAllocation(
+      *options_.record_keys->Keys(), PodAnnotationMap(object), claim,
+      options_.node_name);
+  if (options_.record_policy.Accepts(check.verdict)) return absl::OkStatus();
+  const std::string why =
+      absl::StrCat("its allocation is ", trust::VerdictName(check.verdict),
+                   ": ", check.reason);
+  absl::Status refusal = absl::PermissionDeniedError(why);
+  refusal.SetPayload(
+      metrics::kRefusalReasonPayload,
+      absl::Cord(absl::StrCat(trust::VerdictName(check.verdict), "_record")));
+  const json consumers = object.contains("status")
+                             ? object["status"].value("reservedFor", json())
+                             : json();
+  if (!consumers.is_array()) return refusal;
+  for (const json& consumer : consumers) {
+    if (!consumer.is_object() || consumer.value("resource", "") != "pods") {
+      continue;
+    }
+    absl::Status posted = kube::PostPodEvent(
+        *api_,
+        kube::PodRef{claim.ns, consumer.value("name", ""),
+                     consumer.value("uid", "")},
+        "Warning", "AllocationRecordRefused",
+        absl::StrCat("DRA driver ", options_.driver, " on ", options_.node_name,
+                     " will not prepare ResourceClaim ", claim.ns, "/",
+                     claim.name, ": ", why),
+        "deviceshare-node-agent", absl::Now());
+    if (!posted.ok()) {
+      spdlog::warn("claim {}/{}: event not recorded: {}", claim.ns, claim.name,
+                   posted.ToString());
+    }
+  }
+  return refusal;
 }
 
 absl::StatusOr<std::vector<DraClaimPreparer::OurResult>>

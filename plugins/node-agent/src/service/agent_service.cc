@@ -462,9 +462,10 @@ absl::Status RunAgent(const AgentOptions& options,
   std::unique_ptr<DraDriver> dra;
   if (options.dra) {
     if (!options.device_plugin) dra_mig_control = OpenMigControl(options, gpus);
-    DS_ASSIGN_OR_RETURN(dra, DraDriver::Start(options, config, client.get(),
-                                              std::move(discovered), gpus,
-                                              dra_mig_control.get()));
+    DS_ASSIGN_OR_RETURN(
+        dra,
+        DraDriver::Start(options, config, client.get(), std::move(discovered),
+                         gpus, dra_mig_control.get(), record_keys.get()));
   }
 
   WatchGpuHealth(

@@ -9,8 +9,11 @@ namespace deviceshare::agent {
 namespace {
 
 DraPreparerOptions PreparerOptions(const AgentOptions& options,
-                                   MigControl* mig_control) {
+                                   MigControl* mig_control,
+                                   trust::RecordKeySource* record_keys) {
   DraPreparerOptions out;
+  out.record_keys = record_keys;
+  out.record_policy.accept_unsigned = options.accept_unsigned_records;
   out.mig_control = mig_control;
   out.driver = options.dra_driver_name;
   out.node_name = options.node_name;
@@ -25,24 +28,27 @@ DraPreparerOptions PreparerOptions(const AgentOptions& options,
 
 DraDriver::DraDriver(const AgentOptions& options, kube::ApiClient* api,
                      BackendSet backends, std::vector<DiscoveredGpu> discovered,
-                     MigControl* mig_control)
+                     MigControl* mig_control,
+                     trust::RecordKeySource* record_keys)
     : driver_(options.dra_driver_name),
       node_name_(options.node_name),
       backends_(std::move(backends)),
       discovered_(std::move(discovered)),
       publisher_(api, options.dra_driver_name, options.node_name),
-      preparer_(PreparerOptions(options, mig_control), api, &backends_) {}
+      preparer_(PreparerOptions(options, mig_control, record_keys), api,
+                &backends_) {}
 
 absl::StatusOr<std::unique_ptr<DraDriver>> DraDriver::Start(
     const AgentOptions& options, const Config& config, kube::ApiClient* api,
     std::vector<DiscoveredGpu> discovered, const std::vector<Gpu>& gpus,
-    MigControl* mig_control) {
+    MigControl* mig_control, trust::RecordKeySource* record_keys) {
   BackendRegistry registry;
   DS_RETURN_IF_ERROR(RegisterBuiltinBackends(registry));
   DS_ASSIGN_OR_RETURN(BackendSet backends,
                       BackendSet::Create(registry, config));
-  std::unique_ptr<DraDriver> driver(new DraDriver(
-      options, api, std::move(backends), std::move(discovered), mig_control));
+  std::unique_ptr<DraDriver> driver(
+      new DraDriver(options, api, std::move(backends), std::move(discovered),
+                    mig_control, record_keys));
   driver->Publish(gpus);
   DraPluginServerOptions server_options;
   server_options.driver_name = options.dra_driver_name;

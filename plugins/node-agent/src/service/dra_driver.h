@@ -27,13 +27,14 @@ namespace deviceshare::agent {
 
 class DraDriver {
  public:
-  // `mig_control` (may be null: MIG claims then fail) must outlive the
-  // driver. Publishes the slices once (an API error is logged and retried by
-  // Update) and starts the plugin server (its error is returned).
+  // `mig_control` (may be null: MIG claims then fail) and `record_keys`
+  // (may be null: claims are prepared unchecked) must outlive the driver.
+  // Publishes the slices once (an API error is logged and retried by Update)
+  // and starts the plugin server (its error is returned).
   static absl::StatusOr<std::unique_ptr<DraDriver>> Start(
       const AgentOptions& options, const Config& config, kube::ApiClient* api,
       std::vector<DiscoveredGpu> discovered, const std::vector<Gpu>& gpus,
-      MigControl* mig_control);
+      MigControl* mig_control, trust::RecordKeySource* record_keys = nullptr);
 
   // `gpus` with their current health: withdraws or restores devices and
   // publishes when the pool changed (or the last publish failed).
@@ -43,7 +44,7 @@ class DraDriver {
  private:
   DraDriver(const AgentOptions& options, kube::ApiClient* api,
             BackendSet backends, std::vector<DiscoveredGpu> discovered,
-            MigControl* mig_control);
+            MigControl* mig_control, trust::RecordKeySource* record_keys);
   void Publish(const std::vector<Gpu>& gpus);
 
   const std::string driver_;

@@ -24,6 +24,20 @@ class ApiClaimWriter final : public ClaimWriter {
         object);
   }
 
+  absl::Status PatchClaimAnnotations(
+      const ClaimName& claim,
+      const std::map<std::string, std::optional<std::string>>& annotations)
+      override {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [key, value] : annotations) {
+      values[key] = value.has_value() ? nlohmann::json(*value) : nullptr;
+    }
+    return client_
+        ->MergePatch(kube::ResourceClaimPath(claim.namespace_name, claim.name),
+                     {{"metadata", {{"annotations", values}}}})
+        .status();
+  }
+
  private:
   kube::ApiClient* const client_;
 };

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "claim_status.h"
 #include "deviceshare/kube/api_status.h"
+#include "deviceshare/trust/record_signature.h"
 #include "extender_log.h"
 
 namespace deviceshare::extender {
@@ -18,10 +19,24 @@ ClaimName ClaimNameOf(const std::string& key) {
 
 ClaimBinder::ClaimBinder(ClaimWriter* writer,
                          std::function<void(const nlohmann::json&)> on_seen,
-                         int max_attempts)
+                         int max_attempts, Signer sign)
     : writer_(writer),
       on_seen_(std::move(on_seen)),
-      max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
+      max_attempts_(max_attempts < 1 ? 1 : max_attempts),
+      sign_(std::move(sign)) {}
+
+absl::Status ClaimBinder::SignAllocation(const ClaimName& claim,
+                                         const nlohmann::json& allocated,
+                                         const std::string& node) {
+  absl::StatusOr<std::string> signature = sign_(allocated, node);
+  if (!signature.ok()) return signature.status();
+  absl::Status patched = writer_->PatchClaimAnnotations(
+      claim, {{trust::kAllocationSignature, *signature}});
+  if (patched.ok()) return patched;
+  return absl::Status(patched.code(),
+                      absl::StrCat("signing the allocation of ResourceClaim ",
+                                   claim.Key(), ": ", patched.message()));
+}
 
 absl::Status ClaimBinder::Update(const ClaimName& claim, const Edit& edit) {
   absl::Status conflict;
@@ -60,6 +75,7 @@ absl::StatusOr<ClaimWrite> ClaimBinder::ReserveOne(
     const PodName& pod, const std::string& node,
     const ClaimDecision& decision) {
   ClaimWrite write{ClaimNameOf(decision.claim_key), false};
+  nlohmann::json allocated;
   absl::Status updated =
       Update(write.claim, [&](nlohmann::json& claim) -> absl::StatusOr<bool> {
         write.wrote_allocation = false;
@@ -78,11 +94,23 @@ absl::StatusOr<ClaimWrite> ClaimBinder::ReserveOne(
           }
           SetAllocation(claim, decision.allocation);
           write.wrote_allocation = true;
+          allocated = claim;
         }
         const bool added = AddConsumer(claim, pod.name, pod.uid);
         return write.wrote_allocation || added;
       });
   if (!updated.ok()) return updated;
+  if (write.wrote_allocation && sign_) {
+    if (absl::Status signed_ = SignAllocation(write.claim, allocated, node);
+        !signed_.ok()) {
+      if (absl::Status undone = Unreserve(pod, {write}); !undone.ok()) {
+        LogPod(LogLevel::kWarn, pod.Key(), node,
+               absl::StrCat("could not undo the claim written: ",
+                            undone.message()));
+      }
+      return signed_;
+    }
+  }
   return write;
 }
 
@@ -124,6 +152,12 @@ absl::Status ClaimBinder::Unreserve(const PodName& pod,
           }
           return changed;
         });
+    if (undone.ok() && write.wrote_allocation && sign_) {
+      // Best effort: a signature left behind matches no later allocation
+      // of another device, share or node.
+      (void)writer_->PatchClaimAnnotations(
+          write.claim, {{trust::kAllocationSignature, std::nullopt}});
+    }
     if (absl::IsNotFound(undone)) continue;
     if (first.ok()) first = undone;
   }

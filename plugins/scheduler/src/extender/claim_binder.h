@@ -15,7 +15,12 @@
 // own state does not wait for the watch: neither for what the bind wrote
 // nor for a change it found).
 //
-// Thread safety: as thread-safe as the ClaimWriter and `on_seen`.
+// With a signer, each allocation the bind writes is then signed into the
+// claim's annotation (trust/record_signature.h, kAllocationSignature), so
+// the node agent can tell it from one written by someone else; the undo
+// removes the signature with the allocation.
+//
+// Thread safety: as thread-safe as the ClaimWriter, `on_seen` and `sign`.
 #ifndef DEVICESHARE_EXTENDER_CLAIM_BINDER_H_
 #define DEVICESHARE_EXTENDER_CLAIM_BINDER_H_
 
@@ -41,9 +46,14 @@ struct ClaimWrite {
 class ClaimBinder {
  public:
   // `writer` must outlive the binder.
+  // The signature annotation's value for an allocated claim on a node; the
+  // error fails the bind.
+  using Signer = std::function<absl::StatusOr<std::string>(
+      const nlohmann::json& claim, const std::string& node)>;
+
   ClaimBinder(ClaimWriter* writer,
               std::function<void(const nlohmann::json&)> on_seen,
-              int max_attempts = 5);
+              int max_attempts = 5, Signer sign = nullptr);
 
   // Allocates (where the API server shows no allocation) and reserves each
   // of `claims` for `pod` (whose uid must be set) on `node`. On failure the
@@ -70,9 +80,15 @@ class ClaimBinder {
                                         const std::string& node,
                                         const ClaimDecision& decision);
 
+  // Writes the signature of `allocated` (the claim as written) on `node`.
+  absl::Status SignAllocation(const ClaimName& claim,
+                              const nlohmann::json& allocated,
+                              const std::string& node);
+
   ClaimWriter* const writer_;
   const std::function<void(const nlohmann::json&)> on_seen_;
   const int max_attempts_;
+  const Signer sign_;
 };
 
 // The claim named by a ClaimDecision's key "namespace/name".

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "claim_binder.h"
+#include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
 #include "pod_fields.h"
@@ -81,9 +82,21 @@ Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
       dra_feed_(scheduler),
       quota_feed_(scheduler) {
   if (claims != nullptr) {
+    ClaimBinder::Signer sign;
+    if (options_.record_keys != nullptr) {
+      sign = [keys = options_.record_keys](
+                 const nlohmann::json& claim,
+                 const std::string& node) -> absl::StatusOr<std::string> {
+        absl::StatusOr<dra::AllocatedClaim> allocated =
+            dra::DecodeAllocatedClaim(claim);
+        if (!allocated.ok()) return allocated.status();
+        return trust::SignClaimAllocation(*keys->Keys(), *allocated, node);
+      };
+    }
     claim_binder_ = std::make_unique<ClaimBinder>(
         claims,
-        [this](const nlohmann::json& claim) { dra_feed_.OnClaimSeen(claim); });
+        [this](const nlohmann::json& claim) { dra_feed_.OnClaimSeen(claim); },
+        /*max_attempts=*/5, std::move(sign));
   }
   InitMetrics();
 }

@@ -44,6 +44,8 @@
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/model/gpu.h"
 #include "deviceshare/model/pod_allocation.h"
+#include "deviceshare/trust/record_keys.h"
+#include "deviceshare/trust/record_signature.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::agent {
@@ -58,6 +60,11 @@ struct DraPreparerOptions {
   // Creates and adopts MIG instances at the allocated placements; null
   // where there is no NVML (claims for MIG partitions then fail).
   MigControl* mig_control = nullptr;
+  // Set: prepare only claims whose allocation a key of it signed
+  // (trust/record_signature.h); a refused claim fails with the reason, and
+  // its pods get an AllocationRecordRefused Event. Not owned.
+  trust::RecordKeySource* record_keys = nullptr;
+  trust::RecordPolicy record_policy;
 };
 
 struct CdiGpuDevice;
@@ -94,6 +101,11 @@ class DraClaimPreparer final : public ClaimPreparer {
   };
 
   absl::StatusOr<ClaimPrepareResult> PrepareOne(const ClaimRef& ref)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // OK when the claim's allocation signature is one the options accept;
+  // else PermissionDenied with the reason, after Events on its pods.
+  absl::Status CheckSignature(const nlohmann::json& object,
+                              const dra::AllocatedClaim& claim)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<OurResult>> OursOf(
       const dra::AllocatedClaim& claim) const

@@ -14,7 +14,9 @@
 #ifndef DEVICESHARE_EXTENDER_CLAIM_WRITER_H_
 #define DEVICESHARE_EXTENDER_CLAIM_WRITER_H_
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -45,6 +47,12 @@ class ClaimWriter {
   // precondition. Returns the claim as stored.
   virtual absl::StatusOr<nlohmann::json> PutClaimStatus(
       const ClaimName& claim, const nlohmann::json& object) = 0;
+
+  // One JSON merge patch of the claim's metadata.annotations: a value sets
+  // the key, nullopt deletes it.
+  virtual absl::Status PatchClaimAnnotations(
+      const ClaimName& claim,
+      const std::map<std::string, std::optional<std::string>>& annotations) = 0;
 };
 
 // The real writer over `client` (which must outlive it).

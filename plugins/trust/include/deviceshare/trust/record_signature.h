@@ -26,6 +26,14 @@
 // record, a replayed signature, a record moved between nodes). A pod
 // without a record has nothing to check (kNoRecord).
 //
+// Claims (DRA). A ResourceClaim's allocation is signed the same way into
+// the claim's annotation `deviceshare.io/allocation-signature`, over the
+// claim's uid, the node, and each result of status.allocation.devices as
+// dra::DecodeAllocatedClaim reads it (request, driver, pool, device, share
+// id, admin access, consumed capacity by name), in order. serve writes it
+// with the allocation; the node agent's DRA driver checks it before it
+// prepares the claim.
+//
 // Thread safety: pure functions.
 #ifndef DEVICESHARE_TRUST_RECORD_SIGNATURE_H_
 #define DEVICESHARE_TRUST_RECORD_SIGNATURE_H_
@@ -34,11 +42,14 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/trust/record_keys.h"
 
 namespace deviceshare::trust {
 
 inline constexpr char kRecordSignature[] = "deviceshare.io/record-signature";
+inline constexpr char kAllocationSignature[] =
+    "deviceshare.io/allocation-signature";
 
 enum class RecordVerdict { kNoRecord, kValid, kUnsigned, kForged };
 
@@ -62,6 +73,20 @@ std::string SignRecord(const RecordKeys& keys,
 RecordCheck CheckRecord(const RecordKeys& keys,
                         const std::map<std::string, std::string>& annotations,
                         absl::string_view uid, absl::string_view node);
+
+// The kAllocationSignature value for `claim`'s allocation (its uid and
+// results) on `node`, signed with keys.signing().
+std::string SignClaimAllocation(const RecordKeys& keys,
+                                const dra::AllocatedClaim& claim,
+                                absl::string_view node);
+
+// Checks a claim's allocation against the signature in its `annotations`
+// (the claim's metadata.annotations). A claim without results has nothing
+// to check (kNoRecord).
+RecordCheck CheckClaimAllocation(
+    const RecordKeys& keys,
+    const std::map<std::string, std::string>& annotations,
+    const dra::AllocatedClaim& claim, absl::string_view node);
 
 // Whether `annotations` carry an allocation record of either dialect.
 bool HasRecord(const std::map<std::string, std::string>& annotations);
