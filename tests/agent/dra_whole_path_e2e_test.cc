@@ -337,9 +337,9 @@ TEST_F(DraWholePathE2eTest, ShareThatWouldOvercommitTheGpuIsFilteredOut) {
 // Signed allocations (--record-key-file on both sides): the claim serve
 // allocated carries its signature and is prepared; a claim whose
 // allocation nobody with the key wrote (unsigned), whose signature was
-// copied from another claim (replayed) or whose allocation was changed
-// after signing (tampered) is refused with the reason and an Event on its
-// pod.
+// copied from another claim (replayed) or made up (forged), or whose
+// allocation was changed after signing (tampered) is refused with the reason
+// and an Event on its pod.
 TEST_F(DraWholePathE2eTest, OnlySignedAllocationsArePrepared) {
   TempFolder keys_folder;
   const std::string keys = keys_folder.File("keys");
@@ -364,11 +364,15 @@ TEST_F(DraWholePathE2eTest, OnlySignedAllocationsArePrepared) {
 
   // Unsigned and replayed: train's allocation (and, for the replay, its
   // signature) on claims of their own, reserved for pods of their own.
-  for (const char* name : {"unsigned", "replayed"}) {
+  for (const char* name : {"unsigned", "replayed", "forged"}) {
     json copy = Claim("train");
     copy["metadata"] = {{"name", name}, {"namespace", kNamespace}};
     if (std::string(name) == "replayed") {
       copy["metadata"]["annotations"] = claim["metadata"]["annotations"];
+    }
+    if (std::string(name) == "forged") {  // a signature made up
+      copy["metadata"]["annotations"] = {
+          {"deviceshare.io/allocation-signature", "v1.k1.AAAAAAAAAAAAAAAA"}};
     }
     copy["status"]["reservedFor"] =
         json::array({{{"resource", "pods"}, {"name", name}, {"uid", name}}});
@@ -384,6 +388,7 @@ TEST_F(DraWholePathE2eTest, OnlySignedAllocationsArePrepared) {
        std::vector<std::pair<std::string, std::string>>{
            {"unsigned", "is unsigned"},
            {"replayed", "is forged"},
+           {"forged", "is forged"},
            {"tampered", "is forged"}}) {
     const json object = Claim(name);
     const agent::ClaimRef refused_ref{kNamespace, object["metadata"]["uid"],

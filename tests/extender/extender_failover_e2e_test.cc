@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,8 @@
 #include "absl/time/clock.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
+#include "deviceshare/k8s/pod_annotations.h"
+#include "deviceshare/trust/record_signature.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -48,6 +51,9 @@ constexpr int kPodCores = 25;
 constexpr int kPods = 40;
 constexpr int kFitting = kNodes * kGpusPerNode * 4;
 const absl::Duration kLeaseDuration = absl::Seconds(4);
+// `k1: ` and base64 of 32 zero bytes.
+constexpr char kKeyLine[] =
+    "k1: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n";
 const absl::Duration kRetryPeriod = absl::Milliseconds(500);
 
 // One replica and an HTTP client to it (no readiness wait: a follower is
@@ -62,6 +68,9 @@ class ExtenderFailoverE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
     kubeconfig_ = api_.WriteKubeconfig(temp_.path());
+    // Both replicas sign with one key: every record must hold it.
+    keys_ = temp_.File("keys");
+    std::ofstream(keys_) << kKeyLine;
     for (int n = 0; n < kNodes; ++n) {
       api_.UpsertNode(HamiNodeObject({.name = absl::StrCat("node-", n),
                                       .gpus = kGpusPerNode,
@@ -81,7 +90,8 @@ class ExtenderFailoverE2eTest : public ::testing::Test {
                                  absl::FormatDuration(kLeaseDuration),
                                  "--leader-elect-renew-deadline", "3s",
                                  "--leader-elect-retry-period",
-                                 absl::FormatDuration(kRetryPeriod)});
+                                 absl::FormatDuration(kRetryPeriod),
+                                 "--record-key-file", keys_});
     ASSERT_TRUE(replica.process->Start().ok()) << replica.process->Log();
     replica.client =
         std::make_unique<httplib::Client>("127.0.0.1", replica.process->port());
@@ -180,12 +190,17 @@ class ExtenderFailoverE2eTest : public ::testing::Test {
   FakeApiServer api_;
   TempFolder temp_;
   std::string kubeconfig_;
+  std::string keys_;
   std::vector<std::string> nodes_;
 };
 
 // Every GPU's charge from the bound pods' records, checked against its
-// capacity; every bound pod has a record on its own node.
+// capacity; every bound pod has a record on its own node, signed with the
+// replicas' key.
 void ExpectRecordsValidAndWithinCapacity(FakeApiServer& api, int pods) {
+  absl::StatusOr<trust::RecordKeys> keys =
+      trust::RecordKeys::Parse(kKeyLine, "keys");
+  ASSERT_TRUE(keys.ok()) << keys.status();
   std::map<std::string, int64_t> memory;
   std::map<std::string, int64_t> cores;
   int bound = 0;
@@ -197,6 +212,12 @@ void ExpectRecordsValidAndWithinCapacity(FakeApiServer& api, int pods) {
     const json& annotations = pod["metadata"]["annotations"];
     ASSERT_TRUE(annotations.contains(keys::kHamiAllocated)) << pod.dump();
     EXPECT_EQ(annotations.value(keys::kHamiNode, ""), node) << pod.dump();
+    EXPECT_EQ(
+        trust::CheckRecord(*keys, PodAnnotationMap(pod),
+                           pod["metadata"]["uid"].get<std::string>(), node)
+            .verdict,
+        trust::RecordVerdict::kValid)
+        << pod.dump();
     absl::StatusOr<std::vector<std::vector<DeviceGrant>>> grants =
         DecodeHamiAllocation(
             annotations[keys::kHamiAllocated].get<std::string>());
