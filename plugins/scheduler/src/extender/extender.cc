@@ -29,23 +29,13 @@ std::string Summary(size_t nodes, const std::map<std::string, int>& codes) {
 
 // Extender priorities by rank in the node choice: the reserved node 10, the
 // others 9 down to 0, so kube-scheduler's sum leans to the reservation.
-absl::flat_hash_map<std::string, int> Priorities(
-    const std::vector<const NodeVerdict*>& ranked, absl::string_view reserved) {
-  absl::flat_hash_map<std::string, int> priorities;
-  priorities.reserve(ranked.size());
-  const size_t others = ranked.size() > 0 ? ranked.size() - 1 : 0;
-  size_t rank = 0;
-  for (const NodeVerdict* verdict : ranked) {
-    if (verdict->node == reserved) {
-      priorities[verdict->node] = 10;
-      continue;
-    }
-    const int priority =
-        others <= 1 ? 9 : 9 - static_cast<int>(9 * rank / (others - 1));
-    priorities[verdict->node] = std::clamp(priority, 0, 9);
-    ++rank;
-  }
-  return priorities;
+// The ranking of `ranked` (best first) with `reserved` on top.
+NodeRanking Ranking(const std::vector<const NodeVerdict*>& ranked,
+                    absl::string_view reserved) {
+  std::vector<absl::string_view> names;
+  names.reserve(ranked.size());
+  for (const NodeVerdict* verdict : ranked) names.push_back(verdict->node);
+  return NodeRanking(names, reserved);
 }
 
 // The candidate nodes of a call. kube-scheduler sends NodeNames
@@ -59,18 +49,6 @@ const std::vector<std::string>& CandidateNames(
 
 // One priority per candidate, in the candidates' order; 0 for a node the
 // ranking does not hold (it did not fit).
-std::vector<HostPriority> Answer(
-    const std::vector<std::string>& names,
-    const absl::flat_hash_map<std::string, int>& priorities) {
-  std::vector<HostPriority> answer;
-  answer.reserve(names.size());
-  for (const std::string& name : names) {
-    auto found = priorities.find(name);
-    answer.push_back({name, found == priorities.end() ? 0 : found->second});
-  }
-  return answer;
-}
-
 }  // namespace
 
 Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
@@ -352,7 +330,7 @@ std::vector<std::string> Extender::ReserveBest(
   reservation.request = std::move(request);
   reservation.allocation = placed->placed->fit.allocation;
   reservation.claims = std::move(placed->claims);
-  reservation.priorities = Priorities(ranked, reservation.node);
+  reservation.priorities = Ranking(ranked, reservation.node);
   LogPod(LogLevel::kDebug, reservation.request.Key(), reservation.node,
          absl::StrFormat("filter: reserved; %d of %d candidates fit",
                          passing.size(),
@@ -370,19 +348,19 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
     absl::MutexLock lock(&mu_);
     auto it = reservations_.find(PodUid(args.pod));
     if (it != reservations_.end() && !it->second.priorities.empty()) {
-      return Answer(names, it->second.priorities);
+      return it->second.priorities.Answer(names);
     }
   }
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(args.pod, scheduler_->config().device);
   if (!request.ok() || (!request->HasGpuRequest() && !request->HasClaims())) {
-    return Answer(names, {});
+    return NodeRanking().Answer(names);
   }
   // No filter of ours came first (or its reservation expired): rank from
   // the scheduler's remembered verdicts.
   absl::StatusOr<std::vector<NodeVerdict>> verdicts =
       scheduler_->Filter(*request, names);
-  if (!verdicts.ok()) return Answer(names, {});
+  if (!verdicts.ok()) return NodeRanking().Answer(names);
   std::vector<const NodeVerdict*> ranked;
   for (const NodeVerdict& verdict : *verdicts) {
     if (verdict.fit.fits()) ranked.push_back(&verdict);
@@ -391,8 +369,8 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
             [](const NodeVerdict* a, const NodeVerdict* b) {
               return BetterVerdict(*a, *b);
             });
-  return Answer(names,
-                Priorities(ranked, ranked.empty() ? "" : ranked.front()->node));
+  return Ranking(ranked, ranked.empty() ? "" : ranked.front()->node)
+      .Answer(names);
 }
 
 int Extender::ExpireReservations() {

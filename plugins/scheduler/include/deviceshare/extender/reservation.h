@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "deviceshare/extender/node_ranking.h"
 #include "deviceshare/model/pod_allocation.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/scheduler/decision.h"
@@ -47,9 +48,9 @@ struct Reservation {
   // The pod's ResourceClaims with their allocations, as the reservation
   // made them (what /bind writes to the claims' status).
   std::vector<ClaimDecision> claims;
-  // Extender priorities (0..10) of the nodes /filter found fit, kept for
-  // the /prioritize call that follows.
-  absl::flat_hash_map<std::string, int> priorities;
+  // The nodes /filter found fit, best first, kept for the /prioritize call
+  // that follows.
+  NodeRanking priorities;
   // The pod was deleted while a bind was in flight; the bind must undo.
   bool deleted = false;
 };
