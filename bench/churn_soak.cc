@@ -9,14 +9,14 @@
 //   - --workers scheduling threads playing kube-scheduler: filter,
 //     prioritize, bind to the best node; a failed call or a pod that fits
 //     nowhere goes back to the queue with kube-scheduler's backoff (1 s
-//     doubling, at most 10 s); a pod pending --give-up-s is deleted;
+//     doubling, at most 10 s); a pod pending --give_up_s is deleted;
 //   - a deleter: each bound pod is deleted after a lifetime drawn in
-//     [0.5, 1.5] x --lifetime-s (one in five first turns Succeeded), so
+//     [0.5, 1.5] x --lifetime_s (one in five first turns Succeeded), so
 //     pods leave at the rate they come and the cluster stays busy; and
-//     --race-percent of the pods are deleted 0-100 ms after their cycle
+//     --race_percent of the pods are deleted 0-100 ms after their cycle
 //     starts, racing their filter and bind;
 //   - a fault injector (bench/churn_faults.h): one fault every
-//     --fault-every seconds;
+//     --fault_every seconds;
 //   - a sampler: each second, /metrics and the API server's pods; no GPU
 //     may be over its capacity by serve's ledger or by the bound pods'
 //     allocation records.
@@ -461,12 +461,13 @@ void Soak::Run(absl::Duration duration) {
     absl::SleepFor(absl::Seconds(10));
     std::printf(
         "  %4.0f s: created %lld bound %lld deleted %lld pending %zu "
-        "faults %lld\n",
+        "faults %lld serve VmRSS %.1f MiB\n",
         absl::ToDoubleSeconds(absl::Now() - start),
         static_cast<long long>(counts_.created.load()),
         static_cast<long long>(counts_.bound.load()),
         static_cast<long long>(counts_.deleted_bound.load()), book_.pending(),
-        static_cast<long long>(faults_.total()));
+        static_cast<long long>(faults_.total()),
+        ReadKb(serve_.pid(), "VmRSS") / 1024.0);
     std::fflush(stdout);
   }
   stop_ = true;
