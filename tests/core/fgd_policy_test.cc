@@ -1,6 +1,8 @@
 // The fgd policy on clusters whose answer is worked out by hand.
 #include "deviceshare/policy/fgd/fgd_policy.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -49,6 +51,23 @@ TEST(FgdPolicyTest, MilliLeftAndScore) {
   EXPECT_EQ(fgd::FgdScore(500, 0), 62);
   EXPECT_EQ(fgd::FgdScore(0, 500), 37);
   EXPECT_EQ(fgd::FgdScore(0, 0), 50);
+}
+
+// MilliLeft rounds memory in integers; it must give what std::llround of
+// the double quotient gave for every memory left on GPUs of common sizes
+// (halves included: 15360 MiB has them), and on odd ones.
+TEST(FgdPolicyTest, MilliLeftRoundsAsTheDoubleQuotient) {
+  for (int64_t capacity :
+       {int64_t{81920}, int64_t{40960}, int64_t{32768}, int64_t{24576},
+        int64_t{23028}, int64_t{16384}, int64_t{15360}, int64_t{11441},
+        int64_t{3}, int64_t{1}}) {
+    for (int64_t free = -capacity; free <= capacity; ++free) {
+      const int64_t want = std::clamp<int64_t>(
+          std::llround(static_cast<double>(free) * 1000 / capacity), 0, 1000);
+      ASSERT_EQ(fgd::MilliLeft(100, 100, free, capacity), want)
+          << free << " of " << capacity;
+    }
+  }
 }
 
 // One node, GPU 0 with 600 milli left, GPU 1 free; the workload is 500-milli

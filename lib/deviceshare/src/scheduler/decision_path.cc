@@ -462,6 +462,15 @@ std::optional<NodeVerdict> DecisionPath::Search(
       }
       // The node's own bound matters only once there is a best to beat.
       if (best && cannot_win(UpperBound(cycle, node), node)) continue;
+      // The node policy's bound with the node in view (fragmentation); not
+      // under a budget, which counts the nodes scored and would count
+      // fewer.
+      if (best && budget == 0 &&
+          cannot_win(cycle.placement.node_policy->NodeScoreBoundFor(
+                         cycle.pod(), node),
+                     node)) {
+        continue;
+      }
       if (!MayFit(cycle, node)) continue;
       NodeVerdict verdict = Filter(cycle, node, /*explain=*/true);
       if (!verdict.fit.fits()) continue;

@@ -144,6 +144,16 @@ class PlacementPolicy {
   // node's utilisation percent lies in `after`.
   virtual int ScoreBound(const UtilisationRange& after) const = 0;
 
+  // An upper bound of NodeScoreFor(pod, node, placement) over every
+  // placement of `pod` on `node` that any backend may make, for policies
+  // whose ScoreBound cannot bound their score but the node's state can
+  // (fgd, fragaware). The search asks it of a node only when there is a
+  // best to beat and no node budget. 100 by default.
+  virtual int NodeScoreBoundFor(const PodRequest& pod,
+                                const NodeState& node) const {
+    return 100;
+  }
+
   // Node level: how many nodes that fit the search scores before it stops
   // (kube-scheduler's percentageOfNodesToScore, as a count); 0: every node
   // that fits. For policies whose score cannot be bounded by utilisation

@@ -21,14 +21,27 @@ int64_t CpuLeft(const NodeState& node) {
   return node.inventory().cpu_milli - node.used_cpu_milli();
 }
 
+// round(free * 1000 / capacity), halves away from zero, as std::llround
+// of the double quotient gives it (the scores were fixed with that): for
+// capacity < 2^31 no quotient lies within a double's rounding error of a
+// half, so integer arithmetic gives the same number without a division in
+// double and a library call, which the scoring of every GPU of every node
+// paid. Other values take the double path.
+int64_t RoundedMilli(int64_t free, int64_t capacity) {
+  constexpr int64_t kExactBelow = int64_t{1} << 31;
+  if (free < 0 || free >= kExactBelow || capacity >= kExactBelow) {
+    return std::llround(static_cast<double>(free) * kMilliPerGpu / capacity);
+  }
+  return (2 * free * kMilliPerGpu + capacity) / (2 * capacity);
+}
+
 }  // namespace
 
 int32_t MilliLeft(int64_t free_cores, int64_t core_capacity,
                   int64_t free_memory_mib, int64_t memory_capacity_mib) {
   if (core_capacity <= 0 || memory_capacity_mib <= 0) return 0;
   const int64_t by_cores = free_cores * kMilliPerGpu / core_capacity;
-  const int64_t by_memory = std::llround(static_cast<double>(free_memory_mib) *
-                                         kMilliPerGpu / memory_capacity_mib);
+  const int64_t by_memory = RoundedMilli(free_memory_mib, memory_capacity_mib);
   return static_cast<int32_t>(
       std::clamp<int64_t>(std::min(by_cores, by_memory), 0, kMilliPerGpu));
 }
@@ -105,6 +118,28 @@ int NodeScoreByFrag(uint64_t workload_id,
   return FgdScore(frag.before, frag.after);
 }
 
+int NodeScoreBoundByFrag(uint64_t workload_id,
+                         absl::Span<const WorkloadShape> workload,
+                         const PodRequest& pod, const NodeState& node) {
+  constexpr int kNoBound = 100;
+  const std::optional<PackedNode> packed = Pack(node);
+  if (!packed || pod.cpu_milli < 0) return kNoBound;
+  // Each GPU a container asks is one grant at most, and a grant takes at
+  // most the GPU's milli left (MilliLeftAfter never exceeds it). A pod
+  // asking none may still take CPU: its drop is 0 milli of GPU.
+  int64_t gpus = 0;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.gpu_count < 0) return kNoBound;
+    gpus += container.gpu_count;
+  }
+  const double gain = MemoFragGainBound(workload_id, workload, *packed,
+                                        gpus * int64_t{kMilliPerGpu});
+  // The scores' sums round in double; a milli of slack covers that many
+  // times over and can only loosen the bound.
+  constexpr double kSlackMilli = 1e-3;
+  return FgdScore(gain + kSlackMilli, 0);
+}
+
 }  // namespace fgd
 
 namespace {
@@ -138,6 +173,10 @@ class FgdPolicyImpl final : public PlacementPolicy {
     return fgd::NodeScoreByFrag(id_, workload_, pod, node, placement);
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
+  int NodeScoreBoundFor(const PodRequest& pod,
+                        const NodeState& node) const override {
+    return fgd::NodeScoreBoundByFrag(id_, workload_, pod, node);
+  }
 
  private:
   std::vector<WorkloadShape> workload_;

@@ -1,6 +1,7 @@
 #include "deviceshare/policy/fgd/frag_memo.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -20,7 +21,11 @@ class ModelNames {
  public:
   uint32_t IdOf(const std::string& model) {
     if (model.empty()) return 0;
+    // Nodes come one after another, most of one model: the last name
+    // answers without hashing it.
+    if (last_id_ != 0 && model == names_[last_id_ - 1]) return last_id_;
     auto [it, added] = ids_.try_emplace(model, names_.size() + 1);
+    last_id_ = it->second;
     if (added) names_.push_back(model);
     return it->second;
   }
@@ -32,6 +37,7 @@ class ModelNames {
  private:
   absl::flat_hash_map<std::string, uint32_t> ids_;
   std::vector<std::string> names_;
+  uint32_t last_id_ = 0;
 };
 
 ModelNames& Models() {
@@ -42,20 +48,73 @@ ModelNames& Models() {
 class FragMemo {
  public:
   double Frag(uint64_t workload_id, absl::Span<const WorkloadShape> workload,
-              PackedNode node) {
-    if (workload_id != owner_ || entries_.size() > kMostEntries) {
+              const PackedNode& node) {
+    Own(workload_id);
+    if (entries_.size() > kMostEntries) {
       entries_.clear();
-      owner_ = workload_id;
+      recent_ = {};
     }
-    std::sort(node.milli_left.begin(),
-              node.milli_left.begin() + node.gpu_count);
-    auto [it, added] = entries_.try_emplace(node, 0.0);
-    if (added) it->second = FragMilli(Unpack(node), workload);
+    // A node's state before a placement is asked once per GPU ranked,
+    // between the states after: the two last asked answer it unsorted.
+    for (size_t i = 0; i < recent_.size(); ++i) {
+      if (recent_[i].valid && recent_[i].node == node) {
+        evict_ = 1 - i;
+        return recent_[i].frag;
+      }
+    }
+    PackedNode sorted = node;
+    std::sort(sorted.milli_left.begin(),
+              sorted.milli_left.begin() + sorted.gpu_count);
+    auto [it, added] = entries_.try_emplace(sorted, 0.0);
+    if (added) it->second = FragMilli(Unpack(sorted), workload);
+    recent_[evict_] = Recent{true, node, it->second};
+    evict_ = 1 - evict_;
+    return it->second;
+  }
+
+  double GainBound(uint64_t workload_id,
+                   absl::Span<const WorkloadShape> workload,
+                   const PackedNode& node, int64_t most_drop) {
+    Own(workload_id);
+    if (bounds_.size() > kMostEntries) bounds_.clear();
+    BoundKey key{node, most_drop};
+    std::sort(key.node.milli_left.begin(),
+              key.node.milli_left.begin() + key.node.gpu_count);
+    auto [it, added] = bounds_.try_emplace(key, 0.0);
+    if (added) {
+      it->second = FragGainBound(Unpack(key.node), workload, most_drop);
+    }
     return it->second;
   }
 
  private:
   static constexpr size_t kMostEntries = size_t{1} << 18;
+
+  struct BoundKey {
+    PackedNode node;  // GPUs sorted
+    int64_t most_drop = 0;
+
+    friend bool operator==(const BoundKey&, const BoundKey&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const BoundKey& key) {
+      return H::combine(std::move(h), key.node, key.most_drop);
+    }
+  };
+
+  struct Recent {
+    bool valid = false;
+    PackedNode node;  // as asked, GPUs unsorted
+    double frag = 0;
+  };
+
+  // Entries hold for one workload: another starts the memo over.
+  void Own(uint64_t workload_id) {
+    if (workload_id == owner_) return;
+    entries_.clear();
+    bounds_.clear();
+    recent_ = {};
+    owner_ = workload_id;
+  }
 
   static FragNode Unpack(const PackedNode& node) {
     FragNode frag;
@@ -68,7 +127,15 @@ class FragMemo {
 
   uint64_t owner_ = 0;
   absl::flat_hash_map<PackedNode, double> entries_;
+  absl::flat_hash_map<BoundKey, double> bounds_;
+  std::array<Recent, 2> recent_{};
+  size_t evict_ = 0;  // the slot the next miss fills
 };
+
+FragMemo& Memo() {
+  thread_local FragMemo memo;
+  return memo;
+}
 
 }  // namespace
 
@@ -118,8 +185,13 @@ PackedNode PackedAfterShare(const PackedNode& before, const NodeState& node,
 double MemoFragMilli(uint64_t workload_id,
                      absl::Span<const WorkloadShape> workload,
                      const PackedNode& node) {
-  thread_local FragMemo memo;
-  return memo.Frag(workload_id, workload, node);
+  return Memo().Frag(workload_id, workload, node);
+}
+
+double MemoFragGainBound(uint64_t workload_id,
+                         absl::Span<const WorkloadShape> workload,
+                         const PackedNode& node, int64_t most_drop) {
+  return Memo().GainBound(workload_id, workload, node, most_drop);
 }
 
 uint64_t NewWorkloadId() {

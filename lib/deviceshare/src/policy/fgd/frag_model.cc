@@ -1,6 +1,7 @@
 #include "deviceshare/policy/fgd/frag_model.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "deviceshare/model/model_match.h"
 
@@ -63,6 +64,21 @@ double FragMilli(const FragNode& node, absl::Span<const TypicalPod> workload) {
     frag += pod.share * static_cast<double>(FragMilliFor(node, pod));
   }
   return frag;
+}
+
+double FragGainBound(const FragNode& node,
+                     absl::Span<const TypicalPod> workload, int64_t most_drop) {
+  const int64_t drop = std::clamp<int64_t>(most_drop, 0, IdleMilli(node));
+  double bound = 0;
+  for (const TypicalPod& pod : workload) {
+    if (!(pod.share >= 0)) return std::numeric_limits<double>::infinity();
+    int64_t gain = drop;
+    if (Classify(node, pod) == FragClass::kSatisfied) {
+      gain = std::min(gain, FragMilliFor(node, pod));
+    }
+    bound += pod.share * static_cast<double>(gain);
+  }
+  return bound;
 }
 
 }  // namespace deviceshare::fgd

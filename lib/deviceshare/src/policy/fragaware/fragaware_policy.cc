@@ -62,9 +62,9 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   GpuRank RankGpuOnNode(const PodRequest& pod, const NodeState& node,
                         size_t position, const PodCharge& extra,
                         int64_t offer_score) const override {
-    const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    return fgd::RankGpuByFrag(workload->id, workload->shapes, pod, node,
-                              position, extra);
+    const WorkloadSnapshot& workload = Workload();
+    return fgd::RankGpuByFrag(workload.id, workload.shapes, pod, node, position,
+                              extra);
   }
 
   int NodeScore(const NodeState& node,
@@ -73,17 +73,31 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   }
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
-    const std::shared_ptr<const WorkloadSnapshot> workload = Workload();
-    return fgd::NodeScoreByFrag(workload->id, workload->shapes, pod, node,
+    const WorkloadSnapshot& workload = Workload();
+    return fgd::NodeScoreByFrag(workload.id, workload.shapes, pod, node,
                                 placement);
   }
   // The score follows fragmentation, not utilisation: no bound.
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
+  int NodeScoreBoundFor(const PodRequest& pod,
+                        const NodeState& node) const override {
+    const WorkloadSnapshot& workload = Workload();
+    return fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
+  }
   int64_t feasible_nodes_to_score() const override { return nodes_to_score_; }
 
  private:
-  std::shared_ptr<const WorkloadSnapshot> Workload() const {
-    return fixed_ != nullptr ? fixed_ : learned_.Snapshot();
+  // The workload to score with, valid until this thread's next call: the
+  // learned snapshot is kept per thread while its id is the estimate's
+  // current one (ids are never reused), so a GPU or node scored costs an
+  // atomic read, not the estimate's lock and a reference count.
+  const WorkloadSnapshot& Workload() const {
+    if (fixed_ != nullptr) return *fixed_;
+    thread_local std::shared_ptr<const WorkloadSnapshot> held;
+    if (held == nullptr || held->id != learned_.snapshot_id()) {
+      held = learned_.Snapshot();
+    }
+    return *held;
   }
 
   const int64_t nodes_to_score_;

@@ -51,7 +51,8 @@ std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
 WorkloadEstimate::WorkloadEstimate(Weigh weigh)
     : weigh_(weigh),
       snapshot_(std::make_shared<const WorkloadSnapshot>(
-          WorkloadSnapshot{fgd::NewWorkloadId(), {}})) {}
+          WorkloadSnapshot{fgd::NewWorkloadId(), {}})),
+      snapshot_id_(snapshot_->id) {}
 
 void WorkloadEstimate::Observe(const PodRequest& pod) {
   std::string uid = pod.uid.empty() ? pod.Key() : pod.uid;
@@ -82,6 +83,7 @@ void WorkloadEstimate::RebuildLocked() {
   }
   snapshot_ = std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
       fgd::NewWorkloadId(), Weighed(fgd::TypicalPodsOf(pods, kEveryShape))});
+  snapshot_id_.store(snapshot_->id, std::memory_order_release);
   next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
 }
 

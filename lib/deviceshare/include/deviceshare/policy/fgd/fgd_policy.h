@@ -75,6 +75,14 @@ int NodeScoreByFrag(uint64_t workload_id,
                     const PodRequest& pod, const NodeState& node,
                     const PodAllocation& placement);
 
+// An upper bound of NodeScoreByFrag over every placement of `pod` on
+// `node`, whatever GPUs it takes: the measure can fall by at most
+// FragGainBound with each GPU the pod's containers ask losing at most all
+// it has left. 100 (no bound) for nodes the memo does not pack.
+int NodeScoreBoundByFrag(uint64_t workload_id,
+                         absl::Span<const WorkloadShape> workload,
+                         const PodRequest& pod, const NodeState& node);
+
 }  // namespace fgd
 }  // namespace deviceshare
 

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "absl/types/span.h"
@@ -34,12 +35,18 @@ struct PackedNode {
   std::array<int16_t, kMostPackedGpus> milli_left{};  // 0..1000
 
   friend bool operator==(const PackedNode&, const PackedNode&) = default;
+  // As six 64-bit words: absl mixes integers far faster than it hashes
+  // an array's bytes, and the memo hashes a node per GPU scored.
   template <typename H>
   friend H AbslHashValue(H h, const PackedNode& node) {
-    return H::combine(std::move(h), node.model_id, node.gpu_count,
-                      node.cpu_milli_left, node.milli_left);
+    std::array<uint64_t, sizeof(PackedNode) / sizeof(uint64_t)> words;
+    std::memcpy(words.data(), &node, sizeof(words));
+    return H::combine(std::move(h), words[0], words[1], words[2], words[3],
+                      words[4], words[5]);
   }
 };
+static_assert(sizeof(PackedNode) == 6 * sizeof(uint64_t),
+              "PackedNode hashes as six words with no padding");
 
 // `node` packed; nullopt when it has more than kMostPackedGpus GPUs.
 std::optional<PackedNode> Pack(const NodeState& node);
@@ -61,6 +68,11 @@ PackedNode PackedAfterShare(const PackedNode& before, const NodeState& node,
 double MemoFragMilli(uint64_t workload_id,
                      absl::Span<const WorkloadShape> workload,
                      const PackedNode& node);
+
+// FragGainBound of `node` against `workload`, through this thread's memo.
+double MemoFragGainBound(uint64_t workload_id,
+                         absl::Span<const WorkloadShape> workload,
+                         const PackedNode& node, int64_t most_drop);
 
 // A number no other call returns, for MemoFragMilli.
 uint64_t NewWorkloadId();

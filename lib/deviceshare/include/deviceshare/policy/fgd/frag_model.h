@@ -70,6 +70,15 @@ int64_t FragMilliFor(const FragNode& node, const TypicalPod& pod);
 // Sum over `workload` of share x FragMilliFor.
 double FragMilli(const FragNode& node, absl::Span<const TypicalPod> workload);
 
+// An upper bound of FragMilli(node) - FragMilli(after) over every `after`
+// that takes at most `most_drop` milli of the node's idle GPU (no GPU
+// gains, CPU does not grow): a pod the node fits before keeps at most
+// what it could not use, less nothing (share x min(drop, unusable)); one
+// it does not fit fits no better after (share x drop). Infinity when a
+// share is negative.
+double FragGainBound(const FragNode& node,
+                     absl::Span<const TypicalPod> workload, int64_t most_drop);
+
 }  // namespace deviceshare::fgd
 
 #endif  // DEVICESHARE_POLICY_FGD_FRAG_MODEL_H_

@@ -15,6 +15,7 @@
 #ifndef DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_
 #define DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -61,6 +62,11 @@ class WorkloadEstimate {
   // counted already.
   void Observe(const PodRequest& pod);
   std::shared_ptr<const WorkloadSnapshot> Snapshot() const;
+  // The id of what Snapshot() returns now, read without the lock, so that
+  // a caller holding that snapshot can keep using it.
+  uint64_t snapshot_id() const {
+    return snapshot_id_.load(std::memory_order_acquire);
+  }
   int64_t pods_counted() const;
 
  private:
@@ -77,6 +83,7 @@ class WorkloadEstimate {
   int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_rebuild_ ABSL_GUARDED_BY(mu_) = 1;
   std::shared_ptr<const WorkloadSnapshot> snapshot_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> snapshot_id_;  // snapshot_->id, set under mu_
 };
 
 }  // namespace deviceshare
