@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "deviceshare/policy/fgd/fgd_policy.h"
+#include "deviceshare/policy/fgd/frag_memo.h"
 
 namespace deviceshare {
 namespace {
@@ -44,17 +46,43 @@ int TightestFitScore(const DeviceLedger& ledger, const PodCharge& extra) {
   return (fgd::kMilliPerGpu - after) / 10;
 }
 
-int BestfitScore(const NodeState& node, const fgd::FragNode& before,
-                 const PodTake& take) {
-  const bool cpu_tracked = node.inventory().cpu_milli > 0;
+// Every step is monotone in the GPU left, so the score of the most a pod
+// can take bounds the score of anything it takes.
+int BestfitScoreOf(bool cpu_tracked, int64_t cpu_left_before,
+                   int64_t idle_before, const PodTake& take) {
   const double cpu_left =
-      cpu_tracked ? static_cast<double>(before.cpu_milli_left - take.cpu_milli)
-                  : 0.0;
+      cpu_tracked ? static_cast<double>(cpu_left_before - take.cpu_milli) : 0.0;
   const double gpu_left =
-      static_cast<double>(fgd::IdleMilli(before) - take.gpu_milli_total);
+      static_cast<double>(idle_before - take.gpu_milli_total);
   const double waste =
       0.5 * cpu_left / kMaxSpecCpuMilli + 0.5 * gpu_left / kMaxSpecGpuMilli;
   return std::clamp(static_cast<int>((1.0 - waste) * 100.0), 0, 100);
+}
+
+int BestfitScore(const NodeState& node, const fgd::FragNode& before,
+                 const PodTake& take) {
+  return BestfitScoreOf(node.inventory().cpu_milli > 0, before.cpu_milli_left,
+                        fgd::IdleMilli(before), take);
+}
+
+// The best bestfit score `pod` can get on `node`: each GPU its containers
+// ask taken whole (a GPU gives at most what it has left).
+int BestfitBound(const PodRequest& pod, const NodeState& node) {
+  const std::optional<fgd::PackedNode> packed = fgd::Pack(node);
+  if (!packed) return 100;
+  int64_t idle = 0;
+  for (uint32_t i = 0; i < packed->gpu_count; ++i) {
+    idle += packed->milli_left[i];
+  }
+  PodTake most;
+  most.cpu_milli = pod.cpu_milli;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.gpu_count < 0) return 100;
+    most.gpu_milli_total += int64_t{container.gpu_count} * fgd::kMilliPerGpu;
+  }
+  most.gpu_milli_total = std::min(most.gpu_milli_total, idle);
+  return BestfitScoreOf(node.inventory().cpu_milli > 0, packed->cpu_milli_left,
+                        idle, most);
 }
 
 int PackingScore(const fgd::FragNode& before, const PodTake& take) {
@@ -117,6 +145,10 @@ class BestfitPolicyImpl final : public FgdBaselinePolicy {
   int Score(const NodeState& node, const fgd::FragNode& before,
             const PodTake& take) const override {
     return BestfitScore(node, before, take);
+  }
+  int NodeScoreBoundFor(const PodRequest& pod,
+                        const NodeState& node) const override {
+    return BestfitBound(pod, node);
   }
 };
 
