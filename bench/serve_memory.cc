@@ -54,6 +54,8 @@ ABSL_FLAG(bool, bind, true,
 ABSL_FLAG(bool, verify, true,
           "scrape /metrics at the end and check the charged pods");
 ABSL_FLAG(int, ready_timeout_s, 1800, "seconds to wait for /readyz");
+ABSL_FLAG(std::string, scheduler_bin, DEVICESHARE_SCHEDULER_BIN,
+          "the deviceshare-scheduler to measure (e.g. a previous build)");
 
 namespace {
 
@@ -224,7 +226,8 @@ int main(int argc, char** argv) {
       std::thread::hardware_concurrency());
 
   const BenchFolder folder("serve-memory");
-  SchedulerProcess scheduler(DEVICESHARE_SCHEDULER_BIN, ServeArgs(api, folder));
+  SchedulerProcess scheduler(absl::GetFlag(FLAGS_scheduler_bin),
+                             ServeArgs(api, folder));
   const auto start = Clock::now();
   if (absl::Status started = scheduler.Start(absl::Seconds(60));
       !started.ok()) {
