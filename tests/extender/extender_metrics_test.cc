@@ -311,6 +311,42 @@ TEST(MetricsRegistryTest, ScraperReadsBackWhatWasRecorded) {
   EXPECT_EQ(gpu->LabelNames(), (std::set<std::string>{"gpu", "node"}));
 }
 
+// A scrape of a large cluster writes the collectors' samples out in
+// chunks: every sample once, in the order written, under one header per
+// family, whatever the interleaving.
+TEST(MetricsRegistryTest, ManyCollectorSamplesKeepOneFamilyEach) {
+  MetricsRegistry registry;
+  constexpr int kGpus = 10000;
+  registry.AddCollector([](GaugeWriter& out) {
+    for (int i = 0; i < kGpus; ++i) {
+      const std::string gpu = absl::StrCat("GPU-", i);
+      out.Write("gpu_mib", "MiB.", {{"gpu", gpu}}, i);
+      out.Write("gpu_cores", "Cores.", {{"gpu", gpu}}, i % 100);
+    }
+  });
+  const std::string rendered = registry.Render();
+  absl::StatusOr<testing::PrometheusText> text =
+      testing::ParsePrometheusText(rendered);
+  ASSERT_OK(text);
+  ASSERT_EQ(text->families.size(), 2u);
+  EXPECT_EQ(text->families[0].name, "gpu_mib");
+  EXPECT_EQ(text->families[1].name, "gpu_cores");
+  for (const testing::MetricFamilyText& family : text->families) {
+    ASSERT_EQ(family.samples.size(), static_cast<size_t>(kGpus));
+    for (int i = 0; i < kGpus; ++i) {
+      ASSERT_EQ(family.samples[i].labels.at("gpu"), absl::StrCat("GPU-", i));
+      ASSERT_EQ(family.samples[i].value,
+                family.name == "gpu_mib" ? i : i % 100);
+    }
+  }
+  size_t headers = 0;
+  for (size_t at = rendered.find("# TYPE "); at != std::string::npos;
+       at = rendered.find("# TYPE ", at + 1)) {
+    ++headers;
+  }
+  EXPECT_EQ(headers, 2u);
+}
+
 TEST(PrometheusTextTest, RefusesWhatAScraperWouldRefuse) {
   using testing::ParsePrometheusText;
   EXPECT_THAT(ParsePrometheusText("x 1\n"),

@@ -255,7 +255,19 @@ prometheus::MetricFamily GaugeFamilyOf(std::string name, std::string help) {
   return family;
 }
 
-// The gauges written by collectors during one Render, by family.
+// `text` without its leading comment lines (# HELP, # TYPE).
+absl::string_view WithoutHeader(absl::string_view text) {
+  while (!text.empty() && text.front() == '#') {
+    const size_t end = text.find('\n');
+    text.remove_prefix(end == absl::string_view::npos ? text.size() : end + 1);
+  }
+  return text;
+}
+
+// The gauges written by collectors during one Render, by family. A
+// family's samples are written as text every kChunk samples: a scrape of
+// 160,000 GPUs holds the text and one chunk of prometheus-cpp samples
+// (some 500 bytes each), not every sample at once.
 class ScrapeWriter final : public GaugeWriter {
  public:
   void Write(absl::string_view name, absl::string_view help,
@@ -273,22 +285,28 @@ class ScrapeWriter final : public GaugeWriter {
     sample.gauge.value = value;
     auto [it, inserted] = index_.try_emplace(name, families_.size());
     if (inserted) {
-      families_.push_back(GaugeFamilyOf(std::string(name), EscapeHelp(help)));
+      families_.push_back(
+          {{GaugeFamilyOf(std::string(name), EscapeHelp(help))}, ""});
     }
-    families_[it->second].metric.push_back(std::move(sample));
+    Written& family = families_[it->second];
+    family.chunk.front().metric.push_back(std::move(sample));
+    if (family.chunk.front().metric.size() >= kChunk) Flush(family);
   }
 
-  // Moves every family whose name is not `taken` to `out`; the dropped
-  // ones and the rejections become `comments`.
-  void Take(const absl::flat_hash_set<std::string>& taken,
-            std::vector<prometheus::MetricFamily>& out, std::string& comments) {
-    for (prometheus::MetricFamily& family : families_) {
-      if (taken.contains(family.name)) {
-        absl::StrAppend(&comments, "# deviceshare: collector gauge ",
-                        family.name, " dropped: the name is taken\n");
+  // Appends the text of every family whose name is not `taken` to `out`,
+  // in the order first written; the dropped ones and the rejections
+  // become `comments`.
+  void Take(const absl::flat_hash_set<std::string>& taken, std::string& out,
+            std::string& comments) {
+    for (Written& family : families_) {
+      const std::string& name = family.chunk.front().name;
+      if (taken.contains(name)) {
+        absl::StrAppend(&comments, "# deviceshare: collector gauge ", name,
+                        " dropped: the name is taken\n");
         continue;
       }
-      out.push_back(std::move(family));
+      Flush(family);
+      out += family.text;
     }
     for (const std::string& rejection : rejections_) {
       absl::StrAppend(&comments,
@@ -303,7 +321,30 @@ class ScrapeWriter final : public GaugeWriter {
     rejections_.push_back(EscapeHelp(what));
   }
 
-  std::vector<prometheus::MetricFamily> families_;
+  static constexpr size_t kChunk = 4096;
+
+  struct Written {
+    // One family: its header and the samples not yet written as text.
+    std::vector<prometheus::MetricFamily> chunk;
+    std::string text;
+  };
+
+  // Writes the family's pending samples as text (the header only once).
+  static void Flush(Written& family) {
+    prometheus::MetricFamily& pending = family.chunk.front();
+    if (pending.metric.empty() && !family.text.empty()) return;
+    const std::string text =
+        prometheus::TextSerializer().Serialize(family.chunk);
+    if (family.text.empty()) {
+      family.text = text;
+    } else {
+      absl::StrAppend(&family.text, WithoutHeader(text));
+    }
+    pending.metric.clear();
+    pending.metric.shrink_to_fit();
+  }
+
+  std::vector<Written> families_;
   absl::flat_hash_map<std::string, size_t> index_;
   std::vector<std::string> rejections_;
 };
@@ -494,11 +535,13 @@ std::string MetricsRegistry::Render() const {
   }
   ScrapeWriter writer;
   for (const GaugeCollector& collector : collectors) collector(writer);
+  std::string collected;
   {
     absl::ReaderMutexLock lock(&mu_);
-    writer.Take(taken_names_, families, comments);
+    writer.Take(taken_names_, collected, comments);
   }
-  return prometheus::TextSerializer().Serialize(families) + comments;
+  return absl::StrCat(prometheus::TextSerializer().Serialize(families),
+                      collected, comments);
 }
 
 }  // namespace deviceshare::extender
