@@ -16,8 +16,9 @@
 //
 // The workload is config.scheduler.typical_workload; with none, every node
 // scores 50 (nothing to weigh), which leaves the choice to the node order.
-// The score cannot be bounded from utilisation, so the scheduler evaluates
-// every node that fits.
+// The score cannot be bounded from utilisation; NodeScoreBoundFor bounds
+// it from the node's state (NodeScoreBoundByFrag), so the search filters
+// only the nodes that fit and may beat the best found.
 //
 // Thread safety: immutable.
 #ifndef DEVICESHARE_POLICY_FGD_FGD_POLICY_H_

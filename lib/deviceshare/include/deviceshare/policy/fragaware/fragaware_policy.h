@@ -15,7 +15,8 @@
 //     them, so pinned capacity is kept for the pods that need it;
 //   - scheduler.nodesToScore bounds the nodes scored per decision (the
 //     fullest that fit first) for clusters where scoring every node is too
-//     slow; 0, the default, scores every node that fits.
+//     slow; 0, the default, scores every node that fits and may beat the
+//     best found (the score is bounded from the node's state as fgd's is).
 // A GPU's capacity left, in milli-GPU, is the smaller of its SM and memory
 // left; whole GPUs are taken lowest index first; a share goes to the GPU
 // whose node score after it is highest.
