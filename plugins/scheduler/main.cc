@@ -753,9 +753,9 @@ int Replay(const std::set<std::string>& given) {
     return Fail(absl::StrCat("--replay: \"", absl::GetFlag(FLAGS_replay),
                              "\" is not a replay protocol (fgd)"));
   }
-  for (const char* other : {"cluster", "pods", "synthetic-nodes", "seed",
-                            "limit-pods", "dra", "preemption", "node-policy",
-                            "gpu-policy"}) {
+  for (const char* other :
+       {"cluster", "pods", "synthetic-nodes", "seed", "limit-pods", "dra",
+        "preemption", "node-policy", "gpu-policy"}) {
     if (given.count(other)) {
       return Fail(absl::StrCat("--", other, " does not go with --replay"));
     }

@@ -15,8 +15,8 @@ namespace deviceshare::trust {
 namespace {
 
 using ::deviceshare::testing::FakeClock;
-using ::deviceshare::testing::TempFolder;
 using ::deviceshare::testing::StatusIs;
+using ::deviceshare::testing::TempFolder;
 using ::testing::HasSubstr;
 
 void Write(const std::string& path, const std::string& text) {

@@ -208,33 +208,33 @@ TEST(ClaimSignatureTest, SignedAllocationsAreValidAndOthersNot) {
   const RecordKeys keys = Keys(KeyLine("k1", 'a'));
   const std::map<std::string, std::string> annotations = {
       {kAllocationSignature, SignClaimAllocation(keys, Claim("c1"), "node-1")}};
-  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c1"), "node-1")
-                .verdict,
-            RecordVerdict::kValid);
+  EXPECT_EQ(
+      CheckClaimAllocation(keys, annotations, Claim("c1"), "node-1").verdict,
+      RecordVerdict::kValid);
   // Another claim with the same annotation, another node, more memory.
-  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c2"), "node-1")
-                .verdict,
-            RecordVerdict::kForged);
-  EXPECT_EQ(CheckClaimAllocation(keys, annotations, Claim("c1"), "node-2")
-                .verdict,
-            RecordVerdict::kForged);
+  EXPECT_EQ(
+      CheckClaimAllocation(keys, annotations, Claim("c2"), "node-1").verdict,
+      RecordVerdict::kForged);
+  EXPECT_EQ(
+      CheckClaimAllocation(keys, annotations, Claim("c1"), "node-2").verdict,
+      RecordVerdict::kForged);
   dra::AllocatedClaim more = Claim("c1");
   more.results[0].consumed["memory"] *= 2;
   EXPECT_EQ(CheckClaimAllocation(keys, annotations, more, "node-1").verdict,
             RecordVerdict::kForged);
   EXPECT_EQ(CheckClaimAllocation(keys, {}, Claim("c1"), "node-1").verdict,
             RecordVerdict::kUnsigned);
-  EXPECT_EQ(CheckClaimAllocation(keys, {}, dra::AllocatedClaim{}, "node-1")
-                .verdict,
-            RecordVerdict::kNoRecord);
+  EXPECT_EQ(
+      CheckClaimAllocation(keys, {}, dra::AllocatedClaim{}, "node-1").verdict,
+      RecordVerdict::kNoRecord);
   // A pod record's signature is no claim's.
-  EXPECT_EQ(CheckClaimAllocation(
-                keys,
-                {{kAllocationSignature,
-                  SignRecord(keys, HamiRecord(), "c1", "node-1")}},
-                Claim("c1"), "node-1")
-                .verdict,
-            RecordVerdict::kForged);
+  EXPECT_EQ(
+      CheckClaimAllocation(keys,
+                           {{kAllocationSignature,
+                             SignRecord(keys, HamiRecord(), "c1", "node-1")}},
+                           Claim("c1"), "node-1")
+          .verdict,
+      RecordVerdict::kForged);
 }
 
 }  // namespace

@@ -466,9 +466,9 @@ std::optional<NodeVerdict> DecisionPath::Search(
       // under a budget, which counts the nodes scored and would count
       // fewer.
       if (best && budget == 0 &&
-          cannot_win(cycle.placement.node_policy->NodeScoreBoundFor(
-                         cycle.pod(), node),
-                     node)) {
+          cannot_win(
+              cycle.placement.node_policy->NodeScoreBoundFor(cycle.pod(), node),
+              node)) {
         continue;
       }
       if (!MayFit(cycle, node)) continue;
