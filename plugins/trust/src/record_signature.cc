@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/k8s/pod_annotations.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::trust {
@@ -24,11 +25,6 @@ constexpr const char* kSignedKeys[] = {
     keys::kHamiAllocated,     keys::kHamiNode,    keys::kHamiMigAllocations,
     keys::kVolcanoAllocation, keys::kVolcanoNode,
 };
-
-// Keys that say a record is there (the node keys alone are not one).
-constexpr const char* kRecordKeys[] = {
-    keys::kHamiAllocated, keys::kHamiToAllocate, keys::kVolcanoAllocation,
-    keys::kVolcanoToAllocate};
 
 // The MIG allocations without the runtime ids the node agent adds once
 // the instances exist, keys sorted (nlohmann's objects are ordered maps).
@@ -162,10 +158,7 @@ absl::string_view VerdictName(RecordVerdict verdict) {
 }
 
 bool HasRecord(const std::map<std::string, std::string>& annotations) {
-  for (const char* key : kRecordKeys) {
-    if (annotations.contains(key)) return true;
-  }
-  return false;
+  return RecordDialect(annotations).has_value();
 }
 
 std::string SignRecord(const RecordKeys& keys,
