@@ -372,6 +372,89 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   });
 }
 
+absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
+    const PodRequest& request, absl::Span<const std::string> node_names) const {
+  absl::ReaderMutexLock lock(&mu_);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
+    return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
+      NodeVerdict verdict;
+      verdict.node = node.name();
+      verdict.fit = QuotaUnfit(*why);
+      return verdict;
+    });
+  }
+  const std::string shape = ShapeOf(request);
+  absl::MutexLock memory_lock(&memory_mu_);
+  VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
+  VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+  // The best fit so far, with its allocation; until one fits, where each
+  // rejection is (node, version, index), to remember them all if none does.
+  const NodeState* best_node = nullptr;
+  VerdictMemory::PodEntry best;
+  struct Rejected {
+    const NodeState* node;
+    uint64_t version;
+    size_t index;
+  };
+  std::vector<Rejected> rejected;
+  std::vector<NodeVerdict> verdicts;
+  // As FilterRemembered, but remembering nothing per pod yet.
+  auto add = [&](const NodeState& node) {
+    const uint64_t version = state_.NodeVersion(node);
+    NodeVerdict verdict;
+    auto mine = pod.find(&node);
+    auto same_shape = shared.find(&node);
+    if (mine != pod.end() && mine->second.version == version) {
+      verdict = mine->second.verdict;
+    } else if (same_shape != shared.end() &&
+               same_shape->second.version == version &&
+               same_shape->second.code == ReasonCode::kFits) {
+      verdict.node = node.name();
+      verdict.score = same_shape->second.score;
+      verdict.stranded_percent = same_shape->second.stranded_percent;
+      verdict.mode = same_shape->second.mode;
+    } else {
+      verdict = path_.Filter(cycle, node, /*explain=*/true);
+      shared[&node] =
+          VerdictMemory::ShapeEntry{version, verdict.fit.code, verdict.score,
+                                    verdict.stranded_percent, verdict.mode};
+    }
+    verdicts.push_back(WithoutAllocation(verdict));
+    if (!verdict.fit.fits()) {
+      if (best_node == nullptr) {
+        rejected.push_back({&node, version, verdicts.size() - 1});
+      }
+    } else if (best_node == nullptr || BetterVerdict(verdict, best.verdict)) {
+      best_node = &node;
+      best = VerdictMemory::PodEntry{version, std::move(verdict)};
+    }
+  };
+  if (node_names.empty()) {
+    verdicts.reserve(state_.nodes_by_name().size());
+    for (const NodeState* node : state_.nodes_by_name()) add(*node);
+  } else {
+    verdicts.reserve(node_names.size());
+    for (const std::string& name : node_names) {
+      const NodeState* node = state_.FindNode(name);
+      if (node == nullptr) {
+        verdicts.push_back(DecisionPath::UnknownNode(name));
+      } else {
+        add(*node);
+      }
+    }
+  }
+  if (best_node != nullptr) {
+    pod[best_node] = std::move(best);
+    return verdicts;
+  }
+  for (const Rejected& entry : rejected) {
+    pod[entry.node] =
+        VerdictMemory::PodEntry{entry.version, verdicts[entry.index]};
+  }
+  return verdicts;
+}
+
 absl::StatusOr<NodeVerdict> Scheduler::FilterNode(
     const PodRequest& request, const std::string& node) const {
   DS_ASSIGN_OR_RETURN(std::vector<NodeVerdict> verdicts,

@@ -27,27 +27,51 @@ void NodeRanking::clear() {
   reserved_.clear();
 }
 
+int NodeRanking::ScoreAt(absl::string_view name, size_t& rank) const {
+  if (name == reserved_) return 10;
+  const size_t others = ends_.empty() ? 0 : ends_.size() - 1;
+  const int score =
+      others <= 1 ? 9 : 9 - static_cast<int>(9 * rank / (others - 1));
+  ++rank;
+  return std::clamp(score, 0, 9);
+}
+
+absl::string_view NodeRanking::NameAt(size_t position) const {
+  const uint32_t begin = position == 0 ? 0 : ends_[position - 1];
+  return absl::string_view(names_.data() + begin, ends_[position] - begin);
+}
+
+bool NodeRanking::AnswerInOrder(const std::vector<std::string>& names,
+                                std::vector<HostPriority>& answer) const {
+  if (names.size() != ends_.size()) return false;
+  for (size_t i = 0; i < names.size(); ++i) {
+    // A name ranked twice (a duplicate in the filter's request) takes its
+    // last rank's score below.
+    if (names[i] != NameAt(i) || (i > 0 && names[i] == names[i - 1])) {
+      return false;
+    }
+  }
+  size_t rank = 0;
+  for (const std::string& name : names) {
+    answer.push_back({name, ScoreAt(name, rank)});
+  }
+  return true;
+}
+
 std::vector<HostPriority> NodeRanking::Answer(
     const std::vector<std::string>& names) const {
-  absl::flat_hash_map<absl::string_view, int> scores;
-  scores.reserve(ends_.size());
-  const size_t others = ends_.empty() ? 0 : ends_.size() - 1;
-  size_t rank = 0;
-  uint32_t begin = 0;
-  for (uint32_t end : ends_) {
-    const absl::string_view name(names_.data() + begin, end - begin);
-    begin = end;
-    if (name == reserved_) {
-      scores[name] = 10;
-      continue;
-    }
-    const int score =
-        others <= 1 ? 9 : 9 - static_cast<int>(9 * rank / (others - 1));
-    scores[name] = std::clamp(score, 0, 9);
-    ++rank;
-  }
   std::vector<HostPriority> answer;
   answer.reserve(names.size());
+  // kube-scheduler asks for the nodes /filter passed, in the order it
+  // answered them, which is this ranking's: no need for a map.
+  if (AnswerInOrder(names, answer)) return answer;
+  absl::flat_hash_map<absl::string_view, int> scores;
+  scores.reserve(ends_.size());
+  size_t rank = 0;
+  for (size_t i = 0; i < ends_.size(); ++i) {
+    const absl::string_view name = NameAt(i);
+    scores[name] = ScoreAt(name, rank);
+  }
   for (const std::string& name : names) {
     auto found = scores.find(name);
     answer.push_back({name, found == scores.end() ? 0 : found->second});

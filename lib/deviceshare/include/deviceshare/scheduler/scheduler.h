@@ -109,6 +109,16 @@ class Scheduler {
       const PodRequest& request,
       absl::Span<const std::string> node_names = {}) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  // Filter() for a host that reserves next, with Reserve() and the nodes
+  // that fit in BetterVerdict() order (the extender): the same verdicts,
+  // but of the pod's own only the best fitting node's is remembered, with
+  // its allocation for the reserve step (all of them when none fits).
+  // Remembering a verdict per node cost more than filtering an unchanged
+  // one; a node beyond the first that Reserve() tries is filtered again.
+  absl::StatusOr<std::vector<NodeVerdict>> FilterForReserve(
+      const PodRequest& request,
+      absl::Span<const std::string> node_names = {}) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
   absl::StatusOr<NodeVerdict> FilterNode(const PodRequest& request,
                                          const std::string& node) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);

@@ -223,7 +223,9 @@ class Extender {
   BoundPodsOn(const std::map<std::string, MetaVictims>& nodes) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  void CountRejection(absl::string_view code) ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // `nodes` more nodes rejected for `code`.
+  void CountRejection(absl::string_view code, int64_t nodes = 1)
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
   void CountBindFailure(absl::string_view stage) ABSL_LOCKS_EXCLUDED(stats_mu_);
   void CountUnaccounted() ABSL_LOCKS_EXCLUDED(stats_mu_);
   // Registers the counters and the per-scrape gauges.
@@ -234,16 +236,19 @@ class Extender {
   // drops the pod's own earlier reservation.
   std::optional<std::string> StartFilterLocked(const PodRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Fills the rejected nodes' reasons and counts their codes; returns the
-  // verdicts that fit, best first.
-  std::vector<const NodeVerdict*> RecordRejections(
-      const std::vector<NodeVerdict>& verdicts, FilterResult& result,
-      std::map<std::string, int>& codes) ABSL_LOCKS_EXCLUDED(stats_mu_);
-  // Reserves the pod on the best of `fits` that still fits and records the
-  // reservation; returns the nodes that still fit.
-  std::vector<std::string> ReserveBest(
-      PodRequest request, const std::vector<const NodeVerdict*>& fits,
-      FilterResult& result) ABSL_LOCKS_EXCLUDED(mu_);
+  // Fills the rejected nodes' reasons (moving their names and messages
+  // out) and counts their codes; returns the verdicts that fit, best first.
+  std::vector<NodeVerdict*> RecordRejections(std::vector<NodeVerdict>& verdicts,
+                                             FilterResult& result,
+                                             std::map<std::string, int>& codes)
+      ABSL_LOCKS_EXCLUDED(stats_mu_);
+  // Reserves the pod on the best of `fits` that still fits (their names
+  // move out) and records the reservation; returns the nodes that still
+  // fit, best first.
+  std::vector<std::string> ReserveBest(PodRequest request,
+                                       const std::vector<NodeVerdict*>& fits,
+                                       FilterResult& result)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the pod's reservation and its ledger charge unless a bind is in
   // flight.
   void DropUnboundLocked(const std::string& uid)

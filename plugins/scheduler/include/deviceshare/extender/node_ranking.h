@@ -26,7 +26,9 @@ class NodeRanking {
  public:
   NodeRanking() = default;
   // `ranked`: the fitting nodes, best first; `reserved` is among them (or
-  // "" when the pod was reserved nowhere).
+  // "" when the pod was reserved nowhere). A name listed twice must be
+  // listed consecutively (BetterVerdict() order keeps equal names
+  // together); it scores by its last rank.
   NodeRanking(const std::vector<absl::string_view>& ranked,
               absl::string_view reserved);
 
@@ -37,6 +39,15 @@ class NodeRanking {
   std::vector<HostPriority> Answer(const std::vector<std::string>& names) const;
 
  private:
+  // The score of the ranked `name` whose rank among the nodes other than
+  // the reserved one is `rank` (counted up past it).
+  int ScoreAt(absl::string_view name, size_t& rank) const;
+  absl::string_view NameAt(size_t position) const;
+  // Answer() when `names` are the ranked names in their order, each once;
+  // false (nothing added) otherwise.
+  bool AnswerInOrder(const std::vector<std::string>& names,
+                     std::vector<HostPriority>& answer) const;
+
   std::string names_;           // the ranked names, concatenated
   std::vector<uint32_t> ends_;  // where each name ends in names_
   std::string reserved_;
