@@ -36,6 +36,9 @@ ABSL_FLAG(int, clients, 4, "client threads (kube-scheduler's in-flight calls)");
 ABSL_FLAG(int, seconds, 10, "duration of the filter+prioritize phase");
 ABSL_FLAG(int, pool, 2000, "pods cycled through by the filter phase");
 ABSL_FLAG(int, binds, 2000, "pods bound in the bind phase");
+ABSL_FLAG(std::string, scheduler_bin, DEVICESHARE_SCHEDULER_BIN,
+          "the deviceshare-scheduler executable to measure (another build's, "
+          "to compare two in one session)");
 ABSL_FLAG(int, shapes, 1,
           "distinct request shapes among the pool's pods (memory 4000 MiB + "
           "i mod shapes): 1 is a workload's replicas; more than the "
@@ -204,7 +207,8 @@ int main(int argc, char** argv) {
   const std::vector<nlohmann::json> bind_set =
       AddPods(api, "bind-", absl::GetFlag(FLAGS_binds), /*shapes=*/1);
   const BenchFolder folder("extender-load");
-  SchedulerProcess scheduler(DEVICESHARE_SCHEDULER_BIN, ServeArgs(api, folder));
+  SchedulerProcess scheduler(absl::GetFlag(FLAGS_scheduler_bin),
+                             ServeArgs(api, folder));
   if (absl::Status started = scheduler.Start(); !started.ok()) {
     std::fprintf(stderr, "%s\n", std::string(started.message()).c_str());
     return 1;

@@ -81,10 +81,12 @@ TEST(FilterForReserveTest, AgreesWithFilterAndReservesTheBestAcrossChanges) {
     const bool all_nodes = step % 5 == 0;
     const absl::Span<const std::string> asked =
         all_nodes ? absl::Span<const std::string>() : names;
-    if (step % 4 == 0) ASSERT_TRUE(s.Filter(pod, asked).ok());
+    if (step % 4 == 0) {
+      ASSERT_TRUE(s.Filter(pod, asked).ok());
+    }
     std::vector<NodeVerdict> fresh = s.FilterFreshForTest(pod, asked);
-    absl::StatusOr<std::vector<NodeVerdict>> verdicts =
-        s.FilterForReserve(pod, asked);
+    absl::StatusOr<std::vector<NodeVerdict>> verdicts = s.FilterForReserve(
+        pod, std::vector<absl::string_view>(asked.begin(), asked.end()));
     ASSERT_TRUE(verdicts.ok()) << verdicts.status();
     ExpectSameVerdicts(fresh, *verdicts);
     const std::vector<std::string> order = BestFirst(*verdicts);

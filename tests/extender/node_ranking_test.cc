@@ -37,22 +37,25 @@ std::vector<int> Scores(const std::vector<HostPriority>& answer) {
 TEST(NodeRankingTest, ScoresByRankWithTheReservedNodeOnTop) {
   const std::vector<std::string> ranked = {"a", "b", "c", "d"};
   const NodeRanking ranking(Views(ranked), "a");
-  EXPECT_THAT(Scores(ranking.Answer(ranked)), ElementsAre(10, 9, 5, 0));
+  EXPECT_THAT(Scores(ranking.Answer(NameList(ranked))),
+              ElementsAre(10, 9, 5, 0));
   // Another order, a node not ranked, and one asked twice.
-  EXPECT_THAT(Scores(ranking.Answer({"d", "x", "b", "a", "c", "b"})),
+  EXPECT_THAT(Scores(ranking.Answer(NameList{"d", "x", "b", "a", "c", "b"})),
               ElementsAre(0, 0, 9, 10, 5, 9));
 }
 
 TEST(NodeRankingTest, AReservedNodeAfterTheFirstKeepsTheOthersRanks) {
   const std::vector<std::string> ranked = {"a", "b", "c", "d"};
   const NodeRanking ranking(Views(ranked), "c");
-  EXPECT_THAT(Scores(ranking.Answer(ranked)), ElementsAre(9, 5, 10, 0));
+  EXPECT_THAT(Scores(ranking.Answer(NameList(ranked))),
+              ElementsAre(9, 5, 10, 0));
 }
 
 TEST(NodeRankingTest, ANameRankedTwiceTakesItsLastRank) {
   const std::vector<std::string> ranked = {"a", "b", "b", "c", "d"};
   const NodeRanking ranking(Views(ranked), "a");
-  EXPECT_THAT(Scores(ranking.Answer(ranked)), ElementsAre(10, 6, 6, 3, 0));
+  EXPECT_THAT(Scores(ranking.Answer(NameList(ranked))),
+              ElementsAre(10, 6, 6, 3, 0));
 }
 
 TEST(NodeRankingTest, InOrderAndShuffledAnswersAgree) {
@@ -71,7 +74,7 @@ TEST(NodeRankingTest, InOrderAndShuffledAnswersAgree) {
     const NodeRanking ranking(Views(ranked), reserved);
     std::vector<std::string> shuffled = ranked;
     std::shuffle(shuffled.begin(), shuffled.end(), random);
-    const std::vector<HostPriority> in_order = ranking.Answer(ranked);
+    const std::vector<HostPriority> in_order = ranking.Answer(NameList(ranked));
     ASSERT_EQ(in_order.size(), ranked.size());
     for (size_t i = 0; i < ranked.size(); ++i) {
       EXPECT_EQ(in_order[i].host, ranked[i]);
@@ -80,7 +83,7 @@ TEST(NodeRankingTest, InOrderAndShuffledAnswersAgree) {
     for (const HostPriority& priority : in_order) {
       EXPECT_EQ(priority.score, scores.at(priority.host));
     }
-    EXPECT_EQ(scores, ByHost(ranking.Answer(shuffled)));
+    EXPECT_EQ(scores, ByHost(ranking.Answer(NameList(shuffled))));
   }
 }
 

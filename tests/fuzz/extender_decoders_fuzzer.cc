@@ -64,7 +64,8 @@ void FuzzPlainScanner(absl::string_view body) {
 void FuzzExtenderArgs(absl::string_view body) {
   auto args = ext::DecodeExtenderArgs(body);
   if (!args.ok()) return;
-  const std::vector<std::string> names = args->NodeNamesOrFromList();
+  const std::vector<std::string> names =
+      args->NodeNamesOrFromList().ToStrings();
   Check(names.size() <= ext::kMaxNodes);
 
   ext::FilterResult result;

@@ -20,7 +20,7 @@ extender::ExtenderArgs FilterArgs(const nlohmann::json& pod,
                                   std::vector<std::string> nodes) {
   extender::ExtenderArgs args;
   args.pod = pod;
-  args.node_names = std::move(nodes);
+  args.node_names = extender::NameList(nodes);
   return args;
 }
 

@@ -373,11 +373,13 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
 }
 
 absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
-    const PodRequest& request, absl::Span<const std::string> node_names) const {
+    const PodRequest& request,
+    absl::Span<const absl::string_view> node_names) const {
   absl::ReaderMutexLock lock(&mu_);
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
-    return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
+    const std::vector<std::string> names(node_names.begin(), node_names.end());
+    return VerdictsOfNodes(state_, names, [&](const NodeState& node) {
       NodeVerdict verdict;
       verdict.node = node.name();
       verdict.fit = QuotaUnfit(*why);
@@ -435,7 +437,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
     for (const NodeState* node : state_.nodes_by_name()) add(*node);
   } else {
     verdicts.reserve(node_names.size());
-    for (const std::string& name : node_names) {
+    for (absl::string_view name : node_names) {
       const NodeState* node = state_.FindNode(name);
       if (node == nullptr) {
         verdicts.push_back(DecisionPath::UnknownNode(name));

@@ -43,37 +43,50 @@ NodeRanking Ranking(const std::vector<std::string>& ranked,
       std::vector<absl::string_view>(ranked.begin(), ranked.end()), reserved);
 }
 
+// The first 8 bytes of `name`, big-endian, zero-padded: where two names'
+// prefixes differ, they order the names as std::string's operator< does
+// (bytes compared unsigned, a shorter name before its extensions).
+uint64_t NamePrefix(absl::string_view name) {
+  uint64_t prefix = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    prefix = (prefix << 8) |
+             (i < name.size() ? static_cast<uint8_t>(name[i]) : uint64_t{0});
+  }
+  return prefix;
+}
+
 // `verdicts` in BetterVerdict() order. The sort compares keys held beside
-// the pointers instead of calling BetterVerdict (most of a thousand nodes
-// tie on stranded capacity and score, and the call was a tenth of /filter).
+// the pointers, the names by their prefixes first: most of a thousand
+// nodes tie on stranded capacity and score, and calling BetterVerdict (a
+// string comparison per tie) was a tenth of /filter.
 template <typename Verdict>
 void SortBestFirst(std::vector<Verdict*>& verdicts) {
   struct Key {
     int stranded_percent;
     int score;
-    absl::string_view node;
+    uint64_t prefix;
     Verdict* verdict;
   };
   std::vector<Key> keys;
   keys.reserve(verdicts.size());
   for (Verdict* verdict : verdicts) {
-    keys.push_back(
-        {verdict->stranded_percent, verdict->score, verdict->node, verdict});
+    keys.push_back({verdict->stranded_percent, verdict->score,
+                    NamePrefix(verdict->node), verdict});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     if (a.stranded_percent != b.stranded_percent) {
       return a.stranded_percent < b.stranded_percent;
     }
     if (a.score != b.score) return a.score > b.score;
-    return a.node < b.node;
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    return a.verdict->node < b.verdict->node;
   });
   for (size_t i = 0; i < keys.size(); ++i) verdicts[i] = keys[i].verdict;
 }
 
 // The candidate nodes of a call. kube-scheduler sends NodeNames
 // (nodeCacheCapable); only the NodeList form is copied, into `storage`.
-const std::vector<std::string>& CandidateNames(
-    const ExtenderArgs& args, std::vector<std::string>& storage) {
+const NameList& CandidateNames(const ExtenderArgs& args, NameList& storage) {
   if (args.node_names) return *args.node_names;
   storage = args.NodeNamesOrFromList();
   return storage;
@@ -224,8 +237,8 @@ void Extender::DropUnboundLocked(const std::string& uid) {
 
 FilterResult Extender::Filter(const ExtenderArgs& args) {
   FilterResult result;
-  std::vector<std::string> from_list;
-  const std::vector<std::string>& names = CandidateNames(args, from_list);
+  NameList from_list;
+  const NameList& names = CandidateNames(args, from_list);
   auto echo = [&](std::vector<std::string> passing) {
     if (args.nodes) result.nodes = NodeListWith(*args.nodes, passing);
     result.node_names = std::move(passing);
@@ -239,7 +252,7 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
   }
   // Pods without annotated GPUs or claims are not ours to judge.
   if (!request->HasGpuRequest() && !request->HasClaims()) {
-    echo(names);
+    echo(names.ToStrings());
     return result;
   }
   if (std::optional<std::string> busy = StartFilterLocked(*request)) {
@@ -249,7 +262,7 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
   // The filter step, once per node: verdicts with reasons, the best
   // fitting node's allocation kept by the scheduler for the reserve step.
   absl::StatusOr<std::vector<NodeVerdict>> verdicts =
-      scheduler_->FilterForReserve(*request, names);
+      scheduler_->FilterForReserve(*request, names.Views());
   if (!verdicts.ok()) {
     result.error = std::string(verdicts.status().message());
     CountRejection("InvalidRequest");
@@ -378,8 +391,8 @@ std::vector<std::string> Extender::ReserveBest(
 }
 
 std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
-  std::vector<std::string> from_list;
-  const std::vector<std::string>& names = CandidateNames(args, from_list);
+  NameList from_list;
+  const NameList& names = CandidateNames(args, from_list);
   {
     // The filter that came first left its ranking: no need to parse the
     // pod again.
@@ -397,7 +410,7 @@ std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
   // No filter of ours came first (or its reservation expired): rank from
   // the scheduler's remembered verdicts.
   absl::StatusOr<std::vector<NodeVerdict>> verdicts =
-      scheduler_->Filter(*request, names);
+      scheduler_->Filter(*request, names.ToStrings());
   if (!verdicts.ok()) return NodeRanking().Answer(names);
   std::vector<const NodeVerdict*> ranked;
   for (const NodeVerdict& verdict : *verdicts) {

@@ -41,7 +41,7 @@ absl::string_view NodeRanking::NameAt(size_t position) const {
   return absl::string_view(names_.data() + begin, ends_[position] - begin);
 }
 
-bool NodeRanking::AnswerInOrder(const std::vector<std::string>& names,
+bool NodeRanking::AnswerInOrder(const NameList& names,
                                 std::vector<HostPriority>& answer) const {
   if (names.size() != ends_.size()) return false;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -52,14 +52,13 @@ bool NodeRanking::AnswerInOrder(const std::vector<std::string>& names,
     }
   }
   size_t rank = 0;
-  for (const std::string& name : names) {
-    answer.push_back({name, ScoreAt(name, rank)});
+  for (absl::string_view name : names) {
+    answer.push_back({std::string(name), ScoreAt(name, rank)});
   }
   return true;
 }
 
-std::vector<HostPriority> NodeRanking::Answer(
-    const std::vector<std::string>& names) const {
+std::vector<HostPriority> NodeRanking::Answer(const NameList& names) const {
   std::vector<HostPriority> answer;
   answer.reserve(names.size());
   // kube-scheduler asks for the nodes /filter passed, in the order it
@@ -72,9 +71,10 @@ std::vector<HostPriority> NodeRanking::Answer(
     const absl::string_view name = NameAt(i);
     scores[name] = ScoreAt(name, rank);
   }
-  for (const std::string& name : names) {
+  for (absl::string_view name : names) {
     auto found = scores.find(name);
-    answer.push_back({name, found == scores.end() ? 0 : found->second});
+    answer.push_back(
+        {std::string(name), found == scores.end() ? 0 : found->second});
   }
   return answer;
 }

@@ -66,18 +66,17 @@ absl::Status CheckNamedObject(const Json& object, absl::string_view path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> DecodeNodeNames(Json& names) {
+absl::StatusOr<NameList> DecodeNodeNames(const Json& names) {
   constexpr absl::string_view kPath = "ExtenderArgs.NodeNames";
   if (!names.is_array()) return WrongShape(kPath, names, "an array");
   DS_RETURN_IF_ERROR(CheckCount(kPath, names.size()));
-  std::vector<std::string> out;
-  out.reserve(names.size());
+  NameList out;
   for (size_t i = 0; i < names.size(); ++i) {
-    Json& name = names[i];
+    const Json& name = names[i];
     if (!name.is_string()) {
       return WrongShape(absl::StrCat(kPath, "[", i, "]"), name, "a string");
     }
-    out.push_back(std::move(name.get_ref<std::string&>()));
+    out.push_back(name.get_ref<const std::string&>());
   }
   return out;
 }
@@ -147,12 +146,11 @@ absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(absl::string_view body) {
   return std::move(args);
 }
 
-std::vector<std::string> ExtenderArgs::NodeNamesOrFromList() const {
+NameList ExtenderArgs::NodeNamesOrFromList() const {
   if (node_names.has_value()) return *node_names;
-  std::vector<std::string> names;
+  NameList names;
   const Json* items = nodes.has_value() ? Items(*nodes) : nullptr;
   if (items == nullptr) return names;
-  names.reserve(items->size());
   for (const Json& item : *items) {
     if (const std::string* name = ObjectName(item)) names.push_back(*name);
   }

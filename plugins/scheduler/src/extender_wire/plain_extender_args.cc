@@ -139,14 +139,15 @@ std::optional<Json> ParseValue(absl::string_view text) {
   }
 }
 
-std::optional<std::vector<std::string>> ScanNames(PlainScanner& scanner) {
-  std::vector<std::string> names;
+// The names are copied into one buffer, not a string each.
+std::optional<NameList> ScanNames(PlainScanner& scanner) {
+  NameList names;
   if (!scanner.Consume('[')) return std::nullopt;
   if (scanner.Consume(']')) return names;
   do {
     std::optional<absl::string_view> name = scanner.PlainString();
     if (!name.has_value() || names.size() >= kMaxNodes) return std::nullopt;
-    names.emplace_back(*name);
+    names.push_back(*name);
   } while (scanner.Consume(','));
   if (!scanner.Consume(']')) return std::nullopt;
   return names;

@@ -115,9 +115,10 @@ class Scheduler {
   // its allocation for the reserve step (all of them when none fits).
   // Remembering a verdict per node cost more than filtering an unchanged
   // one; a node beyond the first that Reserve() tries is filtered again.
+  // Names are views, so that a host need not copy each into a string.
   absl::StatusOr<std::vector<NodeVerdict>> FilterForReserve(
       const PodRequest& request,
-      absl::Span<const std::string> node_names = {}) const
+      absl::Span<const absl::string_view> node_names = {}) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
   absl::StatusOr<NodeVerdict> FilterNode(const PodRequest& request,
                                          const std::string& node) const

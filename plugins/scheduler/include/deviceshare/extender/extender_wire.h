@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "deviceshare/extender/name_list.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::extender {
@@ -61,14 +62,14 @@ inline constexpr size_t kMaxNodes = 100000;
 struct ExtenderArgs {
   // The Pod object as sent; metadata.name is known to be a string.
   nlohmann::json pod;
-  std::optional<std::vector<std::string>> node_names;
+  std::optional<NameList> node_names;
   // The NodeList object as sent (nodeCacheCapable: false); every item is an
   // object whose metadata.name is a string. `items` may be absent or null.
   std::optional<nlohmann::json> nodes;
 
   // node_names when sent, else the metadata.name of each Nodes item, in the
   // order they came.
-  std::vector<std::string> NodeNamesOrFromList() const;
+  NameList NodeNamesOrFromList() const;
 };
 
 absl::StatusOr<ExtenderArgs> DecodeExtenderArgs(absl::string_view body);

@@ -19,6 +19,7 @@
 
 #include "absl/strings/string_view.h"
 #include "deviceshare/extender/extender_wire.h"
+#include "deviceshare/extender/name_list.h"
 
 namespace deviceshare::extender {
 
@@ -36,7 +37,7 @@ class NodeRanking {
   void clear();
 
   // The score of each of `names`, in their order.
-  std::vector<HostPriority> Answer(const std::vector<std::string>& names) const;
+  std::vector<HostPriority> Answer(const NameList& names) const;
 
  private:
   // The score of the ranked `name` whose rank among the nodes other than
@@ -45,7 +46,7 @@ class NodeRanking {
   absl::string_view NameAt(size_t position) const;
   // Answer() when `names` are the ranked names in their order, each once;
   // false (nothing added) otherwise.
-  bool AnswerInOrder(const std::vector<std::string>& names,
+  bool AnswerInOrder(const NameList& names,
                      std::vector<HostPriority>& answer) const;
 
   std::string names_;           // the ranked names, concatenated
