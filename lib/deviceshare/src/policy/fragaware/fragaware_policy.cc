@@ -9,6 +9,7 @@
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/policy/fgd/frag_memo.h"
 #include "deviceshare/policy/fgd/frag_model.h"
+#include "deviceshare/policy/fragaware/mig_slices.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
 #include "deviceshare/policy/scoring.h"
 
@@ -63,6 +64,10 @@ class FragawarePolicyImpl final : public PlacementPolicy {
                         size_t position, const PodCharge& extra,
                         int64_t offer_score) const override {
     const WorkloadSnapshot& workload = Workload();
+    if (fragaware::HasSlicedGpu(node)) {
+      return fragaware::RankGpuBySlices(Sliced(workload), pod, node, position,
+                                        extra, offer_score);
+    }
     return fgd::RankGpuByFrag(workload.id, workload.shapes, pod, node, position,
                               extra);
   }
@@ -74,6 +79,10 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   int NodeScoreFor(const PodRequest& pod, const NodeState& node,
                    const PodAllocation& placement) const override {
     const WorkloadSnapshot& workload = Workload();
+    if (fragaware::HasSlicedGpu(node)) {
+      return fragaware::NodeScoreBySlices(Sliced(workload), pod, node,
+                                          placement);
+    }
     return fgd::NodeScoreByFrag(workload.id, workload.shapes, pod, node,
                                 placement);
   }
@@ -82,11 +91,18 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   int NodeScoreBoundFor(const PodRequest& pod,
                         const NodeState& node) const override {
     const WorkloadSnapshot& workload = Workload();
+    if (fragaware::HasSlicedGpu(node)) {
+      return fragaware::NodeScoreBoundBySlices(Sliced(workload), pod, node);
+    }
     return fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
   }
   int64_t feasible_nodes_to_score() const override { return nodes_to_score_; }
 
  private:
+  static fragaware::SlicedWorkload Sliced(const WorkloadSnapshot& workload) {
+    return {workload.shapes, workload.mig_profiles};
+  }
+
   // The workload to score with, valid until this thread's next call: the
   // learned snapshot is kept per thread while its id is the estimate's
   // current one (ids are never reused), so a GPU or node scored costs an

@@ -5,13 +5,11 @@
 
 #include "absl/strings/str_join.h"
 #include "deviceshare/policy/fgd/frag_memo.h"
-#include "deviceshare/policy/fgd/typical_pods.h"
 
 namespace deviceshare {
 namespace {
 
 constexpr int32_t kWholeGpuMilli = 1000;
-constexpr int kEveryShape = 100;  // popularity percent
 // A share named in MiB only: some of a GPU, how much unknown.
 constexpr int32_t kMemoryOnlyMilli = 10;
 // Seen uids kept before the set starts over: a pod counted twice after
@@ -42,10 +40,19 @@ WorkloadShape ShapeOfPod(const PodRequest& pod) {
   return shape;
 }
 
+std::string MigProfileOfPod(const PodRequest& pod) {
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.is_init || !container.wants_gpu()) continue;
+    if (!container.mig_profile.empty()) return container.mig_profile;
+  }
+  return "";
+}
+
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
     std::vector<WorkloadShape> shapes) {
-  return std::make_shared<const WorkloadSnapshot>(
-      WorkloadSnapshot{fgd::NewWorkloadId(), std::move(shapes)});
+  std::vector<std::string> no_profiles(shapes.size());
+  return std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
+      fgd::NewWorkloadId(), std::move(shapes), std::move(no_profiles)});
 }
 
 WorkloadEstimate::WorkloadEstimate(Weigh weigh)
@@ -58,7 +65,7 @@ void WorkloadEstimate::Observe(const PodRequest& pod) {
   std::string uid = pod.uid.empty() ? pod.Key() : pod.uid;
   WorkloadShape shape = ShapeOfPod(pod);
   Key key{shape.cpu_milli, shape.gpu_milli, shape.gpu_count,
-          absl::StrJoin(shape.models, "|")};
+          absl::StrJoin(shape.models, "|"), MigProfileOfPod(pod)};
   absl::MutexLock lock(&mu_);
   if (seen_.size() >= kMostRememberedUids) seen_.clear();
   if (!seen_.insert(std::move(uid)).second) return;
@@ -74,15 +81,33 @@ std::vector<WorkloadShape> WorkloadEstimate::Weighed(
 }
 
 void WorkloadEstimate::RebuildLocked() {
-  // TypicalPodsOf takes one entry per pod; feed each shape its count as
-  // repeated entries would, through a weighted list of distinct shapes.
-  std::vector<WorkloadShape> pods;
-  pods.reserve(static_cast<size_t>(total_));
-  for (const auto& [key, counted] : counts_) {
-    for (int64_t i = 0; i < counted.second; ++i) pods.push_back(counted.first);
+  // fgd::TypicalPodsOf at 100 % popularity, with the MIG profile as a
+  // fifth part of the key: every shape, most pods first, equal counts the
+  // larger key first (the profile last, so shapes naming none keep fgd's
+  // order), each with its count over all pods.
+  std::vector<const std::pair<const Key, std::pair<WorkloadShape, int64_t>>*>
+      order;
+  order.reserve(counts_.size());
+  for (const auto& entry : counts_) order.push_back(&entry);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    if (a->second.second != b->second.second) {
+      return a->second.second > b->second.second;
+    }
+    return a->first > b->first;
+  });
+  std::vector<WorkloadShape> shapes;
+  std::vector<std::string> profiles;
+  shapes.reserve(order.size());
+  profiles.reserve(order.size());
+  for (const auto* entry : order) {
+    WorkloadShape shape = entry->second.first;
+    shape.share =
+        static_cast<double>(entry->second.second) / static_cast<double>(total_);
+    shapes.push_back(std::move(shape));
+    profiles.push_back(std::get<4>(entry->first));
   }
   snapshot_ = std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
-      fgd::NewWorkloadId(), Weighed(fgd::TypicalPodsOf(pods, kEveryShape))});
+      fgd::NewWorkloadId(), Weighed(std::move(shapes)), std::move(profiles)});
   snapshot_id_.store(snapshot_->id, std::memory_order_release);
   next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
 }

@@ -13,6 +13,15 @@
 //   - model-pinned pods are shapes of their own (use-gputype and trace
 //     gpu_spec): a node of another model counts all its idle GPU as lost to
 //     them, so pinned capacity is kept for the pods that need it;
+//   - MIG GPUs count stranded slices (mig_slices.h): on a node with a GPU
+//     that registered MIG profiles, such a GPU's idle capacity is its free
+//     memory slices, and what a shape cannot use is the free slices outside
+//     every free placement of the profile it takes (the one its pods name,
+//     learned per shape, else the smallest whose memory holds its share,
+//     as HAMi picks from a registered catalogue); an instance that strands
+//     fewer slices scores higher, at node and GPU level (the backend's offer
+//     score breaks a tie between MIG GPUs). Nodes without such GPUs are
+//     measured exactly as fgd's;
 //   - scheduler.nodesToScore bounds the nodes scored per decision (the
 //     fullest that fit first) for clusters where scoring every node is too
 //     slow; 0, the default, scores every node that fits and may beat the

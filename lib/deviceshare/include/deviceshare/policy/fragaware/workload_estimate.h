@@ -4,10 +4,13 @@
 // scheduler sees, for fragmentation-aware placement where no trace is at
 // hand (an extender in a live cluster). Each pod counts once (by uid; a pod
 // retried by the extender is not counted again) as its WorkloadShape
-// (ShapeOfPod). The estimate is every shape seen with its share of the
-// pods (FGD's typical pods at 100 % popularity, policy/fgd/typical_pods.h:
-// rare shapes such as model-pinned or 8-GPU pods count too), passed through
-// the owner's `weigh`, rebuilt when the count has grown by a
+// (ShapeOfPod) and the MIG profile it names (MigProfileOfPod): pods that
+// name different profiles are different shapes, so the MIG slices they can
+// use are measured per profile (mig_slices.h). The estimate is every shape
+// seen with its share of the pods (FGD's typical pods at 100 % popularity,
+// policy/fgd/typical_pods.h, in the same order: most pods first, then the
+// larger shape; rare shapes such as model-pinned or 8-GPU pods count too),
+// passed through the owner's `weigh`, rebuilt when the count has grown by a
 // sixteenth since the last build (and for each of the first 16 pods), so
 // that it costs O(log pods) rebuilds and a decision reads a snapshot.
 //
@@ -39,21 +42,31 @@ namespace deviceshare {
 // accepts. A pod without GPUs is CPU-only (count and milli 0).
 WorkloadShape ShapeOfPod(const PodRequest& pod);
 
+// The MIG GPU-instance profile `pod` names (its first app container that
+// names one, as `nvidia.com/mig-<profile>` does), "" for none. A pod naming
+// a profile is served by MIG instances of that profile only.
+std::string MigProfileOfPod(const PodRequest& pod);
+
 // A learned workload and the number that tells it from other snapshots
 // (ids are never reused, so a memo keyed by id cannot mistake one).
 struct WorkloadSnapshot {
   uint64_t id = 0;
   std::vector<WorkloadShape> shapes;  // shares sum to 1; empty: none seen
+  // Per shape, in the same order: the MIG profile its pods name, "" for
+  // none (a configured workload names none).
+  std::vector<std::string> mig_profiles;
 };
 
-// A snapshot of `shapes` with a fresh id (a fixed workload).
+// A snapshot of `shapes` with a fresh id (a fixed workload), naming no MIG
+// profile.
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
     std::vector<WorkloadShape> shapes);
 
 class WorkloadEstimate {
  public:
   // Turns the shapes and their shares of the pods into the weights the
-  // owner measures with; the identity by default.
+  // owner measures with, keeping their order (mig_profiles follow it); the
+  // identity by default.
   using Weigh = std::vector<WorkloadShape> (*)(std::vector<WorkloadShape>);
 
   explicit WorkloadEstimate(Weigh weigh = nullptr);
@@ -70,8 +83,8 @@ class WorkloadEstimate {
   int64_t pods_counted() const;
 
  private:
-  // A shape's identity: CPU, GPU milli, count, models "A|B".
-  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
+  // A shape's identity: CPU, GPU milli, count, models "A|B", MIG profile.
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::string, std::string>;
 
   std::vector<WorkloadShape> Weighed(std::vector<WorkloadShape> shapes) const;
   void RebuildLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
