@@ -3,12 +3,15 @@
 // use. Small clusters whose answer is worked out by hand, the learned
 // workload's MIG profiles, and the node score bound against a full scan.
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/policy/builtin_policies.h"
 #include "deviceshare/policy/fragaware/fragaware_policy.h"
 #include "deviceshare/policy/fragaware/mig_slices.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
@@ -121,7 +124,9 @@ TEST(FragawareMigTest, NodeWhereTheInstanceStrandsFewerSlices) {
     ASSERT_OK(decision);
     ASSERT_TRUE(decision->allocation.has_value());
     EXPECT_EQ(decision->allocation->node_name, want_node);
-    if (want_score >= 0) EXPECT_EQ(decision->score, want_score);
+    if (want_score >= 0) {
+      EXPECT_EQ(decision->score, want_score);
+    }
   }
 }
 
@@ -303,6 +308,60 @@ TEST(FragawareMigTest, BoundedSearchChoosesWhatAFullScanChooses) {
     }
   }
   EXPECT_GT(placed, 300);
+}
+
+// NodeScoreBoundFor against the score itself: on a node of two A100-40GB
+// MIG GPUs in random states, every placement the mig backend offers (GPUs
+// ranked by fragaware and by binpack) scores at most the bound.
+TEST(FragawareMigTest, NodeScoreBoundHoldsForEveryOfferedPlacement) {
+  absl::StatusOr<std::unique_ptr<PlacementPolicy>> policy =
+      NewFragawarePolicy(Config{});
+  ASSERT_OK(policy);
+  std::unique_ptr<SharingBackend> backend = testing::MigBackend();
+  ASSERT_NE(backend, nullptr);
+  NodeState node = testing::MakeNodeState({A100Mig("n1", 0), A100Mig("n1", 1)});
+  std::mt19937_64 rng(3);
+  auto uniform = [&rng](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  const std::vector<std::string> profiles = {"1g.5gb", "3g.20gb", "7g.40gb"};
+  std::vector<std::string> live;
+  int checked = 0;
+  for (int i = 0; i < 1500; ++i) {
+    const std::string name = absl::StrCat("p", i);
+    PodRequest pod =
+        uniform(0, 1)
+            ? ProfilePod(name, profiles[uniform(0, 2)])
+            : MigPod(name,
+                     {GpuContainer("c", uniform(1, 2), uniform(1, 40) * 1024)});
+    (*policy)->ObservePod(pod);
+    std::optional<PodAllocation> chosen;
+    for (const PlacementPolicy* gpu_policy :
+         std::vector<const PlacementPolicy*>{policy->get(), &BinpackPolicy()}) {
+      PlacementOptions options;
+      options.gpu_policy = gpu_policy;
+      options.node_policy = policy->get();
+      options.pod = &pod;
+      NodeFit fit = backend->Filter(pod, node, options);
+      if (!fit.fits()) continue;
+      EXPECT_LE((*policy)->NodeScoreFor(pod, node, fit.allocation),
+                (*policy)->NodeScoreBoundFor(pod, node))
+          << name;
+      ++checked;
+      if (!chosen) chosen = fit.allocation;
+    }
+    if (chosen && uniform(0, 1)) {
+      ASSERT_OK(backend->Commit(pod, *chosen, node));
+      live.push_back(pod.uid);
+    }
+    if (!live.empty() && uniform(0, 2) == 0) {
+      const size_t k = uniform(0, static_cast<int>(live.size()) - 1);
+      backend->Release(live[k], node);
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 }  // namespace
