@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -96,19 +97,14 @@ ReasonCode ClaimsCode(dra::ClaimsOnNode::Outcome outcome) {
   return dra::kDevicesUnavailable;
 }
 
-// One bucket of the cluster's node index that may hold the pod's node.
-struct Bucket {
-  int bound;
-  int utilisation;
-  const NodeShape* shape;
-  const IndexBucket* nodes;
-};
-
 }  // namespace
 
 DecisionPath::DecisionPath(const Config* config, const BackendSet* backends,
                            const PolicySet* policies)
-    : config_(config), backends_(backends), policies_(policies) {}
+    : config_(config),
+      backends_(backends),
+      policies_(policies),
+      twins_(std::make_shared<BucketTwins>()) {}
 
 const PlacementPolicy* DecisionPath::PolicyFor(
     const std::optional<std::string>& name, const PlacementPolicy& fallback,
@@ -388,25 +384,18 @@ std::optional<NodeVerdict> DecisionPath::SearchClaims(
   return best;
 }
 
-std::optional<NodeVerdict> DecisionPath::Search(
+// One bucket of the cluster's node index that may hold the pod's node.
+struct DecisionPath::IndexedBucket {
+  int bound;
+  int utilisation;
+  const NodeShape* shape;
+  const IndexBucket* nodes;
+};
+
+std::vector<DecisionPath::IndexedBucket> DecisionPath::BucketsFor(
     const PodCycle& cycle, const ClusterState& state,
     const BucketTallies* tallies) const {
-  // Pods with claims: the index below is of annotated GPUs only.
-  if (cycle.pod().HasClaims()) return SearchClaims(cycle, state);
-  // The cluster state keeps nodes grouped by shape and utilisation; each
-  // (shape, utilisation) bucket gets an upper bound of its nodes' scores
-  // from the backends (through the node policy's ScoreBound), and buckets
-  // are visited best bound first; a bucket whose largest host room or GPU
-  // headroom cannot hold the pod is skipped whole. Within a bucket (names
-  // ascending) each node is first tested against the host room and GPU
-  // headroom stored beside it, then, once there is a best to beat, gets its
-  // own O(1) bound, then the backends' cheap MayFit() test, then
-  // Filter(). A node whose bound is below the best score found cannot win,
-  // and one whose bound equals it can only win the tie on a smaller name,
-  // so the result is the node a full scan picks (see BetterVerdict()).
-  // A bucket whose current tally (bucket_tally.h) says no node fits is
-  // skipped.
-  std::vector<Bucket> buckets;
+  std::vector<IndexedBucket> buckets;
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, nodes] : group.buckets) {
       if (!nodes.max_host.Holds(cycle.pod().cpu_milli,
@@ -425,8 +414,8 @@ std::optional<NodeVerdict> DecisionPath::Search(
                                             cycle.placement));
       }
       if (bound >= 0) {
-        buckets.push_back(
-            Bucket{std::min(bound, 100), key.utilisation, &shape, &nodes});
+        buckets.push_back(IndexedBucket{std::min(bound, 100), key.utilisation,
+                                        &shape, &nodes});
       }
     }
   }
@@ -434,11 +423,39 @@ std::optional<NodeVerdict> DecisionPath::Search(
   // result of a full search, only how soon the bounds prune it; a search
   // with a node budget scores the fullest nodes that fit.
   std::stable_sort(buckets.begin(), buckets.end(),
-                   [](const Bucket& a, const Bucket& b) {
+                   [](const IndexedBucket& a, const IndexedBucket& b) {
                      if (a.bound != b.bound) return a.bound > b.bound;
                      return a.utilisation > b.utilisation;
                    });
+  return buckets;
+}
+
+std::optional<NodeVerdict> DecisionPath::Search(
+    const PodCycle& cycle, const ClusterState& state,
+    const BucketTallies* tallies) const {
+  // Pods with claims: the index below is of annotated GPUs only.
+  if (cycle.pod().HasClaims()) return SearchClaims(cycle, state);
+  // The cluster state keeps nodes grouped by shape and utilisation; each
+  // (shape, utilisation) bucket gets an upper bound of its nodes' scores
+  // from the backends (through the node policy's ScoreBound), and buckets
+  // are visited best bound first; a bucket whose largest host room or GPU
+  // headroom cannot hold the pod is skipped whole (BucketsFor). Within a
+  // bucket (names ascending) each node is first tested against the host
+  // room and GPU headroom stored beside it, then, once there is a best to
+  // beat, gets its own O(1) bound, then the backends' cheap MayFit() test,
+  // then Filter(). A node whose bound is below the best score found cannot
+  // win, and one whose bound equals it can only win the tie on a smaller
+  // name, so the result is the node a full scan picks (see BetterVerdict()).
+  // Nor can a node whose twin (bucket_twins.h: untouched, the same
+  // inventory) comes before it in its bucket: only the first is visited.
+  // A bucket whose current tally (bucket_tally.h) says no node fits is
+  // skipped.
+  const PodRequest& pod = cycle.pod();
   const int64_t budget = cycle.placement.node_policy->feasible_nodes_to_score();
+  // A budget counts the nodes scored, which skipping twins would change;
+  // a pod that names GPUs by uuid tells twins apart.
+  const bool skip_twins =
+      budget == 0 && pod.use_uuids.empty() && pod.avoid_uuids.empty();
   int64_t feasible = 0;
   // A placement that strands capacity can lose to any node that strands
   // less, whatever its score; the score bounds prune only once the best
@@ -449,14 +466,19 @@ std::optional<NodeVerdict> DecisionPath::Search(
            (bound < best->score ||
             (bound == best->score && node.name() >= best->node));
   };
-  for (const Bucket& bucket : buckets) {
+  for (const IndexedBucket& bucket : BucketsFor(cycle, state, tallies)) {
     if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
       break;
     }
-    for (const IndexedNode& entry : bucket.nodes->nodes) {
+    const std::vector<IndexedNode>& nodes = bucket.nodes->nodes;
+    std::shared_ptr<const BucketTwins::Positions> visit;
+    if (skip_twins) visit = twins_->Visit(state, *bucket.nodes);
+    const size_t count = visit != nullptr ? visit->size() : nodes.size();
+    for (size_t i = 0; i < count; ++i) {
+      const IndexedNode& entry = nodes[visit != nullptr ? (*visit)[i] : i];
       const NodeState& node = *entry.node;
       if (cannot_win(bucket.bound, node)) break;  // names ascending
-      if (!entry.host.Holds(cycle.pod().cpu_milli, cycle.pod().memory_mib) ||
+      if (!entry.host.Holds(pod.cpu_milli, pod.memory_mib) ||
           !MayFitHeadroom(cycle, *bucket.shape, entry.headroom)) {
         continue;
       }
@@ -466,9 +488,8 @@ std::optional<NodeVerdict> DecisionPath::Search(
       // under a budget, which counts the nodes scored and would count
       // fewer.
       if (best && budget == 0 &&
-          cannot_win(
-              cycle.placement.node_policy->NodeScoreBoundFor(cycle.pod(), node),
-              node)) {
+          cannot_win(cycle.placement.node_policy->NodeScoreBoundFor(pod, node),
+                     node)) {
         continue;
       }
       if (!MayFit(cycle, node)) continue;

@@ -28,14 +28,20 @@
 // the policy's ScoreBound), and the cluster's node index is visited best
 // bound first (see decision_path.cc).
 //
-// Thread safety: immutable; every method is const and safe to call
-// concurrently on a ClusterState (and NodeStates) that nobody changes
-// meanwhile.
+// Search remembers, between calls, which nodes of the last state it
+// searched are twins (scheduler/bucket_twins.h): a path searches one state
+// for the state's life, or several that all outlive their searches.
+//
+// Thread safety: every method is const and safe to call concurrently on a
+// ClusterState (and NodeStates) that nobody changes meanwhile; what Search
+// remembers is synchronised.
 #ifndef DEVICESHARE_SCHEDULER_DECISION_PATH_H_
 #define DEVICESHARE_SCHEDULER_DECISION_PATH_H_
 
 #include <map>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -43,6 +49,7 @@
 #include "deviceshare/config/scheduler_config.h"
 #include "deviceshare/policy/policy_set.h"
 #include "deviceshare/scheduler/bucket_tally.h"
+#include "deviceshare/scheduler/bucket_twins.h"
 #include "deviceshare/scheduler/cluster_state.h"
 #include "deviceshare/scheduler/decision.h"
 #include "deviceshare/scheduler/pod_cycle.h"
@@ -108,6 +115,11 @@ class DecisionPath {
                     NodeVerdict& verdict) const;
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle,
                                           const ClusterState& state) const;
+  // The buckets of `state` that may hold the pod's node, best bound first.
+  struct IndexedBucket;
+  std::vector<IndexedBucket> BucketsFor(const PodCycle& cycle,
+                                        const ClusterState& state,
+                                        const BucketTallies* tallies) const;
   // Filter(explain=false) of every node of `bucket`, by code.
   BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket) const;
   // Full reasons for up to options.max_explained_nodes nodes: the first of
@@ -138,6 +150,9 @@ class DecisionPath {
   const Config* config_;
   const BackendSet* backends_;
   const PolicySet* policies_;
+  // What Search learnt of the last state's buckets (bucket_twins.h);
+  // shared by copies, synchronised.
+  std::shared_ptr<BucketTwins> twins_;
 };
 
 }  // namespace deviceshare
