@@ -6,12 +6,14 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/backend/sharing_backend.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/policy/builtin_policies.h"
+#include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/policy/fragaware/fragaware_policy.h"
 #include "deviceshare/policy/fragaware/mig_slices.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
@@ -312,11 +314,8 @@ TEST(FragawareMigTest, BoundedSearchChoosesWhatAFullScanChooses) {
 
 // NodeScoreBoundFor against the score itself: on a node of two A100-40GB
 // MIG GPUs in random states, every placement the mig backend offers (GPUs
-// ranked by fragaware and by binpack) scores at most the bound.
-TEST(FragawareMigTest, NodeScoreBoundHoldsForEveryOfferedPlacement) {
-  absl::StatusOr<std::unique_ptr<PlacementPolicy>> policy =
-      NewFragawarePolicy(Config{});
-  ASSERT_OK(policy);
+// ranked by `policy` and by binpack) scores at most the bound.
+void CheckBoundOverOfferedPlacements(const PlacementPolicy& policy) {
   std::unique_ptr<SharingBackend> backend = testing::MigBackend();
   ASSERT_NE(backend, nullptr);
   NodeState node = testing::MakeNodeState({A100Mig("n1", 0), A100Mig("n1", 1)});
@@ -334,18 +333,18 @@ TEST(FragawareMigTest, NodeScoreBoundHoldsForEveryOfferedPlacement) {
             ? ProfilePod(name, profiles[uniform(0, 2)])
             : MigPod(name,
                      {GpuContainer("c", uniform(1, 2), uniform(1, 40) * 1024)});
-    (*policy)->ObservePod(pod);
+    policy.ObservePod(pod);
     std::optional<PodAllocation> chosen;
     for (const PlacementPolicy* gpu_policy :
-         std::vector<const PlacementPolicy*>{policy->get(), &BinpackPolicy()}) {
+         std::vector<const PlacementPolicy*>{&policy, &BinpackPolicy()}) {
       PlacementOptions options;
       options.gpu_policy = gpu_policy;
-      options.node_policy = policy->get();
+      options.node_policy = &policy;
       options.pod = &pod;
       NodeFit fit = backend->Filter(pod, node, options);
       if (!fit.fits()) continue;
-      EXPECT_LE((*policy)->NodeScoreFor(pod, node, fit.allocation),
-                (*policy)->NodeScoreBoundFor(pod, node))
+      EXPECT_LE(policy.NodeScoreFor(pod, node, fit.allocation),
+                policy.NodeScoreBoundFor(pod, node))
           << name;
       ++checked;
       if (!chosen) chosen = fit.allocation;
@@ -362,6 +361,31 @@ TEST(FragawareMigTest, NodeScoreBoundHoldsForEveryOfferedPlacement) {
     }
   }
   EXPECT_GT(checked, 1000);
+}
+
+// fragaware, learning the workload (MIG profiles included) as it goes.
+TEST(FragawareMigTest, NodeScoreBoundHoldsForEveryOfferedPlacement) {
+  absl::StatusOr<std::unique_ptr<PlacementPolicy>> policy =
+      NewFragawarePolicy(Config{});
+  ASSERT_OK(policy);
+  CheckBoundOverOfferedPlacements(**policy);
+}
+
+// fgd measures MIG GPUs by milli (SMs and memory left); its bound holds
+// for that measure: a MIG grant never raises a GPU's milli left.
+TEST(FragawareMigTest, FgdBoundHoldsOnMigGpusForItsMilliMeasure) {
+  Config config;
+  for (const auto& [milli, count, share] :
+       {std::tuple<int32_t, int32_t, double>{100, 1, 0.5},
+        {450, 1, 0.3},
+        {1000, 2, 0.2}}) {
+    config.scheduler.typical_workload.push_back(
+        WorkloadShape{.gpu_milli = milli, .gpu_count = count, .share = share});
+  }
+  absl::StatusOr<std::unique_ptr<PlacementPolicy>> policy =
+      NewFgdPolicy(config);
+  ASSERT_OK(policy);
+  CheckBoundOverOfferedPlacements(**policy);
 }
 
 }  // namespace
