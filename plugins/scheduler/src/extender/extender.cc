@@ -13,6 +13,7 @@
 #include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "extender_log.h"
+#include "name_order.h"
 #include "pod_fields.h"
 
 namespace deviceshare::extender {
@@ -103,7 +104,8 @@ Extender::Extender(Scheduler* scheduler, PodWriter* writer, const Clock* clock,
       clock_(clock),
       options_(options),
       dra_feed_(scheduler),
-      quota_feed_(scheduler) {
+      quota_feed_(scheduler),
+      name_order_(std::make_unique<NameOrder>()) {
   if (claims != nullptr) {
     ClaimBinder::Signer sign;
     if (options_.record_keys != nullptr) {
@@ -269,7 +271,8 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     return result;
   }
   std::map<std::string, int> codes;
-  std::vector<NodeVerdict*> fits = RecordRejections(*verdicts, result, codes);
+  std::vector<NodeVerdict*> fits =
+      RecordRejections(names, *verdicts, result, codes);
   if (fits.empty()) {
     const std::string summary = Summary(verdicts->size(), codes);
     LogPod(LogLevel::kInfo, request->Key(), "",
@@ -309,15 +312,32 @@ std::optional<std::string> Extender::StartFilterLocked(
 }
 
 std::vector<NodeVerdict*> Extender::RecordRejections(
-    std::vector<NodeVerdict>& verdicts, FilterResult& result,
-    std::map<std::string, int>& codes) {
+    const NameList& names, std::vector<NodeVerdict>& verdicts,
+    FilterResult& result, std::map<std::string, int>& codes) {
   std::vector<NodeVerdict*> fits;
   fits.reserve(verdicts.size());
+  if (names.size() == verdicts.size()) {
+    // Collected in name order, so that a stable sort by the verdicts'
+    // integer keys is BetterVerdict() order.
+    const std::shared_ptr<const NameOrder::Positions> order =
+        name_order_->Of(names);
+    for (uint32_t position : *order) {
+      if (verdicts[position].fit.fits()) fits.push_back(&verdicts[position]);
+    }
+    std::stable_sort(fits.begin(), fits.end(),
+                     [](const NodeVerdict* a, const NodeVerdict* b) {
+                       if (a->stranded_percent != b->stranded_percent) {
+                         return a->stranded_percent < b->stranded_percent;
+                       }
+                       return a->score > b->score;
+                     });
+  }
   // Counted per code, then added to the stats and metrics once per code.
   std::map<absl::string_view, int> rejected;
+  const bool sorted = names.size() == verdicts.size();
   for (NodeVerdict& verdict : verdicts) {
     if (verdict.fit.fits()) {
-      fits.push_back(&verdict);
+      if (!sorted) fits.push_back(&verdict);
       continue;
     }
     ++rejected[ReasonCodeName(verdict.fit.code)];
@@ -332,7 +352,7 @@ std::vector<NodeVerdict*> Extender::RecordRejections(
     codes.emplace(std::string(code), count);
     CountRejection(code, count);
   }
-  SortBestFirst(fits);
+  if (!sorted) SortBestFirst(fits);
   return fits;
 }
 

@@ -141,6 +141,7 @@ struct ExtenderStats {
 
 class ClaimBinder;
 struct ClaimWrite;
+class NameOrder;
 
 class Extender {
  public:
@@ -238,7 +239,9 @@ class Extender {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Fills the rejected nodes' reasons (moving their names and messages
   // out) and counts their codes; returns the verdicts that fit, best first.
-  std::vector<NodeVerdict*> RecordRejections(std::vector<NodeVerdict>& verdicts,
+  // `verdicts` are those of `names`, in their order.
+  std::vector<NodeVerdict*> RecordRejections(const NameList& names,
+                                             std::vector<NodeVerdict>& verdicts,
                                              FilterResult& result,
                                              std::map<std::string, int>& codes)
       ABSL_LOCKS_EXCLUDED(stats_mu_);
@@ -360,6 +363,8 @@ class Extender {
   QuotaFeed quota_feed_;
   // Null without a ClaimWriter.
   std::unique_ptr<ClaimBinder> claim_binder_;
+  // The candidates' name order, to rank the fitting nodes.
+  const std::unique_ptr<NameOrder> name_order_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Reservation> reservations_
