@@ -17,6 +17,22 @@ NodeFit FractionalBackend::Filter(const PodRequest& request,
                      limit_);
 }
 
+ReasonCode FractionalBackend::FilterCode(
+    const PodRequest& request, const NodeState& node,
+    const PlacementOptions& options) const {
+  return PlaceSharesCode(request, node, mode_, *options.gpu_policy, limit_);
+}
+
+ReasonCode FractionalBackend::BlockedCode(const NodeState& node) const {
+  return SharesBlockedCode(node, mode_);
+}
+
+bool FractionalBackend::BlockedCodeApplies(const PodRequest& request) const {
+  // The tenant limit is checked between a GPU's health and its ledger: the
+  // GPUs' blocked codes leave it out.
+  return limit_.max_tenants <= 0 && SharesBlockedCodeApplies(request, mode_);
+}
+
 int FractionalBackend::Score(const NodeState& node,
                              const PodAllocation& placement,
                              const PlacementOptions& options) const {

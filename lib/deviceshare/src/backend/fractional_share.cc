@@ -40,6 +40,97 @@ ReasonCode AloneCode(const PodRequest& request,
   return ledger.CheckPodCode(absl::MakeConstSpan(&share, 1));
 }
 
+// Whether the GPUs' briefs (model/gpu_brief.h) can stand in for their
+// ledgers in AloneCode on `node`: every GPU runs `mode` and the pod names
+// no model or uuid (whose lists the brief does not carry). A brief that is
+// not complete still sends its GPU to the ledger.
+bool BriefsAnswer(const PodRequest& request, const NodeState& node,
+                  SharingMode mode) {
+  return node.uniform_mode() == mode && request.use_models.empty() &&
+         request.avoid_models.empty() && request.use_uuids.empty() &&
+         request.avoid_uuids.empty();
+}
+
+// AloneCode from the GPU's brief, for a node where BriefsAnswer: the same
+// checks in the same order (EligibilityCode's health and cordon, the tenant
+// limit for one slot, then DeviceLedger::CheckPodCode for one share that is
+// not MIG), read from 24 bytes. BriefAloneCodeTest holds the two equal.
+ReasonCode BriefAloneCode(const GpuBrief& brief,
+                          const ContainerRequest& container,
+                          const TenantLimit& limit) {
+  const uint32_t flags = brief.flags;
+  if ((flags & GpuBrief::kUnhealthy) != 0) return ReasonCode::kGpuUnhealthy;
+  if ((flags & GpuBrief::kCordoned) != 0) return ReasonCode::kGpuCordoned;
+  if (limit.max_tenants > 0 && limit.max_tenants < brief.slot_capacity &&
+      brief.used_slots + 1 > limit.max_tenants) {
+    return limit.code;
+  }
+  if ((flags & GpuBrief::kHeldByMigRecord) != 0) {
+    return ReasonCode::kPartitionTaken;
+  }
+  if ((flags & GpuBrief::kHasMigInstances) != 0) {
+    return ReasonCode::kModeMismatch;
+  }
+  if (brief.used_slots + 1 > brief.slot_capacity) {
+    return ReasonCode::kSplitExhausted;
+  }
+  const bool exclusive = container.cores >= 100;
+  if ((flags & GpuBrief::kHeldExclusively) != 0 ||
+      (exclusive && (flags & GpuBrief::kHasPods) != 0)) {
+    return ReasonCode::kExclusiveConflict;
+  }
+  int64_t memory = container.memory_mib > 0
+                       ? container.memory_mib
+                       : container.MemoryOn(brief.memory_capacity_mib);
+  int32_t cores = container.cores;
+  if (container.is_init) {
+    memory = std::max<int64_t>(0, memory);
+    cores = std::max(0, cores);
+  }
+  if (brief.free_memory_mib < memory) return ReasonCode::kInsufficientMemory;
+  if (brief.free_cores < cores) return ReasonCode::kInsufficientCores;
+  if (cores == 0 && brief.free_cores <= 0) {
+    return ReasonCode::kComputeExhausted;
+  }
+  return ReasonCode::kFits;
+}
+
+// The code of the GPU of `brief` for any share that is not MIG, when it
+// refuses it whatever its size: BriefAloneCode's checks before memory and
+// cores, without the tenant limit. kFits when it may take one.
+ReasonCode BlockedBriefCode(const GpuBrief& brief) {
+  const uint32_t flags = brief.flags;
+  if ((flags & GpuBrief::kUnhealthy) != 0) return ReasonCode::kGpuUnhealthy;
+  if ((flags & GpuBrief::kCordoned) != 0) return ReasonCode::kGpuCordoned;
+  if ((flags & GpuBrief::kHeldByMigRecord) != 0) {
+    return ReasonCode::kPartitionTaken;
+  }
+  if ((flags & GpuBrief::kHasMigInstances) != 0) {
+    return ReasonCode::kModeMismatch;
+  }
+  if (brief.used_slots + 1 > brief.slot_capacity) {
+    return ReasonCode::kSplitExhausted;
+  }
+  if ((flags & GpuBrief::kHeldExclusively) != 0) {
+    return ReasonCode::kExclusiveConflict;
+  }
+  return ReasonCode::kFits;
+}
+
+// AloneCode of the GPU at `position`, from its brief where `briefs` says
+// the node's briefs answer and this one is complete.
+ReasonCode AloneCodeAt(const PodRequest& request,
+                       const ContainerRequest& container, int32_t index,
+                       const NodeState& node, size_t position, SharingMode mode,
+                       const TenantLimit& limit, bool briefs) {
+  if (briefs) {
+    const GpuBrief& brief = node.briefs()[position];
+    if (brief.complete()) return BriefAloneCode(brief, container, limit);
+  }
+  return AloneCode(request, container, index, node.ledger(position), mode,
+                   limit);
+}
+
 // The failure code PlaceShares gives a pod with a single GPU container,
 // without allocating: per GPU the same checks in the same order, then the
 // same choice of code. nullopt when the pod has another shape or enough GPUs
@@ -62,9 +153,10 @@ std::optional<ReasonCode> QuietSingleContainerCode(const PodRequest& request,
   }
   CodeTally rejected;
   int32_t usable = 0;
+  const bool briefs = BriefsAnswer(request, node, mode);
   for (size_t pos = 0; pos < node.gpu_count(); ++pos) {
     ReasonCode code =
-        AloneCode(request, *only, index, node.ledger(pos), mode, limit);
+        AloneCodeAt(request, *only, index, node, pos, mode, limit, briefs);
     if (code == ReasonCode::kFits) {
       ++usable;
     } else {
@@ -184,17 +276,57 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
   return SearchShares(request, node, mode, gpu_policy, explain, limit);
 }
 
+ReasonCode PlaceSharesCode(const PodRequest& request, const NodeState& node,
+                           SharingMode mode, const PlacementPolicy& gpu_policy,
+                           const TenantLimit& limit) {
+  if (request.AcceptsMode(mode)) {
+    std::optional<ReasonCode> code =
+        QuietSingleContainerCode(request, node, mode, limit);
+    if (code) return *code;
+  }
+  return SearchShares(request, node, mode, gpu_policy, /*explain=*/false, limit)
+      .code;
+}
+
+ReasonCode SharesBlockedCode(const NodeState& node, SharingMode mode) {
+  if (node.uniform_mode() != mode || node.gpu_count() == 0) {
+    return ReasonCode::kFits;
+  }
+  CodeTally blocked;
+  for (const GpuBrief& brief : node.briefs()) {
+    if (!brief.complete()) return ReasonCode::kFits;
+    const ReasonCode code = BlockedBriefCode(brief);
+    if (code == ReasonCode::kFits) return code;
+    blocked.Add(code);
+  }
+  return blocked.top();
+}
+
+bool SharesBlockedCodeApplies(const PodRequest& request, SharingMode mode) {
+  if (!request.AcceptsMode(mode) || request.HasClaims() ||
+      !request.use_models.empty() || !request.avoid_models.empty() ||
+      !request.use_uuids.empty() || !request.avoid_uuids.empty()) {
+    return false;
+  }
+  int gpu_containers = 0;
+  for (const ContainerRequest& container : request.containers) {
+    if (container.wants_gpu()) ++gpu_containers;
+  }
+  return gpu_containers == 1;
+}
+
 bool MaySharesFit(const PodRequest& request, const NodeState& node,
                   SharingMode mode, const TenantLimit& limit) {
   if (!request.AcceptsMode(mode)) return false;
+  const bool briefs = BriefsAnswer(request, node, mode);
   for (size_t i = 0; i < request.containers.size(); ++i) {
     const ContainerRequest& container = request.containers[i];
     if (!container.wants_gpu()) continue;
     int32_t usable = 0;
     for (size_t pos = 0; pos < node.gpu_count() && usable < container.gpu_count;
          ++pos) {
-      if (AloneCode(request, container, static_cast<int32_t>(i),
-                    node.ledger(pos), mode, limit) == ReasonCode::kFits) {
+      if (AloneCodeAt(request, container, static_cast<int32_t>(i), node, pos,
+                      mode, limit, briefs) == ReasonCode::kFits) {
         ++usable;
       }
     }

@@ -16,6 +16,18 @@ absl::StatusOr<PodAllocation> SharingBackend::Allocate(
   return std::move(fit.allocation);
 }
 
+ReasonCode SharingBackend::BlockedCode(const NodeState& node) const {
+  return ReasonCode::kFits;
+}
+
+ReasonCode SharingBackend::FilterCode(const PodRequest& request,
+                                      const NodeState& node,
+                                      const PlacementOptions& options) const {
+  PlacementOptions quiet = options;
+  quiet.explain = false;
+  return Filter(request, node, quiet).code;
+}
+
 absl::StatusOr<dra::GpuDevices> SharingBackend::DraDevices(
     const Gpu& gpu, const dra::DeviceNaming& naming) const {
   return absl::UnimplementedError(absl::StrCat(

@@ -26,7 +26,9 @@ std::optional<size_t> PositionOf(const NodeState& node,
 }  // namespace
 
 NodeState::NodeState(NodeInventory inventory)
-    : inventory_(std::move(inventory)) {
+    : cpu_capacity_milli_(inventory.cpu_milli),
+      memory_capacity_mib_(inventory.memory_mib),
+      inventory_(std::move(inventory)) {
   static_assert(alignof(NodeState) <= 64);
   ledgers_.reserve(inventory_.gpus.size());
   for (size_t i = 0; i < inventory_.gpus.size(); ++i) {
@@ -39,6 +41,14 @@ NodeState::NodeState(NodeInventory inventory)
     max_gpu_memory_mib_ = std::max(max_gpu_memory_mib_, gpu.memory_mib);
     min_gpu_memory_mib_ =
         i == 0 ? gpu.memory_mib : std::min(min_gpu_memory_mib_, gpu.memory_mib);
+    briefs_.push_back(GpuBrief::Of(ledgers_.back()));
+  }
+  const std::vector<Gpu>& gpus = inventory_.gpus;
+  if (!gpus.empty() &&
+      std::all_of(gpus.begin(), gpus.end(), [&gpus](const Gpu& gpu) {
+        return gpu.mode == gpus.front().mode;
+      })) {
+    uniform_mode_ = gpus.front().mode;
   }
 }
 
@@ -70,6 +80,7 @@ absl::Status NodeState::AddPodToGpu(size_t position, absl::string_view pod_uid,
   AddUsage(ledger, -1);
   absl::Status status = ledger.AddPod(pod_uid, std::move(shares), group_key);
   AddUsage(ledger, +1);
+  briefs_[position] = GpuBrief::Of(ledger);
   return status;
 }
 
@@ -78,6 +89,7 @@ bool NodeState::RemovePodFromGpu(size_t position, absl::string_view pod_uid) {
   AddUsage(ledger, -1);
   bool removed = ledger.RemovePod(pod_uid);
   AddUsage(ledger, +1);
+  briefs_[position] = GpuBrief::Of(ledger);
   return removed;
 }
 
@@ -160,6 +172,13 @@ absl::Status NodeState::CheckInvariants() const {
         "%d/%d/%d",
         name(), used_gpu_memory_mib_, used_gpu_cores_, used_gpu_slots_, memory,
         cores, slots));
+  }
+  for (size_t i = 0; i < ledgers_.size(); ++i) {
+    if (briefs_[i] != GpuBrief::Of(ledgers_[i])) {
+      return absl::InternalError(
+          absl::StrFormat("node %s: the brief of gpu %s is stale", name(),
+                          ledgers_[i].gpu().uuid));
+    }
   }
   if (used_cpu_milli_ < 0 || used_memory_mib_ < 0) {
     return absl::InternalError(

@@ -154,6 +154,19 @@ int BitWidth(int64_t value) {
 
 }  // namespace
 
+IndexedNode IndexEntryOf(const NodeState& node, const BackendSet& backends) {
+  IndexedNode entry{&node, node.headroom(), HostRoom::Of(node)};
+  entry.gpu_count = static_cast<int32_t>(node.gpu_count());
+  const SharingBackend* backend = node.uniform_mode().empty()
+                                      ? nullptr
+                                      : backends.ForMode(node.uniform_mode());
+  if (backend != nullptr) {
+    entry.blocked = backend->BlockedCode(node);
+    if (entry.blocked != ReasonCode::kFits) entry.blocked_by = backend;
+  }
+  return entry;
+}
+
 HostRoom HostRoom::Of(const NodeState& node) {
   constexpr int64_t kUntracked = std::numeric_limits<int64_t>::max();
   const NodeInventory& inventory = node.inventory();
@@ -186,13 +199,13 @@ BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
 
 void ClusterState::Reindex(const NodeState& node) {
   Unindex(node);
-  const GpuHeadroom headroom = node.headroom();
+  const IndexedNode entry = IndexEntryOf(node, *backends_);
+  const GpuHeadroom& headroom = entry.headroom;
   const BucketKey key = BucketKey::Of(NodeUtilisationPercent(node), headroom);
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
   IndexBucket& bucket = group.buckets[key];
-  const IndexedNode entry{&node, headroom, HostRoom::Of(node)};
   bucket.nodes.insert(FindByName(bucket.nodes, node.name()), entry);
   bucket.max_headroom.memory_mib =
       std::max(bucket.max_headroom.memory_mib, headroom.memory_mib);
@@ -555,6 +568,13 @@ absl::Status ClusterState::CheckInvariants() const {
             host.memory_mib != entry.host.memory_mib) {
           return absl::InternalError(absl::StrFormat(
               "node %s: indexed headroom is stale", node->name()));
+        }
+        const IndexedNode fresh = IndexEntryOf(*node, *backends_);
+        if (fresh.blocked != entry.blocked ||
+            fresh.blocked_by != entry.blocked_by ||
+            entry.gpu_count != static_cast<int32_t>(node->gpu_count())) {
+          return absl::InternalError(absl::StrFormat(
+              "node %s: indexed blocked code is stale", node->name()));
         }
         if (!(node->shape() == shape) ||
             !(BucketKey::Of(NodeUtilisationPercent(*node), headroom) == key)) {

@@ -254,6 +254,32 @@ NodeVerdict DecisionPath::Filter(const PodCycle& cycle, const NodeState& node,
   return verdict;
 }
 
+ReasonCode DecisionPath::FilterCode(const PodCycle& cycle,
+                                    const NodeState& node) const {
+  const ReasonCode host = HostCode(cycle.pod(), node);
+  if (host != ReasonCode::kFits) return host;
+  return GpuFilterCode(cycle, node);
+}
+
+ReasonCode DecisionPath::GpuFilterCode(const PodCycle& cycle,
+                                       const NodeState& node) const {
+  const PodRequest& request = cycle.pod();
+  // Claims are filtered after the GPUs fit: the whole verdict decides.
+  if (request.HasClaims()) {
+    return Filter(cycle, node, /*explain=*/false).fit.code;
+  }
+  if (cycle.backends.empty()) return ReasonCode::kModeMismatch;
+  // FilterGpus: the node fits when any backend fits; else the first
+  // backend's code explains it.
+  ReasonCode first = ReasonCode::kFits;
+  for (const SharingBackend* backend : cycle.backends) {
+    const ReasonCode code = backend->FilterCode(request, node, cycle.placement);
+    if (code == ReasonCode::kFits) return code;
+    if (backend == cycle.backends.front()) first = code;
+  }
+  return first;
+}
+
 void DecisionPath::FilterGpus(const PodCycle& cycle, const NodeState& node,
                               bool explain, NodeVerdict& verdict) const {
   const PodRequest& request = cycle.pod();
@@ -334,13 +360,13 @@ void DecisionPath::FilterClaims(const PodCycle& cycle, const NodeState& node,
 
 ReasonCode DecisionPath::HostCode(const PodRequest& request,
                                   const NodeState& node) {
-  const NodeInventory& inventory = node.inventory();
-  if (inventory.cpu_milli > 0 &&
-      node.used_cpu_milli() + request.cpu_milli > inventory.cpu_milli) {
+  const int64_t cpu_milli = node.cpu_capacity_milli();
+  if (cpu_milli > 0 && node.used_cpu_milli() + request.cpu_milli > cpu_milli) {
     return ReasonCode::kInsufficientCpu;
   }
-  if (inventory.memory_mib > 0 &&
-      node.used_memory_mib() + request.memory_mib > inventory.memory_mib) {
+  const int64_t memory_mib = node.memory_capacity_mib();
+  if (memory_mib > 0 &&
+      node.used_memory_mib() + request.memory_mib > memory_mib) {
     return ReasonCode::kInsufficientNodeMemory;
   }
   return ReasonCode::kFits;
@@ -512,7 +538,7 @@ void DecisionPath::Explain(const PodCycle& cycle,
   if (options.count_reasons) {
     BucketTally tally;
     for (const NodeState* node : nodes) {
-      tally.Add(Filter(cycle, *node, /*explain=*/false).fit.code, node);
+      tally.Add(FilterCode(cycle, *node), node);
     }
     for (const auto& [code, count] : tally.counts) {
       decision.reason_counts[std::string(ReasonCodeName(code))] = count;
@@ -534,16 +560,39 @@ BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
                              bucket.nodes.front().node);
     return tally;
   }
+  // The host room kept beside each node answers HostCode without reading
+  // the node (the same comparisons: HostRoom::Of), and so does the blocked
+  // code the first backend's FilterCode (which explains a node where none
+  // fits) would give, for a pod it applies to.
+  const PodRequest& pod = cycle.pod();
+  const SharingBackend* first =
+      cycle.backends.empty() ? nullptr : cycle.backends.front();
+  const bool blocked_applies =
+      first != nullptr && first->BlockedCodeApplies(pod);
+  int32_t gpus = 0;  // of the pod's one GPU container, when it applies
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.wants_gpu()) gpus = container.gpu_count;
+  }
   for (const IndexedNode& entry : bucket.nodes) {
-    tally.Add(Filter(cycle, *entry.node, /*explain=*/false).fit.code,
-              entry.node);
+    ReasonCode code = ReasonCode::kFits;
+    if (pod.cpu_milli > entry.host.cpu_milli) {
+      code = ReasonCode::kInsufficientCpu;
+    } else if (pod.memory_mib > entry.host.memory_mib) {
+      code = ReasonCode::kInsufficientNodeMemory;
+    } else if (blocked_applies && entry.blocked_by == first &&
+               gpus <= entry.gpu_count) {
+      code = entry.blocked;
+    } else {
+      code = GpuFilterCode(cycle, *entry.node);
+    }
+    tally.Add(code, entry.node);
   }
   return tally;
 }
 
 void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
                               const ScheduleOptions& options,
-                              BucketTallies& tallies,
+                              BucketTallies* tallies,
                               Decision& decision) const {
   if (!options.count_reasons) {
     Explain(cycle, state.nodes_by_name(), options, decision);
@@ -553,9 +602,14 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
   std::map<ReasonCode, const NodeState*> first;
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, bucket] : group.buckets) {
-      const BucketTally* tally = tallies.Find(shape, key, bucket);
-      if (tally == nullptr) {
-        tally = &tallies.Put(shape, key, TallyOf(cycle, bucket));
+      BucketTally untallied;
+      const BucketTally* tally =
+          tallies != nullptr ? tallies->Find(shape, key, bucket) : nullptr;
+      if (tally == nullptr && tallies != nullptr) {
+        tally = &tallies->Put(shape, key, TallyOf(cycle, bucket));
+      } else if (tally == nullptr) {
+        untallied = TallyOf(cycle, bucket);
+        tally = &untallied;
       }
       for (const std::pair<ReasonCode, int64_t>& entry : tally->counts) {
         auto it = std::find_if(

@@ -167,8 +167,9 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
         failed_once_.insert(*shape);
       }
     }
-    if (tallies != nullptr) {
-      path_.ExplainAll(cycle, state_, options, *tallies, decision);
+    // Over every node: bucket by bucket, from the index.
+    if (searched_index) {
+      path_.ExplainAll(cycle, state_, options, tallies, decision);
       return decision;
     }
     if (options.candidates.empty()) {

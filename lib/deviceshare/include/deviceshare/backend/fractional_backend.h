@@ -29,6 +29,10 @@ class FractionalBackend : public SharingBackend {
 
   NodeFit Filter(const PodRequest& request, const NodeState& node,
                  const PlacementOptions& options) const final;
+  ReasonCode FilterCode(const PodRequest& request, const NodeState& node,
+                        const PlacementOptions& options) const final;
+  ReasonCode BlockedCode(const NodeState& node) const final;
+  bool BlockedCodeApplies(const PodRequest& request) const final;
   int Score(const NodeState& node, const PodAllocation& placement,
             const PlacementOptions& options) const final;
   bool MayFit(const PodRequest& request, const NodeState& node) const final;

@@ -54,6 +54,22 @@ NodeFit PlaceShares(const PodRequest& request, const NodeState& node,
                     SharingMode mode, const PlacementPolicy& gpu_policy,
                     bool explain = true, const TenantLimit& limit = {});
 
+// PlaceShares(explain=false)'s code alone, without building the failure's
+// NodeFit when a pre-check finds it.
+ReasonCode PlaceSharesCode(const PodRequest& request, const NodeState& node,
+                           SharingMode mode, const PlacementPolicy& gpu_policy,
+                           const TenantLimit& limit = {});
+
+// SharingBackend::BlockedCode for the share backends without a tenant
+// limit: when every GPU of `node` (all of them in `mode`) refuses any share
+// that is not MIG before its memory and cores are compared, the code
+// PlaceShares gives a pod for which SharesBlockedCodeApplies: the GPUs'
+// codes tallied as QuietSingleContainerCode does. kFits otherwise.
+ReasonCode SharesBlockedCode(const NodeState& node, SharingMode mode);
+// The pod accepts `mode`, names no model or uuid, and has exactly one GPU
+// container (what QuietSingleContainerCode answers), and no claims.
+bool SharesBlockedCodeApplies(const PodRequest& request, SharingMode mode);
+
 // Necessary condition for PlaceShares to fit: each GPU container, taken
 // alone, finds `gpu_count` eligible GPUs with room for it. O(GPUs x
 // containers), no allocation.

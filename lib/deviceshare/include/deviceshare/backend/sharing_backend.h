@@ -77,6 +77,24 @@ class SharingBackend {
   virtual NodeFit Filter(const PodRequest& request, const NodeState& node,
                          const PlacementOptions& options) const = 0;
 
+  // Filter()'s code alone (kFits when it fits), whatever options.explain
+  // says: the pass that counts why a failed pod fits nowhere asks every
+  // node. The default asks Filter() without text.
+  virtual ReasonCode FilterCode(const PodRequest& request,
+                                const NodeState& node,
+                                const PlacementOptions& options) const;
+
+  // Counting a failed pod's reasons without reading each node's GPUs: the
+  // code FilterCode() gives on `node` to every pod that BlockedCodeApplies()
+  // to, when no GPU of the node can take a share of any size (every GPU
+  // unhealthy, cordoned, held or out of tenant slots); kFits when some GPU
+  // may, or when the backend cannot say. The cluster index keeps it beside
+  // each node (IndexedNode::blocked). The default says kFits.
+  virtual ReasonCode BlockedCode(const NodeState& node) const;
+  virtual bool BlockedCodeApplies(const PodRequest& request) const {
+    return false;
+  }
+
   // Node score of a placement that Filter() returned, in [0, 100].
   virtual int Score(const NodeState& node, const PodAllocation& placement,
                     const PlacementOptions& options) const = 0;

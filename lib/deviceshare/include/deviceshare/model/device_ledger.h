@@ -130,6 +130,8 @@ class DeviceLedger {
   // Memory slices taken by MIG instances.
   uint32_t mig_mask() const { return mig_mask_; }
   int32_t mig_instances() const { return mig_instances_; }
+  // Pods whose MIG record holds the whole GPU (MigSlot::holds_gpu).
+  int32_t gpu_holders() const { return gpu_holders_; }
   bool held_exclusively() const { return exclusive_pods_ > 0; }
   size_t pod_count() const { return pods_.size(); }
   bool idle() const { return pods_.empty(); }

@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "deviceshare/model/device_ledger.h"
+#include "deviceshare/model/gpu_brief.h"
 #include "deviceshare/model/node_inventory.h"
 #include "deviceshare/model/pod_allocation.h"
 
@@ -53,11 +56,18 @@ class NodeState {
 
   const NodeInventory& inventory() const { return inventory_; }
   const std::string& name() const { return inventory_.name; }
-  size_t gpu_count() const { return ledgers_.size(); }
+  // From the briefs, which sit beside the totals (one ledger per GPU).
+  size_t gpu_count() const { return briefs_.size(); }
 
   const DeviceLedger& ledger(size_t position) const {
     return ledgers_[position];
   }
+  // Each ledger's brief (model/gpu_brief.h), in the same order, always
+  // current.
+  absl::Span<const GpuBrief> briefs() const { return briefs_; }
+  // The mode every GPU of the node runs; the empty mode when they differ
+  // or there are none. A check that reads briefs compares the mode once.
+  const SharingMode& uniform_mode() const { return uniform_mode_; }
   // Ledger changes go through the node, so that its totals stay exact.
   // Same contract as DeviceLedger::AddPod / RemovePod.
   absl::Status AddPodToGpu(size_t position, absl::string_view pod_uid,
@@ -73,6 +83,10 @@ class NodeState {
   // has them).
   int64_t used_cpu_milli() const { return used_cpu_milli_; }
   int64_t used_memory_mib() const { return used_memory_mib_; }
+  // inventory().cpu_milli and memory_mib, kept beside the usage (the host
+  // check of every filtered node reads both).
+  int64_t cpu_capacity_milli() const { return cpu_capacity_milli_; }
+  int64_t memory_capacity_mib() const { return memory_capacity_mib_; }
   void AddHostUsage(int64_t cpu_milli, int64_t memory_mib);
   void SubtractHostUsage(int64_t cpu_milli, int64_t memory_mib);
 
@@ -114,6 +128,10 @@ class NodeState {
   int64_t min_gpu_memory_mib_ = 0;
   int64_t used_cpu_milli_ = 0;
   int64_t used_memory_mib_ = 0;
+  int64_t cpu_capacity_milli_ = 0;
+  int64_t memory_capacity_mib_ = 0;
+  absl::InlinedVector<GpuBrief, 8> briefs_;
+  SharingMode uniform_mode_;
   NodeInventory inventory_;
   std::vector<DeviceLedger> ledgers_;
   absl::flat_hash_map<std::string, size_t> position_by_uuid_;

@@ -75,11 +75,21 @@ struct HostRoom {
 
 // A node in the index, with its GPU headroom and host room kept beside it
 // so that a decision can rule it out without touching the node.
+// `blocked`: SharingBackend::BlockedCode of the backend of the node's GPUs
+// (`blocked_by`; all of them run its mode), so that counting a failed pod's
+// reasons skips the GPUs of a node none of whose GPUs can take a share;
+// kFits (and no backend) otherwise.
 struct IndexedNode {
   const NodeState* node;
   GpuHeadroom headroom;
   HostRoom host;
+  ReasonCode blocked = ReasonCode::kFits;
+  const SharingBackend* blocked_by = nullptr;
+  int32_t gpu_count = 0;
 };
+
+// The index's entry for `node` as it is now.
+IndexedNode IndexEntryOf(const NodeState& node, const BackendSet& backends);
 
 // Where a node sits within its shape: its utilisation percent
 // (policy/scoring.h) and coarse classes of its GPU headroom, so that whole

@@ -74,6 +74,11 @@ class DecisionPath {
   NodeVerdict Filter(const PodCycle& cycle, const NodeState& node,
                      bool explain) const;
 
+  // Filter(explain=false)'s code alone (kFits when the node fits), without
+  // building the verdict: what counting a failed pod's reasons asks of
+  // every node.
+  ReasonCode FilterCode(const PodCycle& cycle, const NodeState& node) const;
+
   // The verdict for a node the state does not know.
   static NodeVerdict UnknownNode(absl::string_view name);
 
@@ -96,12 +101,15 @@ class DecisionPath {
                const std::vector<const NodeState*>& nodes,
                const ScheduleOptions& options, Decision& decision) const;
 
-  // Explain over every node of `state`, the same reasons and counts, from
-  // the tallies of buckets that did not change since they were taken;
-  // buckets without a current tally are tallied and kept. Without
-  // options.count_reasons it is Explain (nothing to tally).
+  // Explain over every node of `state`, the same reasons and counts,
+  // bucket by bucket from the index, which keeps beside each node what
+  // rules most nodes out without reading them (IndexedNode). With
+  // `tallies` (the pod shape's), a bucket that did not change since its
+  // tally was taken is counted from it, and buckets without a current
+  // tally are tallied and kept. Without options.count_reasons it is
+  // Explain (nothing to tally).
   void ExplainAll(const PodCycle& cycle, const ClusterState& state,
-                  const ScheduleOptions& options, BucketTallies& tallies,
+                  const ScheduleOptions& options, BucketTallies* tallies,
                   Decision& decision) const;
 
  private:
@@ -110,6 +118,8 @@ class DecisionPath {
   // The annotated GPUs: the backends' verdicts, the least stranding wins.
   void FilterGpus(const PodCycle& cycle, const NodeState& node, bool explain,
                   NodeVerdict& verdict) const;
+  // FilterCode past the host check.
+  ReasonCode GpuFilterCode(const PodCycle& cycle, const NodeState& node) const;
   // The claims, on a verdict that fits so far.
   void FilterClaims(const PodCycle& cycle, const NodeState& node,
                     NodeVerdict& verdict) const;
