@@ -68,7 +68,10 @@ std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
   absl::MutexLock lock(&mu_);
   if (state_ != &state) StartOver(state);
   auto listed = lists_.find(&bucket);
-  if (listed != lists_.end() && listed->second.version == bucket.version) {
+  // The count guards the positions against a bucket of another state
+  // (see the header): they never point past the nodes.
+  if (listed != lists_.end() && listed->second.version == bucket.version &&
+      listed->second.nodes == bucket.nodes.size()) {
     return listed->second.visit;
   }
   const size_t nodes = state.nodes_by_name().size();
@@ -87,7 +90,7 @@ std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
     }
     visit->push_back(static_cast<uint32_t>(i));
   }
-  lists_[&bucket] = Listed{bucket.version, visit};
+  lists_[&bucket] = Listed{bucket.version, bucket.nodes.size(), visit};
   return visit;
 }
 

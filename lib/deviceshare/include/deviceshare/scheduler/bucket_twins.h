@@ -68,6 +68,7 @@ class BucketTwins {
   };
   struct Listed {
     uint64_t version = 0;
+    size_t nodes = 0;  // bucket.nodes.size() when listed
     std::shared_ptr<const Positions> visit;
   };
 
