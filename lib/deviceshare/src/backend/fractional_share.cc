@@ -51,20 +51,22 @@ bool BriefsAnswer(const PodRequest& request, const NodeState& node,
          request.avoid_uuids.empty();
 }
 
-// AloneCode from the GPU's brief, for a node where BriefsAnswer: the same
-// checks in the same order (EligibilityCode's health and cordon, the tenant
-// limit for one slot, then DeviceLedger::CheckPodCode for one share that is
-// not MIG), read from 24 bytes. BriefAloneCodeTest holds the two equal.
-ReasonCode BriefAloneCode(const GpuBrief& brief,
-                          const ContainerRequest& container,
-                          const TenantLimit& limit) {
-  const uint32_t flags = brief.flags;
-  if ((flags & GpuBrief::kUnhealthy) != 0) return ReasonCode::kGpuUnhealthy;
-  if ((flags & GpuBrief::kCordoned) != 0) return ReasonCode::kGpuCordoned;
-  if (limit.max_tenants > 0 && limit.max_tenants < brief.slot_capacity &&
-      brief.used_slots + 1 > limit.max_tenants) {
-    return limit.code;
+// The GPU's health and cordon, EligibilityCode's checks a brief carries.
+ReasonCode BriefHealthCode(const GpuBrief& brief) {
+  if ((brief.flags & GpuBrief::kUnhealthy) != 0) {
+    return ReasonCode::kGpuUnhealthy;
   }
+  if ((brief.flags & GpuBrief::kCordoned) != 0) {
+    return ReasonCode::kGpuCordoned;
+  }
+  return ReasonCode::kFits;
+}
+
+// DeviceLedger::CheckPodCode's checks of one share that is not MIG before
+// its size and its own exclusivity matter: a MIG record or instances on
+// the GPU, no free slot, a pod holding it alone.
+ReasonCode BriefLedgerBlockCode(const GpuBrief& brief) {
+  const uint32_t flags = brief.flags;
   if ((flags & GpuBrief::kHeldByMigRecord) != 0) {
     return ReasonCode::kPartitionTaken;
   }
@@ -74,9 +76,28 @@ ReasonCode BriefAloneCode(const GpuBrief& brief,
   if (brief.used_slots + 1 > brief.slot_capacity) {
     return ReasonCode::kSplitExhausted;
   }
-  const bool exclusive = container.cores >= 100;
-  if ((flags & GpuBrief::kHeldExclusively) != 0 ||
-      (exclusive && (flags & GpuBrief::kHasPods) != 0)) {
+  if ((flags & GpuBrief::kHeldExclusively) != 0) {
+    return ReasonCode::kExclusiveConflict;
+  }
+  return ReasonCode::kFits;
+}
+
+// AloneCode from the GPU's brief, for a node where BriefsAnswer: the same
+// checks in the same order (EligibilityCode's health and cordon, the tenant
+// limit for one slot, then DeviceLedger::CheckPodCode for one share that is
+// not MIG), read from 24 bytes. GpuBriefTest holds the two equal.
+ReasonCode BriefAloneCode(const GpuBrief& brief,
+                          const ContainerRequest& container,
+                          const TenantLimit& limit) {
+  ReasonCode code = BriefHealthCode(brief);
+  if (code != ReasonCode::kFits) return code;
+  if (limit.max_tenants > 0 && limit.max_tenants < brief.slot_capacity &&
+      brief.used_slots + 1 > limit.max_tenants) {
+    return limit.code;
+  }
+  code = BriefLedgerBlockCode(brief);
+  if (code != ReasonCode::kFits) return code;
+  if (container.cores >= 100 && (brief.flags & GpuBrief::kHasPods) != 0) {
     return ReasonCode::kExclusiveConflict;
   }
   int64_t memory = container.memory_mib > 0
@@ -99,22 +120,8 @@ ReasonCode BriefAloneCode(const GpuBrief& brief,
 // refuses it whatever its size: BriefAloneCode's checks before memory and
 // cores, without the tenant limit. kFits when it may take one.
 ReasonCode BlockedBriefCode(const GpuBrief& brief) {
-  const uint32_t flags = brief.flags;
-  if ((flags & GpuBrief::kUnhealthy) != 0) return ReasonCode::kGpuUnhealthy;
-  if ((flags & GpuBrief::kCordoned) != 0) return ReasonCode::kGpuCordoned;
-  if ((flags & GpuBrief::kHeldByMigRecord) != 0) {
-    return ReasonCode::kPartitionTaken;
-  }
-  if ((flags & GpuBrief::kHasMigInstances) != 0) {
-    return ReasonCode::kModeMismatch;
-  }
-  if (brief.used_slots + 1 > brief.slot_capacity) {
-    return ReasonCode::kSplitExhausted;
-  }
-  if ((flags & GpuBrief::kHeldExclusively) != 0) {
-    return ReasonCode::kExclusiveConflict;
-  }
-  return ReasonCode::kFits;
+  const ReasonCode code = BriefHealthCode(brief);
+  return code != ReasonCode::kFits ? code : BriefLedgerBlockCode(brief);
 }
 
 // AloneCode of the GPU at `position`, from its brief where `briefs` says

@@ -45,6 +45,19 @@ std::vector<NodeVerdict> VerdictsOfNodes(const ClusterState& state,
   return verdicts;
 }
 
+// Every named node (every node when none is named) refuses the pod: its
+// namespace's GPU quota would be exceeded (`why`).
+std::vector<NodeVerdict> QuotaRefusedVerdicts(
+    const ClusterState& state, absl::Span<const std::string> names,
+    const std::string& why) {
+  return VerdictsOfNodes(state, names, [&why](const NodeState& node) {
+    NodeVerdict verdict;
+    verdict.node = node.name();
+    verdict.fit = QuotaUnfit(why);
+    return verdict;
+  });
+}
+
 // A verdict as the Filter step hands it out: the allocation stays behind.
 NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
   NodeVerdict out;
@@ -356,12 +369,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   absl::ReaderMutexLock lock(&mu_);
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
-    return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
-      NodeVerdict verdict;
-      verdict.node = node.name();
-      verdict.fit = QuotaUnfit(*why);
-      return verdict;
-    });
+    return QuotaRefusedVerdicts(state_, node_names, *why);
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
@@ -380,12 +388,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
     const std::vector<std::string> names(node_names.begin(), node_names.end());
-    return VerdictsOfNodes(state_, names, [&](const NodeState& node) {
-      NodeVerdict verdict;
-      verdict.node = node.name();
-      verdict.fit = QuotaUnfit(*why);
-      return verdict;
-    });
+    return QuotaRefusedVerdicts(state_, names, *why);
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
