@@ -189,3 +189,19 @@ TEST_F(ClusterStateTest, InvalidInventoryIsRejectedNamingTheField) {
 
 }  // namespace
 }  // namespace deviceshare
+
+namespace deviceshare {
+namespace {
+
+// What a search remembers of a state is keyed by its id: a state made
+// where another was destroyed must not share it.
+TEST_F(ClusterStateTest, EveryStateHasItsOwnId) {
+  const uint64_t first = state_->id();
+  state_.reset();
+  state_ = std::make_unique<ClusterState>(backends_.get());
+  EXPECT_NE(state_->id(), first);
+  EXPECT_NE(ClusterState(backends_.get()).id(), state_->id());
+}
+
+}  // namespace
+}  // namespace deviceshare

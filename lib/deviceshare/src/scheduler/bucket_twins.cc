@@ -39,7 +39,7 @@ NodeInventory TwinKeyOf(const NodeState& node) {
 }
 
 void BucketTwins::StartOver(const ClusterState& state) {
-  state_ = &state;
+  state_id_ = state.id();
   known_.clear();
   classes_.clear();
   lists_.clear();
@@ -66,7 +66,7 @@ int32_t BucketTwins::ClassOf(const ClusterState& state, const NodeState& node) {
 std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
     const ClusterState& state, const IndexBucket& bucket) {
   absl::MutexLock lock(&mu_);
-  if (state_ != &state) StartOver(state);
+  if (state_id_ != state.id()) StartOver(state);
   auto listed = lists_.find(&bucket);
   // The count guards the positions against a bucket of another state
   // (see the header): they never point past the nodes.

@@ -1,6 +1,7 @@
 #include "deviceshare/scheduler/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <utility>
 
@@ -50,6 +51,12 @@ std::function<std::string()> RandomUuids() {
   };
 }
 
+// States may be made on several threads (one scheduler each).
+uint64_t NextStateId() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 std::vector<std::string> ClaimKeysOf(const PodRequest& request) {
@@ -63,7 +70,7 @@ std::vector<std::string> ClaimKeysOf(const PodRequest& request) {
 
 ClusterState::ClusterState(const BackendSet* backends,
                            std::function<std::string()> new_share_id)
-    : backends_(backends) {
+    : backends_(backends), id_(NextStateId()) {
   dra::DraClusterOptions options;
   options.new_share_id = new_share_id ? std::move(new_share_id) : RandomUuids();
   dra_ = *dra::DraCluster::Create(std::move(options));

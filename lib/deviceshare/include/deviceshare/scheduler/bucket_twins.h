@@ -16,10 +16,8 @@
 // What is known is kept between calls: a node's class while it is at its
 // NodeVersion, a bucket's list while the bucket is at its version. Both
 // hold within one ClusterState; the object holds one state's at a time and
-// starts over when asked of another. Versions restart with each state, so
-// a state destroyed and another made at the same address must not be asked
-// through the same object (each Scheduler and defrag run pairs one
-// DecisionPath, which owns one, with one state for its whole life).
+// starts over when asked of another (told apart by ClusterState::id(), so
+// a state made at the address of one destroyed is another state too).
 //
 // Thread safety: thread-safe (one mutex); a returned list is immutable.
 #ifndef DEVICESHARE_SCHEDULER_BUCKET_TWINS_H_
@@ -77,7 +75,7 @@ class BucketTwins {
   void StartOver(const ClusterState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
-  const ClusterState* state_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t state_id_ ABSL_GUARDED_BY(mu_) = 0;  // ClusterState::id()
   absl::flat_hash_map<const NodeState*, Known> known_ ABSL_GUARDED_BY(mu_);
   std::vector<NodeInventory> classes_ ABSL_GUARDED_BY(mu_);  // TwinKeyOf
   absl::flat_hash_map<const IndexBucket*, Listed> lists_ ABSL_GUARDED_BY(mu_);

@@ -166,6 +166,11 @@ class ClusterState {
   // scheduler would. The result must equal the incremental state.
   absl::StatusOr<std::vector<std::string>> RebuildNode(absl::string_view name);
 
+  // Unique among the states of this process, so that what is remembered
+  // of one state (scheduler/bucket_twins.h) is never taken for another's,
+  // even one made at the same address.
+  uint64_t id() const { return id_; }
+
   const NodeState* FindNode(absl::string_view name) const;
   const PodRecord* FindPod(absl::string_view pod_uid) const;
   // Changes whenever the node's ledgers or inventory change, and is never
@@ -245,6 +250,7 @@ class ClusterState {
   absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, BucketKey>>
       index_position_;
   absl::flat_hash_map<const NodeState*, uint64_t> versions_;
+  uint64_t id_;
   uint64_t last_version_ = 0;
   absl::flat_hash_map<std::string, PodRecord> pods_;
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
