@@ -29,8 +29,9 @@
 // bound first (see decision_path.cc).
 //
 // Search remembers, between calls, which nodes of the last state it
-// searched are twins (scheduler/bucket_twins.h): a path searches one state
-// for the state's life, or several that all outlive their searches.
+// searched are twins (scheduler/bucket_twins.h), and starts over when
+// asked of another state (ClusterState::id()): one path may search several
+// states, best one at a time.
 //
 // Thread safety: every method is const and safe to call concurrently on a
 // ClusterState (and NodeStates) that nobody changes meanwhile; what Search
