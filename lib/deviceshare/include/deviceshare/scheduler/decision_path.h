@@ -31,7 +31,7 @@
 // Search remembers, between calls, which nodes of the last state it
 // searched are twins (scheduler/bucket_twins.h), and starts over when
 // asked of another state (ClusterState::id()): one path may search several
-// states, best one at a time.
+// states, one after another.
 //
 // Thread safety: every method is const and safe to call concurrently on a
 // ClusterState (and NodeStates) that nobody changes meanwhile; what Search
