@@ -24,9 +24,10 @@ NodeFit QuotaUnfit(const std::string& why) {
 
 // One verdict per named node (every node, by name, when none are named)
 // from `verdict_of`; a name the state does not know says so instead.
-template <typename VerdictOf>
+// `Name`: std::string or absl::string_view.
+template <typename Name, typename VerdictOf>
 std::vector<NodeVerdict> VerdictsOfNodes(const ClusterState& state,
-                                         absl::Span<const std::string> names,
+                                         absl::Span<const Name> names,
                                          VerdictOf verdict_of) {
   std::vector<NodeVerdict> verdicts;
   if (names.empty()) {
@@ -37,7 +38,7 @@ std::vector<NodeVerdict> VerdictsOfNodes(const ClusterState& state,
     return verdicts;
   }
   verdicts.reserve(names.size());
-  for (const std::string& name : names) {
+  for (const Name& name : names) {
     const NodeState* node = state.FindNode(name);
     verdicts.push_back(node == nullptr ? DecisionPath::UnknownNode(name)
                                        : verdict_of(*node));
@@ -47,9 +48,10 @@ std::vector<NodeVerdict> VerdictsOfNodes(const ClusterState& state,
 
 // Every named node (every node when none is named) refuses the pod: its
 // namespace's GPU quota would be exceeded (`why`).
-std::vector<NodeVerdict> QuotaRefusedVerdicts(
-    const ClusterState& state, absl::Span<const std::string> names,
-    const std::string& why) {
+template <typename Name>
+std::vector<NodeVerdict> QuotaRefusedVerdicts(const ClusterState& state,
+                                              absl::Span<const Name> names,
+                                              const std::string& why) {
   return VerdictsOfNodes(state, names, [&why](const NodeState& node) {
     NodeVerdict verdict;
     verdict.node = node.name();
@@ -72,33 +74,42 @@ NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
   return out;
 }
 
+// The filter step for a node at `version` whose verdict the pod does not
+// remember: the shape's when it fits (a rejection needs its reason, which
+// the shape memory does not keep), else filtered now and remembered for
+// the shape.
+NodeVerdict FilterForShape(const DecisionPath& path, const PodCycle& cycle,
+                           const NodeState& node, uint64_t version,
+                           VerdictMemory::ShapeVerdicts& shape) {
+  VerdictMemory::ShapeEntry& shared = shape[&node];
+  if (shared.version == version && shared.code == ReasonCode::kFits) {
+    NodeVerdict verdict;
+    verdict.node = node.name();
+    verdict.score = shared.score;
+    verdict.stranded_percent = shared.stranded_percent;
+    verdict.mode = shared.mode;
+    return verdict;
+  }
+  NodeVerdict fresh = path.Filter(cycle, node, /*explain=*/true);
+  shared = VerdictMemory::ShapeEntry{version, fresh.fit.code, fresh.score,
+                                     fresh.stranded_percent, fresh.mode};
+  return fresh;
+}
+
 // The filter step for one pod and node, from memory when the node is
-// unchanged: the pod's own verdict, else the shape's when it fits (a
-// rejection needs its reason, which the shape memory does not keep), else
-// filtered now and remembered in both.
+// unchanged: the pod's own verdict, else FilterForShape's, remembered for
+// the pod too.
 NodeVerdict FilterRemembered(const DecisionPath& path, const PodCycle& cycle,
                              const ClusterState& state, const NodeState& node,
                              VerdictMemory::PodVerdicts& pod,
                              VerdictMemory::ShapeVerdicts& shape) {
   const uint64_t version = state.NodeVersion(node);
   VerdictMemory::PodEntry& mine = pod[&node];
-  if (mine.version == version) return mine.verdict;
-  VerdictMemory::ShapeEntry& shared = shape[&node];
-  if (shared.version == version && shared.code == ReasonCode::kFits) {
+  if (mine.version != version) {
+    mine.verdict = FilterForShape(path, cycle, node, version, shape);
     mine.version = version;
-    mine.verdict = NodeVerdict{};
-    mine.verdict.node = node.name();
-    mine.verdict.score = shared.score;
-    mine.verdict.stranded_percent = shared.stranded_percent;
-    mine.verdict.mode = shared.mode;
-    return mine.verdict;
   }
-  NodeVerdict fresh = path.Filter(cycle, node, /*explain=*/true);
-  shared = VerdictMemory::ShapeEntry{version, fresh.fit.code, fresh.score,
-                                     fresh.stranded_percent, fresh.mode};
-  mine.version = version;
-  mine.verdict = fresh;
-  return fresh;
+  return mine.verdict;
 }
 
 }  // namespace
@@ -387,8 +398,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   absl::ReaderMutexLock lock(&mu_);
   DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
-    const std::vector<std::string> names(node_names.begin(), node_names.end());
-    return QuotaRefusedVerdicts(state_, names, *why);
+    return QuotaRefusedVerdicts(state_, node_names, *why);
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
@@ -408,24 +418,11 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   // As FilterRemembered, but remembering nothing per pod yet.
   auto add = [&](const NodeState& node) {
     const uint64_t version = state_.NodeVersion(node);
-    NodeVerdict verdict;
     auto mine = pod.find(&node);
-    auto same_shape = shared.find(&node);
-    if (mine != pod.end() && mine->second.version == version) {
-      verdict = mine->second.verdict;
-    } else if (same_shape != shared.end() &&
-               same_shape->second.version == version &&
-               same_shape->second.code == ReasonCode::kFits) {
-      verdict.node = node.name();
-      verdict.score = same_shape->second.score;
-      verdict.stranded_percent = same_shape->second.stranded_percent;
-      verdict.mode = same_shape->second.mode;
-    } else {
-      verdict = path_.Filter(cycle, node, /*explain=*/true);
-      shared[&node] =
-          VerdictMemory::ShapeEntry{version, verdict.fit.code, verdict.score,
-                                    verdict.stranded_percent, verdict.mode};
-    }
+    NodeVerdict verdict =
+        mine != pod.end() && mine->second.version == version
+            ? mine->second.verdict
+            : FilterForShape(path_, cycle, node, version, shared);
     verdicts.push_back(WithoutAllocation(verdict));
     if (!verdict.fit.fits()) {
       if (best_node == nullptr) {
