@@ -46,9 +46,7 @@ ReasonCode AloneCode(const PodRequest& request,
 // not complete still sends its GPU to the ledger.
 bool BriefsAnswer(const PodRequest& request, const NodeState& node,
                   SharingMode mode) {
-  return node.uniform_mode() == mode && request.use_models.empty() &&
-         request.avoid_models.empty() && request.use_uuids.empty() &&
-         request.avoid_uuids.empty();
+  return node.uniform_mode() == mode && !request.NamesGpuFilters();
 }
 
 // The GPU's health and cordon, EligibilityCode's checks a brief carries.
@@ -97,7 +95,7 @@ ReasonCode BriefAloneCode(const GpuBrief& brief,
   }
   code = BriefLedgerBlockCode(brief);
   if (code != ReasonCode::kFits) return code;
-  if (container.cores >= 100 && (brief.flags & GpuBrief::kHasPods) != 0) {
+  if (container.exclusive() && (brief.flags & GpuBrief::kHasPods) != 0) {
     return ReasonCode::kExclusiveConflict;
   }
   int64_t memory = container.memory_mib > 0
@@ -311,8 +309,7 @@ ReasonCode SharesBlockedCode(const NodeState& node, SharingMode mode) {
 
 bool SharesBlockedCodeApplies(const PodRequest& request, SharingMode mode) {
   if (!request.AcceptsMode(mode) || request.HasClaims() ||
-      !request.use_models.empty() || !request.avoid_models.empty() ||
-      !request.use_uuids.empty() || !request.avoid_uuids.empty()) {
+      request.NamesGpuFilters()) {
     return false;
   }
   int gpu_containers = 0;

@@ -80,10 +80,7 @@ inline ReasonCode EligibilityCode(const PodRequest& request, const Gpu& gpu,
   if (!gpu.healthy) return ReasonCode::kGpuUnhealthy;
   if (gpu.cordoned) return ReasonCode::kGpuCordoned;
   if (gpu.mode != mode) return ReasonCode::kModeMismatch;
-  if (request.use_models.empty() && request.avoid_models.empty() &&
-      request.use_uuids.empty() && request.avoid_uuids.empty()) {
-    return ReasonCode::kFits;
-  }
+  if (!request.NamesGpuFilters()) return ReasonCode::kFits;
   return FilterListCode(request, gpu);
 }
 

@@ -128,6 +128,11 @@ struct PodRequest {
     if (mode) return *mode == m;
     return modes_text.empty() || absl::StrContains(modes_text, m.name());
   }
+  // Whether the pod picks its GPUs by model or uuid (an allow or deny list).
+  bool NamesGpuFilters() const {
+    return !use_models.empty() || !avoid_models.empty() || !use_uuids.empty() ||
+           !avoid_uuids.empty();
+  }
   // Whether the pod names its mode at all.
   bool NamesMode() const { return mode.has_value() || !modes_text.empty(); }
   bool HasGpuRequest() const;
