@@ -68,8 +68,9 @@ std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
   absl::MutexLock lock(&mu_);
   if (state_id_ != state.id()) StartOver(state);
   auto listed = lists_.find(&bucket);
-  // The count guards the positions against a bucket of another state
-  // (see the header): they never point past the nodes.
+  // Another state starts over above, and a bucket's versions are never
+  // reused; the count only makes sure, cheaply, that kept positions never
+  // point past the nodes.
   if (listed != lists_.end() && listed->second.version == bucket.version &&
       listed->second.nodes == bucket.nodes.size()) {
     return listed->second.visit;
