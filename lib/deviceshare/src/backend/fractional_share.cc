@@ -343,8 +343,12 @@ bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
                           const GpuHeadroom& headroom) {
   for (const ContainerRequest& container : request.containers) {
     if (!container.wants_gpu()) continue;
-    if (headroom.cores < std::max(container.cores, 1) ||
-        headroom.memory_mib < container.MemoryOn(shape.min_gpu_memory_mib)) {
+    // Its memory and its cores on one GPU (AloneCode asks a share of
+    // no cores for one free percent).
+    const int32_t cores = std::max(container.cores, 1);
+    const int64_t memory = container.MemoryOn(shape.min_gpu_memory_mib);
+    if (headroom.cores < cores || headroom.memory_mib < memory ||
+        headroom.MemoryWithCores(cores) < memory) {
       return false;
     }
     // An exclusive share needs a GPU no pod holds (DeviceLedger).

@@ -58,6 +58,36 @@ void NodeState::AddUsage(const DeviceLedger& ledger, int sign) {
   used_gpu_slots_ += sign * ledger.used_slots();
 }
 
+void GpuHeadroom::AddGpu(int64_t free_memory_mib, int32_t free_cores) {
+  memory_mib = std::max(memory_mib, free_memory_mib);
+  cores = std::max(cores, free_cores);
+  for (int level = 0; level < kCoreLevels; ++level) {
+    if (free_cores < std::max(10 * level, 1)) break;
+    memory_by_cores[level] = std::max(memory_by_cores[level], free_memory_mib);
+  }
+}
+
+void GpuHeadroom::Widen(const GpuHeadroom& other) {
+  memory_mib = std::max(memory_mib, other.memory_mib);
+  cores = std::max(cores, other.cores);
+  idle_gpus = std::max(idle_gpus, other.idle_gpus);
+  for (int level = 0; level < kCoreLevels; ++level) {
+    memory_by_cores[level] =
+        std::max(memory_by_cores[level], other.memory_by_cores[level]);
+  }
+}
+
+bool GpuHeadroom::HoldsAMaximumOf(const GpuHeadroom& widest) const {
+  if (memory_mib == widest.memory_mib || cores == widest.cores ||
+      idle_gpus == widest.idle_gpus) {
+    return true;
+  }
+  for (int level = 0; level < kCoreLevels; ++level) {
+    if (memory_by_cores[level] == widest.memory_by_cores[level]) return true;
+  }
+  return false;
+}
+
 GpuHeadroom NodeState::headroom() const {
   GpuHeadroom headroom;
   for (const DeviceLedger& ledger : ledgers_) {
@@ -65,9 +95,7 @@ GpuHeadroom NodeState::headroom() const {
         !ledger.gpu().healthy) {
       continue;
     }
-    headroom.memory_mib =
-        std::max(headroom.memory_mib, ledger.free_memory_mib());
-    headroom.cores = std::max(headroom.cores, ledger.free_cores());
+    headroom.AddGpu(ledger.free_memory_mib(), ledger.free_cores());
     if (ledger.used_slots() == 0) ++headroom.idle_gpus;
   }
   return headroom;

@@ -189,11 +189,7 @@ void IndexBucket::Summarise() {
   max_host = HostRoom{std::numeric_limits<int64_t>::min(),
                       std::numeric_limits<int64_t>::min()};
   for (const IndexedNode& entry : nodes) {
-    max_headroom.memory_mib =
-        std::max(max_headroom.memory_mib, entry.headroom.memory_mib);
-    max_headroom.cores = std::max(max_headroom.cores, entry.headroom.cores);
-    max_headroom.idle_gpus =
-        std::max(max_headroom.idle_gpus, entry.headroom.idle_gpus);
+    max_headroom.Widen(entry.headroom);
     max_host.cpu_milli = std::max(max_host.cpu_milli, entry.host.cpu_milli);
     max_host.memory_mib = std::max(max_host.memory_mib, entry.host.memory_mib);
   }
@@ -214,12 +210,7 @@ void ClusterState::Reindex(const NodeState& node) {
   group.shape = shape;
   IndexBucket& bucket = group.buckets[key];
   bucket.nodes.insert(FindByName(bucket.nodes, node.name()), entry);
-  bucket.max_headroom.memory_mib =
-      std::max(bucket.max_headroom.memory_mib, headroom.memory_mib);
-  bucket.max_headroom.cores =
-      std::max(bucket.max_headroom.cores, headroom.cores);
-  bucket.max_headroom.idle_gpus =
-      std::max(bucket.max_headroom.idle_gpus, headroom.idle_gpus);
+  bucket.max_headroom.Widen(headroom);
   bucket.max_host.cpu_milli =
       std::max(bucket.max_host.cpu_milli, entry.host.cpu_milli);
   bucket.max_host.memory_mib =
@@ -250,9 +241,7 @@ void ClusterState::Unindex(const NodeState& node) {
     if (entry != indexed.nodes.end() && entry->node == &node) {
       // Only a node that held a maximum can lower it.
       const bool held_max =
-          entry->headroom.memory_mib == indexed.max_headroom.memory_mib ||
-          entry->headroom.cores == indexed.max_headroom.cores ||
-          entry->headroom.idle_gpus == indexed.max_headroom.idle_gpus ||
+          entry->headroom.HoldsAMaximumOf(indexed.max_headroom) ||
           entry->host.cpu_milli == indexed.max_host.cpu_milli ||
           entry->host.memory_mib == indexed.max_host.memory_mib;
       indexed.nodes.erase(entry);
@@ -548,9 +537,7 @@ absl::Status ClusterState::CheckInvariants() const {
       }
       IndexBucket summary{bucket.nodes};
       summary.Summarise();
-      if (summary.max_headroom.memory_mib != bucket.max_headroom.memory_mib ||
-          summary.max_headroom.cores != bucket.max_headroom.cores ||
-          summary.max_headroom.idle_gpus != bucket.max_headroom.idle_gpus ||
+      if (summary.max_headroom != bucket.max_headroom ||
           summary.max_host.cpu_milli != bucket.max_host.cpu_milli ||
           summary.max_host.memory_mib != bucket.max_host.memory_mib) {
         return absl::InternalError(absl::StrFormat(
@@ -568,9 +555,7 @@ absl::Status ClusterState::CheckInvariants() const {
         ++indexed;
         GpuHeadroom headroom = node->headroom();
         const HostRoom host = HostRoom::Of(*node);
-        if (headroom.memory_mib != entry.headroom.memory_mib ||
-            headroom.cores != entry.headroom.cores ||
-            headroom.idle_gpus != entry.headroom.idle_gpus ||
+        if (headroom != entry.headroom ||
             host.cpu_milli != entry.host.cpu_milli ||
             host.memory_mib != entry.host.memory_mib) {
           return absl::InternalError(absl::StrFormat(

@@ -78,7 +78,8 @@ bool MaySharesFit(const PodRequest& request, const NodeState& node,
 
 // MaySharesFit from the headroom alone: every GPU container needs one GPU
 // with its memory (on the node's smallest card, for percent requests) and
-// its cores (at least 1 %: a 0-core tenant needs some SM share left).
+// its cores (at least 1 %: a 0-core tenant needs some SM share left), both
+// on that GPU as far as GpuHeadroom::MemoryWithCores tells.
 bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
                           const GpuHeadroom& headroom);
 

@@ -9,6 +9,7 @@
 #ifndef DEVICESHARE_MODEL_NODE_STATE_H_
 #define DEVICESHARE_MODEL_NODE_STATE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -42,11 +43,34 @@ struct NodeShape {
 // the largest free SM share among GPUs that have a free tenant slot and are
 // not held exclusively (each maximum may come from a different GPU).
 struct GpuHeadroom {
+  // Core levels of memory_by_cores: 0, 10, ..., 100 percent.
+  static constexpr int kCoreLevels = 11;
+
   int64_t memory_mib = 0;
   int32_t cores = 0;
   // Of those GPUs, how many hold no pod at all: only these can take an
   // exclusive share (cores 100), so a container of k such shares needs k.
   int32_t idle_gpus = 0;
+  // memory_by_cores[k]: the largest free memory of one of those GPUs that
+  // has at least max(10k, 1) percent of its cores free. A share needs its
+  // memory and its cores on the same GPU, which the two maxima above cannot
+  // tell (a full node often has memory on one GPU and cores on another).
+  int64_t memory_by_cores[kCoreLevels] = {};
+
+  // The largest free memory a GPU with at least `cores` (>= 1) percent free
+  // may have: exact for 1 and multiples of 10, an upper bound otherwise.
+  int64_t MemoryWithCores(int32_t cores) const {
+    return memory_by_cores[std::clamp(cores / 10, 0, kCoreLevels - 1)];
+  }
+  // Counts one more GPU with `free_memory_mib` and `free_cores` free.
+  void AddGpu(int64_t free_memory_mib, int32_t free_cores);
+  // Each figure the larger of the two: what a bucket of nodes may offer.
+  void Widen(const GpuHeadroom& other);
+  // Whether some figure equals `widest`'s (a Widen of this and others):
+  // only then can taking this headroom out lower `widest`.
+  bool HoldsAMaximumOf(const GpuHeadroom& widest) const;
+
+  bool operator==(const GpuHeadroom& other) const = default;
 };
 
 class NodeState {
