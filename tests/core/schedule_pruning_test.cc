@@ -124,11 +124,12 @@ TEST_P(SchedulePruningTest, ChoosesWhatAFullScanChooses) {
 }
 
 // A pod that fits nowhere is explained from bucket tallies remembered per
-// pod shape (bucket_tally.h) wherever its buckets did not change. Its
+// GPU shape (bucket_tally.h) wherever its buckets did not change. Its
 // counts and the nodes chosen for a full reason must be those of a full
 // scan: every code's first node by name, then nodes by name, up to the
-// budget. Few shapes, so tallies are reused; pods come and go, so some are
-// stale.
+// budget. Few GPU shapes, so tallies are reused, by pods that ask for
+// other CPU and memory too (some nodes short of either); pods come and go,
+// so some tallies are stale.
 TEST_P(SchedulePruningTest, ExplainsFailuresAsAFullScanDoes) {
   std::unique_ptr<Scheduler> scheduler = NewScheduler();
   ASSERT_NE(scheduler, nullptr);
@@ -138,6 +139,7 @@ TEST_P(SchedulePruningTest, ExplainsFailuresAsAFullScanDoes) {
     NodeInventory node = MakeNode(absl::StrCat("node-", n), 2 << uniform(0, 1),
                                   uniform(1, 2) * 16384, 4, false);
     node.cpu_milli = uniform(0, 1) ? 0 : 16000;
+    node.memory_mib = uniform(0, 1) ? 0 : 65536;
     ASSERT_OK(scheduler->UpsertNode(node));
   }
   std::vector<PodRequest> shapes;
@@ -152,6 +154,8 @@ TEST_P(SchedulePruningTest, ExplainsFailuresAsAFullScanDoes) {
   std::vector<std::string> live;
   for (int i = 0; i < 1200; ++i) {
     PodRequest pod = shapes[uniform(0, shapes.size() - 1)];
+    if (uniform(0, 1) == 0) pod.cpu_milli = uniform(0, 12000);
+    pod.memory_mib = uniform(0, 3) * 16384;
     pod.name = absl::StrCat("p", i);
     pod.uid = absl::StrCat("uid-p", i);
     ScheduleOptions options;

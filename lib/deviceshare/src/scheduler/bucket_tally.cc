@@ -1,42 +1,42 @@
 #include "deviceshare/scheduler/bucket_tally.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace deviceshare {
 
-void BucketTally::Add(ReasonCode code, const NodeState* node) {
-  auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& entry) {
-    return entry.first == code;
-  });
-  if (it != counts.end()) {
-    ++it->second;
-    return;
+void BucketTally::Add(ReasonCode code, const IndexedNode& node) {
+  min_host.cpu_milli = std::min(min_host.cpu_milli, node.host.cpu_milli);
+  min_host.memory_mib = std::min(min_host.memory_mib, node.host.memory_mib);
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (codes[i].code == code) {
+      ++codes[i].count;
+      code_at.push_back(static_cast<uint16_t>(i));
+      return;
+    }
   }
-  counts.emplace_back(code, 1);
-  first.emplace_back(code, node);
+  // A node's GPUs give one of a few dozen codes: far fewer than 2^16.
+  code_at.push_back(static_cast<uint16_t>(codes.size()));
+  codes.push_back(CodeCount{code, 1, node.node});
 }
 
 bool BucketTally::AnyFits() const {
-  return std::any_of(counts.begin(), counts.end(), [](const auto& entry) {
-    return entry.first == ReasonCode::kFits;
+  return std::any_of(codes.begin(), codes.end(), [](const CodeCount& entry) {
+    return entry.code == ReasonCode::kFits;
   });
 }
 
-const BucketTally* BucketTallies::Find(const NodeShape& shape,
-                                       const BucketKey& key,
-                                       const IndexBucket& bucket) const {
-  auto it = tallies_.find({shape, key});
-  if (it == tallies_.end() || it->second.version != bucket.version) {
-    return nullptr;
-  }
-  return &it->second;
+const BucketTally* BucketTallies::Find(const IndexBucket& bucket) const {
+  auto it = by_version_.find(bucket.version);
+  return it != by_version_.end() ? &it->second : nullptr;
 }
 
-const BucketTally& BucketTallies::Put(const NodeShape& shape,
-                                      const BucketKey& key, BucketTally tally) {
-  BucketTally& kept = tallies_[{shape, key}];
-  kept = std::move(tally);
-  return kept;
+std::optional<BucketTally> BucketTallies::Take(const IndexBucket& bucket) {
+  auto it = by_version_.find(bucket.version);
+  if (it == by_version_.end()) return std::nullopt;
+  std::optional<BucketTally> taken = std::move(it->second);
+  by_version_.erase(it);
+  return taken;
 }
 
 }  // namespace deviceshare

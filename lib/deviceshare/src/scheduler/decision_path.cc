@@ -99,6 +99,42 @@ ReasonCode ClaimsCode(dra::ClaimsOnNode::Outcome outcome) {
 
 }  // namespace
 
+// The reason counts of a failed pod over several buckets: each code's
+// count and its first node by name.
+class DecisionPath::ReasonTally {
+ public:
+  // `count` nodes more, of which `node` is the first by name.
+  void Add(ReasonCode code, int64_t count, const NodeState* node) {
+    CodeCount* known = Find(code);
+    if (known == nullptr) {
+      codes_.push_back(CodeCount{code, count, node});
+      return;
+    }
+    known->count += count;
+    if (node->name() < known->first->name()) known->first = node;
+  }
+  // One node more, met after every node added so far by name.
+  void AddNext(ReasonCode code, const NodeState* node) {
+    CodeCount* known = Find(code);
+    if (known == nullptr) {
+      codes_.push_back(CodeCount{code, 1, node});
+    } else {
+      ++known->count;
+    }
+  }
+  const absl::InlinedVector<CodeCount, 8>& codes() const { return codes_; }
+
+ private:
+  CodeCount* Find(ReasonCode code) {
+    for (CodeCount& known : codes_) {
+      if (known.code == code) return &known;
+    }
+    return nullptr;
+  }
+
+  absl::InlinedVector<CodeCount, 8> codes_;
+};
+
 DecisionPath::DecisionPath(const Config* config, const BackendSet* backends,
                            const PolicySet* policies)
     : config_(config),
@@ -430,7 +466,7 @@ std::vector<DecisionPath::IndexedBucket> DecisionPath::BucketsFor(
         continue;
       }
       if (tallies != nullptr && tallies->size() > 0) {
-        const BucketTally* tally = tallies->Find(shape, key, nodes);
+        const BucketTally* tally = tallies->Find(nodes);
         if (tally != nullptr && !tally->AnyFits()) continue;
       }
       int bound = -1;
@@ -534,36 +570,22 @@ void DecisionPath::Explain(const PodCycle& cycle,
                            Decision& decision) const {
   // Codes for every node, cheaply; full text for a chosen few. A failed pod
   // is classified on every node: the tally is a short list, not a map.
-  std::map<ReasonCode, const NodeState*> first;
+  ReasonTally reasons;
   if (options.count_reasons) {
-    BucketTally tally;
     for (const NodeState* node : nodes) {
-      tally.Add(FilterCode(cycle, *node), node);
+      reasons.AddNext(FilterCode(cycle, *node), node);
     }
-    for (const auto& [code, count] : tally.counts) {
-      decision.reason_counts[std::string(ReasonCodeName(code))] = count;
-    }
-    first.insert(tally.first.begin(), tally.first.end());
   }
-  ExplainChosen(cycle, nodes, first, options, decision);
+  ExplainCounted(cycle, nodes, reasons, options, decision);
 }
 
 BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
                                   const IndexBucket& bucket) const {
   BucketTally tally;
   tally.version = bucket.version;
-  // Filter checks the node's CPU first: short on every node of the bucket.
-  if (cycle.pod().cpu_milli > bucket.max_host.cpu_milli) {
-    tally.counts.emplace_back(ReasonCode::kInsufficientCpu,
-                              static_cast<int64_t>(bucket.nodes.size()));
-    tally.first.emplace_back(ReasonCode::kInsufficientCpu,
-                             bucket.nodes.front().node);
-    return tally;
-  }
-  // The host room kept beside each node answers HostCode without reading
-  // the node (the same comparisons: HostRoom::Of), and so does the blocked
-  // code the first backend's FilterCode (which explains a node where none
-  // fits) would give, for a pod it applies to.
+  // The blocked code kept beside each node is the one the first backend's
+  // FilterCode (which explains a node where none fits) would give, for a
+  // pod it applies to.
   const PodRequest& pod = cycle.pod();
   const SharingBackend* first =
       cycle.backends.empty() ? nullptr : cycle.backends.front();
@@ -573,21 +595,41 @@ BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
   for (const ContainerRequest& container : pod.containers) {
     if (container.wants_gpu()) gpus = container.gpu_count;
   }
+  tally.code_at.reserve(bucket.nodes.size());
   for (const IndexedNode& entry : bucket.nodes) {
-    ReasonCode code = ReasonCode::kFits;
+    const bool blocked =
+        blocked_applies && entry.blocked_by == first && gpus <= entry.gpu_count;
+    tally.Add(blocked ? entry.blocked : GpuFilterCode(cycle, *entry.node),
+              entry);
+  }
+  return tally;
+}
+
+void DecisionPath::CountBucket(const PodRequest& pod, const IndexBucket& bucket,
+                               const BucketTally& tally, ReasonTally& reasons) {
+  // HostCode from the host room kept beside each node (the same
+  // comparisons: HostRoom::Of): CPU first, then memory.
+  if (tally.min_host.Holds(pod.cpu_milli, pod.memory_mib)) {
+    for (const CodeCount& entry : tally.codes) {
+      reasons.Add(entry.code, entry.count, entry.first);
+    }
+    return;
+  }
+  // Nodes by name: within the bucket a code's first node is met first.
+  ReasonTally here;
+  for (size_t i = 0; i < bucket.nodes.size(); ++i) {
+    const IndexedNode& entry = bucket.nodes[i];
+    ReasonCode code = tally.codes[tally.code_at[i]].code;
     if (pod.cpu_milli > entry.host.cpu_milli) {
       code = ReasonCode::kInsufficientCpu;
     } else if (pod.memory_mib > entry.host.memory_mib) {
       code = ReasonCode::kInsufficientNodeMemory;
-    } else if (blocked_applies && entry.blocked_by == first &&
-               gpus <= entry.gpu_count) {
-      code = entry.blocked;
-    } else {
-      code = GpuFilterCode(cycle, *entry.node);
     }
-    tally.Add(code, entry.node);
+    here.AddNext(code, entry.node);
   }
-  return tally;
+  for (const CodeCount& entry : here.codes()) {
+    reasons.Add(entry.code, entry.count, entry.first);
+  }
 }
 
 void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
@@ -598,39 +640,43 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
     Explain(cycle, state.nodes_by_name(), options, decision);
     return;
   }
-  absl::InlinedVector<std::pair<ReasonCode, int64_t>, 8> counts;
-  std::map<ReasonCode, const NodeState*> first;
+  const PodRequest& pod = cycle.pod();
+  ReasonTally reasons;
+  // The tallies of the buckets as they are now, kept for the next pod of
+  // the shape.
+  absl::flat_hash_map<uint64_t, BucketTally> kept;
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, bucket] : group.buckets) {
-      BucketTally untallied;
-      const BucketTally* tally =
-          tallies != nullptr ? tallies->Find(shape, key, bucket) : nullptr;
-      if (tally == nullptr && tallies != nullptr) {
-        tally = &tallies->Put(shape, key, TallyOf(cycle, bucket));
-      } else if (tally == nullptr) {
-        untallied = TallyOf(cycle, bucket);
-        tally = &untallied;
+      // Filter checks the node's CPU first: short on every node.
+      if (pod.cpu_milli > bucket.max_host.cpu_milli) {
+        reasons.Add(ReasonCode::kInsufficientCpu,
+                    static_cast<int64_t>(bucket.nodes.size()),
+                    bucket.nodes.front().node);
+        continue;
       }
-      for (const std::pair<ReasonCode, int64_t>& entry : tally->counts) {
-        auto it = std::find_if(
-            counts.begin(), counts.end(),
-            [&entry](const auto& e) { return e.first == entry.first; });
-        if (it == counts.end()) {
-          counts.push_back(entry);
-        } else {
-          it->second += entry.second;
-        }
-      }
-      for (const auto& [code, node] : tally->first) {
-        auto [it, added] = first.emplace(code, node);
-        if (!added && node->name() < it->second->name()) it->second = node;
-      }
+      std::optional<BucketTally> tally;
+      if (tallies != nullptr) tally = tallies->Take(bucket);
+      if (!tally) tally = TallyOf(cycle, bucket);
+      CountBucket(pod, bucket, *tally, reasons);
+      if (tallies != nullptr) kept.emplace(bucket.version, *std::move(tally));
     }
   }
-  for (const auto& [code, count] : counts) {
-    decision.reason_counts[std::string(ReasonCodeName(code))] = count;
+  if (tallies != nullptr) tallies->Replace(std::move(kept));
+  ExplainCounted(cycle, state.nodes_by_name(), reasons, options, decision);
+}
+
+void DecisionPath::ExplainCounted(const PodCycle& cycle,
+                                  const std::vector<const NodeState*>& nodes,
+                                  const ReasonTally& reasons,
+                                  const ScheduleOptions& options,
+                                  Decision& decision) const {
+  std::map<ReasonCode, const NodeState*> first;
+  for (const CodeCount& entry : reasons.codes()) {
+    decision.reason_counts[std::string(ReasonCodeName(entry.code))] =
+        entry.count;
+    first.emplace(entry.code, entry.first);
   }
-  ExplainChosen(cycle, state.nodes_by_name(), first, options, decision);
+  ExplainChosen(cycle, nodes, first, options, decision);
 }
 
 void DecisionPath::ExplainChosen(

@@ -8,6 +8,7 @@
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/status_macros.h"
+#include "twin_classes.h"
 #include "verdict_memory.h"
 
 namespace deviceshare {
@@ -74,25 +75,40 @@ NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
   return out;
 }
 
+// A fitting verdict as the shape memory keeps it: no allocation, no text.
+NodeVerdict RememberedFit(const NodeState& node,
+                          const VerdictMemory::ShapeEntry& entry) {
+  NodeVerdict verdict;
+  verdict.node = node.name();
+  verdict.score = entry.score;
+  verdict.stranded_percent = entry.stranded_percent;
+  verdict.mode = entry.mode;
+  return verdict;
+}
+
 // The filter step for a node at `version` whose verdict the pod does not
 // remember: the shape's when it fits (a rejection needs its reason, which
-// the shape memory does not keep), else filtered now and remembered for
-// the shape.
+// the shape memory does not keep), else a twin's fit met earlier in this
+// request (twin_classes.h), else filtered now; remembered for the shape
+// either way.
 NodeVerdict FilterForShape(const DecisionPath& path, const PodCycle& cycle,
                            const NodeState& node, uint64_t version,
-                           VerdictMemory::ShapeVerdicts& shape) {
+                           VerdictMemory::ShapeVerdicts& shape,
+                           internal::TwinFits& twins) {
   VerdictMemory::ShapeEntry& shared = shape[&node];
   if (shared.version == version && shared.code == ReasonCode::kFits) {
-    NodeVerdict verdict;
-    verdict.node = node.name();
-    verdict.score = shared.score;
-    verdict.stranded_percent = shared.stranded_percent;
-    verdict.mode = shared.mode;
-    return verdict;
+    return RememberedFit(node, shared);
+  }
+  const int32_t twin_class = twins.ClassOf(node, version);
+  if (const VerdictMemory::ShapeEntry* twin = twins.FitOf(twin_class)) {
+    shared = *twin;
+    shared.version = version;
+    return RememberedFit(node, shared);
   }
   NodeVerdict fresh = path.Filter(cycle, node, /*explain=*/true);
   shared = VerdictMemory::ShapeEntry{version, fresh.fit.code, fresh.score,
                                      fresh.stranded_percent, fresh.mode};
+  twins.Remember(twin_class, shared);
   return fresh;
 }
 
@@ -102,11 +118,12 @@ NodeVerdict FilterForShape(const DecisionPath& path, const PodCycle& cycle,
 NodeVerdict FilterRemembered(const DecisionPath& path, const PodCycle& cycle,
                              const ClusterState& state, const NodeState& node,
                              VerdictMemory::PodVerdicts& pod,
-                             VerdictMemory::ShapeVerdicts& shape) {
+                             VerdictMemory::ShapeVerdicts& shape,
+                             internal::TwinFits& twins) {
   const uint64_t version = state.NodeVersion(node);
   VerdictMemory::PodEntry& mine = pod[&node];
   if (mine.version != version) {
-    mine.verdict = FilterForShape(path, cycle, node, version, shape);
+    mine.verdict = FilterForShape(path, cycle, node, version, shape, twins);
     mine.version = version;
   }
   return mine.verdict;
@@ -141,7 +158,8 @@ Scheduler::Scheduler(Config config, BackendSet backends, PolicySet policies,
       clock_(clock),
       path_(&config_, &backends_, &policies_),
       state_(&backends_, std::move(new_share_id)),
-      memory_(std::make_unique<VerdictMemory>()) {}
+      memory_(std::make_unique<VerdictMemory>()),
+      twin_classes_(std::make_unique<internal::TwinClasses>()) {}
 
 Scheduler::~Scheduler() = default;
 
@@ -386,9 +404,10 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   absl::MutexLock memory_lock(&memory_mu_);
   VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
   VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+  internal::TwinFits twins(state_, request, *twin_classes_);
   return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
     return WithoutAllocation(
-        FilterRemembered(path_, cycle, state_, node, pod, shared));
+        FilterRemembered(path_, cycle, state_, node, pod, shared, twins));
   });
 }
 
@@ -404,6 +423,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   absl::MutexLock memory_lock(&memory_mu_);
   VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
   VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+  internal::TwinFits twins(state_, request, *twin_classes_);
   // The best fit so far, with its allocation; until one fits, where each
   // rejection is (node, version, index), to remember them all if none does.
   const NodeState* best_node = nullptr;
@@ -422,7 +442,7 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
     NodeVerdict verdict =
         mine != pod.end() && mine->second.version == version
             ? mine->second.verdict
-            : FilterForShape(path_, cycle, node, version, shared);
+            : FilterForShape(path_, cycle, node, version, shared, twins);
     verdicts.push_back(WithoutAllocation(verdict));
     if (!verdict.fit.fits()) {
       if (best_node == nullptr) {

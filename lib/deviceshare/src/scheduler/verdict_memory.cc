@@ -7,6 +7,12 @@
 namespace deviceshare::internal {
 
 std::string ShapeKey(const PodRequest& request) {
+  std::string key = GpuShapeKey(request);
+  absl::StrAppend(&key, "|", request.cpu_milli, "|", request.memory_mib);
+  return key;
+}
+
+std::string GpuShapeKey(const PodRequest& request) {
   std::string key;
   for (const ContainerRequest& c : request.containers) {
     absl::StrAppend(&key, c.is_init ? "i" : "a", c.gpu_count, ",", c.memory_mib,
@@ -21,8 +27,7 @@ std::string ShapeKey(const PodRequest& request) {
       absl::StrJoin(request.avoid_uuids, ","), "|", request.numa_bind, "|",
       request.spread_group, "|", request.group_key, "|",
       request.node_policy.value_or(""), "|", request.gpu_policy.value_or(""),
-      "|", request.scoring_weights.value_or(""), "|", request.cpu_milli, "|",
-      request.memory_mib);
+      "|", request.scoring_weights.value_or(""));
   return key;
 }
 

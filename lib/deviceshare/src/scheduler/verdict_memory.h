@@ -34,6 +34,9 @@ namespace deviceshare::internal {
 // Everything of a request that a verdict depends on; identity (uid, name,
 // namespace, dialect) is left out, so a workload's replicas share it.
 std::string ShapeKey(const PodRequest& request);
+// ShapeKey without the pod's CPU and memory: what the GPU steps of a
+// verdict depend on (bucket_tally.h).
+std::string GpuShapeKey(const PodRequest& request);
 
 class VerdictMemory {
  public:

@@ -1,29 +1,35 @@
 // File: scheduler/bucket_tally.h
 //
-// BucketTally: what Filter() said of every node of one index bucket
-// (scheduler/cluster_state.h, IndexBucket) for one pod shape: how many
-// nodes gave each reason code, and the first node by name of each code. It
-// holds while the bucket is at the version it was taken at, so a pod of a
-// remembered shape that fits nowhere is explained from the tallies of the
-// buckets that did not change, filtering only the nodes of those that did;
-// and Search skips a bucket whose tally has no node that fits without
-// touching its nodes. A failed pod then costs O(buckets), not
+// BucketTally: what the GPU steps of Filter() (DecisionPath: the backends,
+// past the node's CPU and memory) said of every node of one index bucket
+// (scheduler/cluster_state.h, IndexBucket) for one pod GPU shape: how many
+// nodes gave each code, the first node by name of each, and each node's
+// code. It holds while the bucket is at the version it was taken at.
+//
+// The node's CPU and memory are left out on purpose: pods that ask the same
+// of the GPUs but different CPU or memory (most shapes differ only there)
+// share one tally. A failed pod's reasons are then counted bucket by
+// bucket: from the tally's totals where every node has the CPU and memory
+// the pod asks (min_host), node by node from the kept codes and the host
+// room beside each node otherwise; only buckets that changed since are
+// filtered again. Search skips a bucket whose tally has no node whose GPUs
+// fit, without touching its nodes. A failed pod then costs O(buckets), not
 // O(nodes x GPUs), while the cluster stands still.
 //
-// BucketTallies: the tallies of one pod shape (the Scheduler keeps them for
-// shapes that failed with reasons counted; scheduler.cc). A bucket that
-// changed is tallied again whole: a per-node code memo was measured and
-// dropped (on the synthetic 5,000-node run 0.16 % of its lookups hit, and
-// its upkeep cost more than it saved).
+// BucketTallies: the tallies of one GPU shape, by bucket version (versions
+// are never reused, scheduler/cluster_state.h). The Scheduler keeps them
+// per shape (scheduler.cc).
 //
 // Thread safety: none; the owner guards them.
 #ifndef DEVICESHARE_SCHEDULER_BUCKET_TALLY_H_
 #define DEVICESHARE_SCHEDULER_BUCKET_TALLY_H_
 
 #include <cstdint>
-#include <map>
-#include <utility>
+#include <limits>
+#include <optional>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "deviceshare/model/node_state.h"
 #include "deviceshare/model/reason_code.h"
@@ -31,30 +37,46 @@
 
 namespace deviceshare {
 
+// How many nodes gave `code`, and the first of them by name.
+struct CodeCount {
+  ReasonCode code;
+  int64_t count = 0;
+  const NodeState* first = nullptr;
+};
+
 struct BucketTally {
   uint64_t version = 0;  // IndexBucket::version it was taken at
-  absl::InlinedVector<std::pair<ReasonCode, int64_t>, 4> counts;
-  // The first node by name of each code, in the order codes were met.
-  absl::InlinedVector<std::pair<ReasonCode, const NodeState*>, 4> first;
+  // The least CPU and memory room of its nodes, each figure on its own.
+  HostRoom min_host{std::numeric_limits<int64_t>::max(),
+                    std::numeric_limits<int64_t>::max()};
+  // In the order the codes were met (nodes by name).
+  absl::InlinedVector<CodeCount, 4> codes;
+  // Per node of the bucket, in its order: the position of its code in
+  // `codes`.
+  std::vector<uint16_t> code_at;
 
-  // One more node, met in name order.
-  void Add(ReasonCode code, const NodeState* node);
+  // One more node (the next of the bucket, by name) and its GPUs' code.
+  void Add(ReasonCode code, const IndexedNode& node);
+  // Whether the GPUs of some node fit.
   bool AnyFits() const;
 };
 
 class BucketTallies {
  public:
-  // The tally of the bucket `key` of `shape`, while `bucket` is at the
-  // version it was taken at; nullptr otherwise.
-  const BucketTally* Find(const NodeShape& shape, const BucketKey& key,
-                          const IndexBucket& bucket) const;
-  // Keeps `tally` for the bucket, replacing an older one.
-  const BucketTally& Put(const NodeShape& shape, const BucketKey& key,
-                         BucketTally tally);
-  size_t size() const { return tallies_.size(); }
+  // The tally of `bucket` at its current version; nullptr when none.
+  const BucketTally* Find(const IndexBucket& bucket) const;
+  // Takes the tally of `bucket` at its current version out, if kept.
+  std::optional<BucketTally> Take(const IndexBucket& bucket);
+  // Keeps `tallies` (by version) instead of every tally kept so far: those
+  // of the buckets as they are now, so that none of a bucket gone or
+  // changed is kept.
+  void Replace(absl::flat_hash_map<uint64_t, BucketTally> tallies) {
+    by_version_ = std::move(tallies);
+  }
+  size_t size() const { return by_version_.size(); }
 
  private:
-  std::map<std::pair<NodeShape, BucketKey>, BucketTally> tallies_;
+  absl::flat_hash_map<uint64_t, BucketTally> by_version_;
 };
 
 }  // namespace deviceshare

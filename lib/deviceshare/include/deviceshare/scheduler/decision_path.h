@@ -90,8 +90,9 @@ class DecisionPath {
       const PodCycle& cycle, const ClusterState& state);
 
   // The best node of `state` for the pod, by BetterVerdict; nullopt when it
-  // fits nowhere. `tallies` (optional): the pod shape's bucket tallies; a
-  // bucket whose current tally has no node that fits is skipped.
+  // fits nowhere. `tallies` (optional): the pod's GPU shape's bucket
+  // tallies; a bucket whose current tally has no node whose GPUs fit is
+  // skipped.
   std::optional<NodeVerdict> Search(
       const PodCycle& cycle, const ClusterState& state,
       const BucketTallies* tallies = nullptr) const;
@@ -105,10 +106,12 @@ class DecisionPath {
   // Explain over every node of `state`, the same reasons and counts,
   // bucket by bucket from the index, which keeps beside each node what
   // rules most nodes out without reading them (IndexedNode). With
-  // `tallies` (the pod shape's), a bucket that did not change since its
-  // tally was taken is counted from it, and buckets without a current
-  // tally are tallied and kept. Without options.count_reasons it is
-  // Explain (nothing to tally).
+  // `tallies` (those of the pod's GPU shape: pods that differ only in CPU
+  // and memory may share them), a bucket that did not change since its
+  // tally was taken is counted from it, buckets without a current tally
+  // are tallied, and `tallies` is left with the tallies of the buckets as
+  // they are. Without options.count_reasons it is Explain (nothing to
+  // tally).
   void ExplainAll(const PodCycle& cycle, const ClusterState& state,
                   const ScheduleOptions& options, BucketTallies* tallies,
                   Decision& decision) const;
@@ -131,8 +134,19 @@ class DecisionPath {
   std::vector<IndexedBucket> BucketsFor(const PodCycle& cycle,
                                         const ClusterState& state,
                                         const BucketTallies* tallies) const;
-  // Filter(explain=false) of every node of `bucket`, by code.
+  // The GPU code (GpuFilterCode) of every node of `bucket`.
   BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket) const;
+  class ReasonTally;
+  // Adds the codes Filter gives `pod` on the nodes of `bucket`, from its
+  // current `tally` and the host room beside each node.
+  static void CountBucket(const PodRequest& pod, const IndexBucket& bucket,
+                          const BucketTally& tally, ReasonTally& reasons);
+  // The counts of `reasons` into the decision, then ExplainChosen with
+  // each code's first node.
+  void ExplainCounted(const PodCycle& cycle,
+                      const std::vector<const NodeState*>& nodes,
+                      const ReasonTally& reasons,
+                      const ScheduleOptions& options, Decision& decision) const;
   // Full reasons for up to options.max_explained_nodes nodes: the first of
   // each code, then `nodes` (by name) in order.
   void ExplainChosen(const PodCycle& cycle,

@@ -69,6 +69,7 @@
 #include "deviceshare/scheduler/decision_path.h"
 
 namespace deviceshare::internal {
+class TwinClasses;
 class VerdictMemory;
 }  // namespace deviceshare::internal
 
@@ -278,6 +279,10 @@ class Scheduler {
   // Taken after mu_ (shared or exclusive), never before.
   mutable absl::Mutex memory_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::unique_ptr<internal::VerdictMemory> memory_ ABSL_GUARDED_BY(memory_mu_);
+  // Which nodes are twins, so that a filter evaluates each kind of
+  // untouched node once per request (src/scheduler/twin_classes.h).
+  std::unique_ptr<internal::TwinClasses> twin_classes_
+      ABSL_GUARDED_BY(memory_mu_);
   // Bucket tallies by pod shape (ShapeOf), of shapes that fit nowhere
   // twice with reasons counted (scheduler/bucket_tally.h); at most
   // kMaxTalliedShapes shapes (each holds a code per node).

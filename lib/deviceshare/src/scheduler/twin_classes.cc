@@ -1,0 +1,43 @@
+#include "twin_classes.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "deviceshare/scheduler/bucket_twins.h"
+
+namespace deviceshare::internal {
+namespace {
+
+// Entries kept for nodes that are gone are dropped once the map outgrows
+// the state by this factor.
+constexpr size_t kSlack = 4;
+
+}  // namespace
+
+int32_t TwinClasses::Of(const ClusterState& state, const NodeState& node,
+                        uint64_t version) {
+  if (state_id_ != state.id()) {
+    state_id_ = state.id();
+    known_.clear();
+    classes_.clear();
+  }
+  if (known_.size() > kSlack * state.nodes_by_name().size() + 1024) {
+    known_.clear();
+  }
+  Known& known = known_[&node];
+  if (known.version == version && version != 0) return known.twin_class;
+  known.version = version;
+  known.twin_class = kNoTwins;
+  if (!Untouched(node)) return kNoTwins;
+  NodeInventory key = TwinKeyOf(node);
+  auto same = std::find(classes_.begin(), classes_.end(), key);
+  if (same != classes_.end()) {
+    known.twin_class = static_cast<int32_t>(same - classes_.begin());
+  } else if (classes_.size() < kMostClasses) {
+    known.twin_class = static_cast<int32_t>(classes_.size());
+    classes_.push_back(std::move(key));
+  }
+  return known.twin_class;
+}
+
+}  // namespace deviceshare::internal
