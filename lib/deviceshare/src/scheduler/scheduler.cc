@@ -176,38 +176,24 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
     return QuotaRefused(*why, options);
   }
   std::optional<NodeVerdict> best;
-  // Over every node by the index: the shape's bucket tallies rule out the
-  // buckets where it fit nowhere, and explain a failure from them.
+  // Over every node by the index: the GPU shape's bucket tallies rule out
+  // the buckets where its GPUs fit nowhere, and explain a failure from
+  // them. Without any tallies a decision needs no key.
   BucketTallies* tallies = nullptr;
-  std::optional<std::string> shape;  // ShapeOf(request), once needed
   bool searched_index = false;
   if (!options.candidates.empty()) {
     best = BestOf(cycle, options.candidates);
   } else if (request.HasClaims()) {
     best = SearchClaims(cycle);
   } else {
-    // Shapes that failed twice keep tallies (a shape seen fail once is
-    // only remembered by key: most never fail again, and tallying them
-    // would only churn memory). Without any, a decision needs no key.
-    if (!tallies_.empty()) {
-      shape = ShapeOf(request);
-      auto known = tallies_.find(*shape);
-      tallies = known != tallies_.end() ? &known->second : nullptr;
-    }
+    if (!tallies_.empty()) tallies = FindTallies(TallyKeyOf(cycle));
     best = path_.Search(cycle, state_, tallies);
     searched_index = true;
   }
   if (!best) {
     Decision decision;
     if (searched_index && options.count_reasons && tallies == nullptr) {
-      if (!shape) shape = ShapeOf(request);
-      if (failed_once_.erase(*shape) > 0) {
-        if (tallies_.size() >= kMaxTalliedShapes) tallies_.clear();
-        tallies = &tallies_[*shape];
-      } else {
-        if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
-        failed_once_.insert(*shape);
-      }
+      tallies = &KeepTallies(TallyKeyOf(cycle));
     }
     // Over every node: bucket by bucket, from the index.
     if (searched_index) {
@@ -244,6 +230,35 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   std::vector<ClaimDecision> claims = ClaimsOf(request, *best);
   return DecisionFor(request, *std::move(best), std::move(claims),
                      options.annotations);
+}
+
+std::string Scheduler::TallyKeyOf(const PodCycle& cycle) {
+  std::string key = internal::GpuShapeKey(cycle.pod());
+  // The backends that filter it: a mode first used anywhere changes them.
+  for (const SharingBackend* backend : cycle.backends) {
+    absl::StrAppend(&key, "\x1f", SharingModeName(backend->mode()));
+  }
+  return key;
+}
+
+BucketTallies* Scheduler::FindTallies(const std::string& key) {
+  auto it = tallies_.find(key);
+  if (it == tallies_.end()) return nullptr;
+  it->second.last_used = ++tally_uses_;
+  return &it->second.tallies;
+}
+
+BucketTallies& Scheduler::KeepTallies(std::string key) {
+  if (tallies_.size() >= kMaxTalliedShapes) {
+    auto least_recent = std::min_element(
+        tallies_.begin(), tallies_.end(), [](const auto& a, const auto& b) {
+          return a.second.last_used < b.second.last_used;
+        });
+    tallies_.erase(least_recent);
+  }
+  ShapeTallies& kept = tallies_[std::move(key)];
+  kept.last_used = ++tally_uses_;
+  return kept.tallies;
 }
 
 std::vector<Scheduler::RankedNode> Scheduler::RankClaimCandidates(

@@ -264,6 +264,15 @@ class Scheduler {
   Decision QuotaRefused(const std::string& why,
                         const ScheduleOptions& options) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The key of the tallies of the pod's GPU shape: what its GPU steps
+  // depend on (a pod with claims is never tallied).
+  static std::string TallyKeyOf(const PodCycle& cycle);
+  // The shape's tallies, marked used; nullptr when none are kept.
+  BucketTallies* FindTallies(const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The shape's tallies, made (empty) when none are kept.
+  BucketTallies& KeepTallies(std::string key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The verdict memory's key for the pod: its request shape and, for its
   // claims, what the filter reads of them.
   std::string ShapeOf(const PodRequest& request) const
@@ -283,15 +292,17 @@ class Scheduler {
   // untouched node once per request (src/scheduler/twin_classes.h).
   std::unique_ptr<internal::TwinClasses> twin_classes_
       ABSL_GUARDED_BY(memory_mu_);
-  // Bucket tallies by pod shape (ShapeOf), of shapes that fit nowhere
-  // twice with reasons counted (scheduler/bucket_tally.h); at most
-  // kMaxTalliedShapes shapes (each holds a code per node).
-  static constexpr size_t kMaxTalliedShapes = 64;
-  absl::flat_hash_map<std::string, BucketTallies> tallies_ ABSL_GUARDED_BY(mu_);
-  // Shapes that failed once with reasons counted (the second failure
-  // starts their tallies); at most kMaxFailedOnceShapes.
-  static constexpr size_t kMaxFailedOnceShapes = 4096;
-  absl::flat_hash_set<std::string> failed_once_ ABSL_GUARDED_BY(mu_);
+  // Bucket tallies by GPU shape (TallyKeyOf), of shapes that fit nowhere
+  // with reasons counted (scheduler/bucket_tally.h); at most
+  // kMaxTalliedShapes shapes (each holds a code per node), the least
+  // recently used dropped first.
+  struct ShapeTallies {
+    BucketTallies tallies;
+    uint64_t last_used = 0;
+  };
+  static constexpr size_t kMaxTalliedShapes = 256;
+  absl::flat_hash_map<std::string, ShapeTallies> tallies_ ABSL_GUARDED_BY(mu_);
+  uint64_t tally_uses_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace deviceshare
