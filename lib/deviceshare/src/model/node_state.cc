@@ -78,12 +78,18 @@ void GpuHeadroom::Widen(const GpuHeadroom& other) {
 }
 
 bool GpuHeadroom::HoldsAMaximumOf(const GpuHeadroom& widest) const {
-  if (memory_mib == widest.memory_mib || cores == widest.cores ||
-      idle_gpus == widest.idle_gpus) {
+  // Every figure of a Widen starts at 0: a maximum of 0 cannot fall.
+  auto holds = [](int64_t mine, int64_t most) {
+    return mine == most && most > 0;
+  };
+  if (holds(memory_mib, widest.memory_mib) || holds(cores, widest.cores) ||
+      holds(idle_gpus, widest.idle_gpus)) {
     return true;
   }
   for (int level = 0; level < kCoreLevels; ++level) {
-    if (memory_by_cores[level] == widest.memory_by_cores[level]) return true;
+    if (holds(memory_by_cores[level], widest.memory_by_cores[level])) {
+      return true;
+    }
   }
   return false;
 }

@@ -69,8 +69,11 @@ std::vector<std::string> ClaimKeysOf(const PodRequest& request) {
 }
 
 ClusterState::ClusterState(const BackendSet* backends,
-                           std::function<std::string()> new_share_id)
-    : backends_(backends), id_(NextStateId()) {
+                           std::function<std::string()> new_share_id,
+                           size_t most_nodes_per_bucket)
+    : backends_(backends),
+      most_nodes_per_bucket_(std::max<size_t>(2, most_nodes_per_bucket)),
+      id_(NextStateId()) {
   dra::DraClusterOptions options;
   options.new_share_id = new_share_id ? std::move(new_share_id) : RandomUuids();
   dra_ = *dra::DraCluster::Create(std::move(options));
@@ -200,15 +203,49 @@ BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
                    headroom.cores / 10};
 }
 
+std::map<BucketKey, IndexBucket>::iterator ClusterState::BucketFor(
+    ShapeGroup& group, BucketKey key, const std::string& name) {
+  key.first_name = name;
+  auto at = group.buckets.upper_bound(key);
+  if (at != group.buckets.begin() && std::prev(at)->first.SameClass(key)) {
+    return std::prev(at);
+  }
+  key.first_name.clear();
+  return group.buckets.try_emplace(at, std::move(key));
+}
+
+void ClusterState::SplitIfLarge(
+    ShapeGroup& group, std::map<BucketKey, IndexBucket>::iterator bucket) {
+  std::vector<IndexedNode>& nodes = bucket->second.nodes;
+  if (nodes.size() <= most_nodes_per_bucket_) return;
+  const size_t half = nodes.size() / 2;
+  BucketKey upper_key = bucket->first;
+  upper_key.first_name = nodes[half].node->name();
+  IndexBucket& upper =
+      group.buckets.try_emplace(std::next(bucket), upper_key)->second;
+  upper.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(half),
+                     nodes.end());
+  nodes.resize(half);
+  for (IndexBucket* half_bucket : {&bucket->second, &upper}) {
+    half_bucket->Summarise();
+    half_bucket->version = ++last_version_;
+  }
+  for (const IndexedNode& entry : upper.nodes) {
+    index_position_[entry.node].second = upper_key;
+  }
+}
+
 void ClusterState::Reindex(const NodeState& node) {
   Unindex(node);
   const IndexedNode entry = IndexEntryOf(node, *backends_);
   const GpuHeadroom& headroom = entry.headroom;
-  const BucketKey key = BucketKey::Of(NodeUtilisationPercent(node), headroom);
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
-  IndexBucket& bucket = group.buckets[key];
+  auto at =
+      BucketFor(group, BucketKey::Of(NodeUtilisationPercent(node), headroom),
+                node.name());
+  IndexBucket& bucket = at->second;
   bucket.nodes.insert(FindByName(bucket.nodes, node.name()), entry);
   bucket.max_headroom.Widen(headroom);
   bucket.max_host.cpu_milli =
@@ -216,8 +253,9 @@ void ClusterState::Reindex(const NodeState& node) {
   bucket.max_host.memory_mib =
       std::max(bucket.max_host.memory_mib, entry.host.memory_mib);
   bucket.version = ++last_version_;
-  index_position_[&node] = {&group, key};
+  index_position_[&node] = {&group, at->first};
   versions_[&node] = ++last_version_;
+  SplitIfLarge(group, at);
 }
 
 void ClusterState::Touch(const NodeState& node) {
@@ -531,9 +569,26 @@ absl::Status ClusterState::CheckInvariants() const {
   }
   size_t indexed = 0;
   for (const auto& [shape, group] : shape_groups_) {
-    for (const auto& [key, bucket] : group.buckets) {
+    for (auto at = group.buckets.begin(); at != group.buckets.end(); ++at) {
+      const auto& [key, bucket] = *at;
       if (bucket.nodes.empty()) {
         return absl::InternalError("an empty bucket is kept in the index");
+      }
+      if (bucket.nodes.size() > most_nodes_per_bucket_) {
+        return absl::InternalError(
+            absl::StrFormat("a bucket holds %d nodes, more than %d",
+                            bucket.nodes.size(), most_nodes_per_bucket_));
+      }
+      const auto next = std::next(at);
+      const bool last_of_class =
+          next == group.buckets.end() || !next->first.SameClass(key);
+      if (bucket.nodes.front().node->name() < key.first_name ||
+          (!last_of_class &&
+           bucket.nodes.back().node->name() >= next->first.first_name)) {
+        return absl::InternalError(absl::StrFormat(
+            "the bucket from \"%s\" holds nodes %s..%s outside its names",
+            key.first_name, bucket.nodes.front().node->name(),
+            bucket.nodes.back().node->name()));
       }
       IndexBucket summary{bucket.nodes};
       summary.Summarise();
@@ -569,7 +624,8 @@ absl::Status ClusterState::CheckInvariants() const {
               "node %s: indexed blocked code is stale", node->name()));
         }
         if (!(node->shape() == shape) ||
-            !(BucketKey::Of(NodeUtilisationPercent(*node), headroom) == key)) {
+            !BucketKey::Of(NodeUtilisationPercent(*node), headroom)
+                 .SameClass(key)) {
           return absl::InternalError(absl::StrFormat(
               "node %s is indexed at utilisation %d, it is at %d", node->name(),
               key.utilisation, NodeUtilisationPercent(*node)));

@@ -66,8 +66,9 @@ struct GpuHeadroom {
   void AddGpu(int64_t free_memory_mib, int32_t free_cores);
   // Each figure the larger of the two: what a bucket of nodes may offer.
   void Widen(const GpuHeadroom& other);
-  // Whether some figure equals `widest`'s (a Widen of this and others):
-  // only then can taking this headroom out lower `widest`.
+  // Whether some figure above 0 equals `widest`'s (a Widen of this and
+  // others, which starts at 0): only then can taking this headroom out
+  // lower `widest`.
   bool HoldsAMaximumOf(const GpuHeadroom& widest) const;
 
   bool operator==(const GpuHeadroom& other) const = default;

@@ -96,12 +96,25 @@ IndexedNode IndexEntryOf(const NodeState& node, const BackendSet& backends);
 // buckets can be bounded (SharingBackend::ShapeScoreBound) and nodes of
 // similar headroom share one (IndexBucket keeps their exact largest
 // headroom, which rules a bucket out through SharingBackend::MayFitHeadroom).
+// The nodes of one class are split by name into buckets of at most
+// ClusterState's most_nodes_per_bucket, so that a change to one node costs
+// O(bucket), not O(class): thousands of full nodes share one class.
 struct BucketKey {
   int utilisation = 0;
   int memory_class = 0;  // bit width of the headroom's MiB
   int cores_class = 0;   // headroom cores / 10
+  // The bucket holds the nodes of its class whose names are at least this
+  // and less than the next bucket's of the class ("" for the first). The
+  // buckets of a class are therefore met in name order.
+  std::string first_name;
 
+  // The class, first_name "".
   static BucketKey Of(int utilisation, const GpuHeadroom& headroom);
+  bool SameClass(const BucketKey& other) const {
+    return utilisation == other.utilisation &&
+           memory_class == other.memory_class &&
+           cores_class == other.cores_class;
+  }
   auto operator<=>(const BucketKey& other) const = default;
 };
 
@@ -130,10 +143,15 @@ struct ShapeGroup {
 
 class ClusterState {
  public:
+  // A bucket that grows past this is split in two (BucketKey).
+  static constexpr size_t kMostNodesPerBucket = 256;
+
   // `backends` must outlive the state. `new_share_id` names each share of
-  // a DRA device (a UID); unset: random UUIDs.
+  // a DRA device (a UID); unset: random UUIDs. `most_nodes_per_bucket`
+  // (>= 2): where buckets split; tests make it small.
   explicit ClusterState(const BackendSet* backends,
-                        std::function<std::string()> new_share_id = {});
+                        std::function<std::string()> new_share_id = {},
+                        size_t most_nodes_per_bucket = kMostNodesPerBucket);
   ~ClusterState();
 
   // Adds a node, or replaces its inventory and puts its pods back on the new
@@ -225,6 +243,14 @@ class ClusterState {
   void Discharge(const PodRecord& record, NodeState& node);
   // Moves the node to the bucket of its current utilisation.
   void Reindex(const NodeState& node);
+  // The bucket of `group` that takes a node of class `key` named `name`,
+  // made when the class has none that starts at or before the name.
+  std::map<BucketKey, IndexBucket>::iterator BucketFor(ShapeGroup& group,
+                                                       BucketKey key,
+                                                       const std::string& name);
+  // Splits the bucket in two halves by name when it holds too many nodes.
+  void SplitIfLarge(ShapeGroup& group,
+                    std::map<BucketKey, IndexBucket>::iterator bucket);
   void Unindex(const NodeState& node);
   // Adds `delta` (+1 or -1) per GPU of the node to gpus_by_mode_.
   void CountGpuModes(const NodeState& node, int64_t delta);
@@ -238,6 +264,7 @@ class ClusterState {
   void TouchDraNodes(const std::vector<std::string>& names);
 
   const BackendSet* backends_;
+  const size_t most_nodes_per_bucket_;
   std::map<std::string, std::unique_ptr<NodeState>, std::less<>> nodes_;
   std::vector<const NodeState*> nodes_by_name_;
   // The same nodes hashed by name: FindNode runs once per candidate node of
