@@ -8,13 +8,18 @@
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/model/gpu_quota.h"
 #include "deviceshare/status_macros.h"
+#include "filter_walk.h"
 #include "twin_classes.h"
 #include "verdict_memory.h"
 
 namespace deviceshare {
 namespace {
 
+using internal::FilterForShape;
+using internal::Found;
+using internal::RememberedFit;
 using internal::VerdictMemory;
+using internal::WithoutAllocation;
 
 NodeFit QuotaUnfit(const std::string& why) {
   NodeFit fit;
@@ -61,55 +66,19 @@ std::vector<NodeVerdict> QuotaRefusedVerdicts(const ClusterState& state,
   });
 }
 
-// A verdict as the Filter step hands it out: the allocation stays behind.
-NodeVerdict WithoutAllocation(const NodeVerdict& verdict) {
-  NodeVerdict out;
-  out.node = verdict.node;
-  out.fit.code = verdict.fit.code;
-  out.fit.message = verdict.fit.message;
-  out.fit.gpu_verdicts = verdict.fit.gpu_verdicts;
-  out.score = verdict.score;
-  out.mode = verdict.mode;
-  out.stranded_percent = verdict.stranded_percent;
-  out.mode_choice = verdict.mode_choice;
-  return out;
-}
-
-// A fitting verdict as the shape memory keeps it: no allocation, no text.
-NodeVerdict RememberedFit(const NodeState& node,
-                          const VerdictMemory::ShapeEntry& entry) {
-  NodeVerdict verdict;
-  verdict.node = node.name();
-  verdict.score = entry.score;
-  verdict.stranded_percent = entry.stranded_percent;
-  verdict.mode = entry.mode;
-  return verdict;
-}
-
-// The filter step for a node at `version` whose verdict the pod does not
-// remember: the shape's when it fits (a rejection needs its reason, which
-// the shape memory does not keep), else a twin's fit met earlier in this
-// request (twin_classes.h), else filtered now; remembered for the shape
-// either way.
-NodeVerdict FilterForShape(const DecisionPath& path, const PodCycle& cycle,
-                           const NodeState& node, uint64_t version,
-                           VerdictMemory::ShapeVerdicts& shape,
-                           internal::TwinFits& twins) {
-  VerdictMemory::ShapeEntry& shared = shape[&node];
-  if (shared.version == version && shared.code == ReasonCode::kFits) {
-    return RememberedFit(node, shared);
+// What a host that holds the names keeps of `verdict`.
+Scheduler::BriefVerdict BriefOf(const NodeVerdict& verdict) {
+  Scheduler::BriefVerdict brief;
+  brief.code = verdict.fit.code;
+  if (verdict.fit.fits()) {
+    brief.score = verdict.score;
+    brief.stranded_percent = verdict.stranded_percent;
+    brief.mode = verdict.mode;
+  } else {
+    brief.reason = verdict.fit.message.empty() ? verdict.fit.Reason()
+                                               : verdict.fit.message;
   }
-  const int32_t twin_class = twins.ClassOf(node, version);
-  if (const VerdictMemory::ShapeEntry* twin = twins.FitOf(twin_class)) {
-    shared = *twin;
-    shared.version = version;
-    return RememberedFit(node, shared);
-  }
-  NodeVerdict fresh = path.Filter(cycle, node, /*explain=*/true);
-  shared = VerdictMemory::ShapeEntry{version, fresh.fit.code, fresh.score,
-                                     fresh.stranded_percent, fresh.mode};
-  twins.Remember(twin_class, shared);
-  return fresh;
+  return brief;
 }
 
 // The filter step for one pod and node, from memory when the node is
@@ -123,7 +92,12 @@ NodeVerdict FilterRemembered(const DecisionPath& path, const PodCycle& cycle,
   const uint64_t version = state.NodeVersion(node);
   VerdictMemory::PodEntry& mine = pod[&node];
   if (mine.version != version) {
-    mine.verdict = FilterForShape(path, cycle, node, version, shape, twins);
+    VerdictMemory::ShapeEntry fit;
+    NodeVerdict fresh;
+    mine.verdict =
+        FilterForShape(path, cycle, node, version, shape, twins, fit, fresh)
+            ? RememberedFit(node, fit)
+            : std::move(fresh);
     mine.version = version;
   }
   return mine.verdict;
@@ -436,60 +410,60 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
-  VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
-  VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
   internal::TwinFits twins(state_, request, *twin_classes_);
-  // The best fit so far, with its allocation; until one fits, where each
-  // rejection is (node, version, index), to remember them all if none does.
-  const NodeState* best_node = nullptr;
-  VerdictMemory::PodEntry best;
-  struct Rejected {
-    const NodeState* node;
-    uint64_t version;
-    size_t index;
-  };
-  std::vector<Rejected> rejected;
   std::vector<NodeVerdict> verdicts;
-  // As FilterRemembered, but remembering nothing per pod yet.
-  auto add = [&](const NodeState& node) {
-    const uint64_t version = state_.NodeVersion(node);
-    auto mine = pod.find(&node);
-    NodeVerdict verdict =
-        mine != pod.end() && mine->second.version == version
-            ? mine->second.verdict
-            : FilterForShape(path_, cycle, node, version, shared, twins);
-    verdicts.push_back(WithoutAllocation(verdict));
-    if (!verdict.fit.fits()) {
-      if (best_node == nullptr) {
-        rejected.push_back({&node, version, verdicts.size() - 1});
-      }
-    } else if (best_node == nullptr || BetterVerdict(verdict, best.verdict)) {
-      best_node = &node;
-      best = VerdictMemory::PodEntry{version, std::move(verdict)};
+  verdicts.reserve(node_names.empty() ? state_.nodes_by_name().size()
+                                      : node_names.size());
+  internal::WalkForReserve(
+      path_, cycle, state_, node_names, memory_->ForPod(request.uid, shape),
+      memory_->ForShape(shape), twins,
+      [&verdicts](absl::string_view name, const NodeState* node,
+                  const Found* found) {
+        if (node == nullptr) {
+          verdicts.push_back(DecisionPath::UnknownNode(name));
+        } else if (found->full != nullptr) {
+          verdicts.push_back(WithoutAllocation(*found->full));
+        } else {
+          verdicts.push_back(RememberedFit(*node, found->fit));
+        }
+      });
+  return verdicts;
+}
+
+absl::StatusOr<std::vector<Scheduler::BriefVerdict>> Scheduler::FilterBriefly(
+    const PodRequest& request,
+    absl::Span<const absl::string_view> node_names) const {
+  absl::ReaderMutexLock lock(&mu_);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  std::vector<BriefVerdict> verdicts;
+  if (node_names.empty()) return verdicts;
+  if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
+    for (const NodeVerdict& verdict :
+         QuotaRefusedVerdicts(state_, node_names, *why)) {
+      verdicts.push_back(BriefOf(verdict));
     }
-  };
-  if (node_names.empty()) {
-    verdicts.reserve(state_.nodes_by_name().size());
-    for (const NodeState* node : state_.nodes_by_name()) add(*node);
-  } else {
-    verdicts.reserve(node_names.size());
-    for (absl::string_view name : node_names) {
-      const NodeState* node = state_.FindNode(name);
-      if (node == nullptr) {
-        verdicts.push_back(DecisionPath::UnknownNode(name));
-      } else {
-        add(*node);
-      }
-    }
-  }
-  if (best_node != nullptr) {
-    pod[best_node] = std::move(best);
     return verdicts;
   }
-  for (const Rejected& entry : rejected) {
-    pod[entry.node] =
-        VerdictMemory::PodEntry{entry.version, verdicts[entry.index]};
-  }
+  const std::string shape = ShapeOf(request);
+  absl::MutexLock memory_lock(&memory_mu_);
+  internal::TwinFits twins(state_, request, *twin_classes_);
+  verdicts.reserve(node_names.size());
+  internal::WalkForReserve(
+      path_, cycle, state_, node_names, memory_->ForPod(request.uid, shape),
+      memory_->ForShape(shape), twins,
+      [&verdicts](absl::string_view name, const NodeState* node,
+                  const Found* found) {
+        if (node == nullptr) {
+          verdicts.push_back(BriefOf(DecisionPath::UnknownNode(name)));
+        } else if (found->full != nullptr) {
+          verdicts.push_back(BriefOf(*found->full));
+        } else {
+          BriefVerdict& brief = verdicts.emplace_back();
+          brief.score = found->fit.score;
+          brief.stranded_percent = found->fit.stranded_percent;
+          brief.mode = found->fit.mode;
+        }
+      });
   return verdicts;
 }
 

@@ -93,6 +93,18 @@ const NameList& CandidateNames(const ExtenderArgs& args, NameList& storage) {
   return storage;
 }
 
+// Every node the scheduler knows, by name: what an empty candidate list
+// is filtered over.
+NameList EveryNode(const Scheduler& scheduler) {
+  NameList names;
+  scheduler.Inspect([&names](const ClusterState& state) {
+    for (const NodeState* node : state.nodes_by_name()) {
+      names.push_back(node->name());
+    }
+  });
+  return names;
+}
+
 // One priority per candidate, in the candidates' order; 0 for a node the
 // ranking does not hold (it did not fit).
 }  // namespace
@@ -261,18 +273,22 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     result.error = *std::move(busy);
     return result;
   }
-  // The filter step, once per node: verdicts with reasons, the best
+  // The filter step, at most once per node: codes with reasons, the best
   // fitting node's allocation kept by the scheduler for the reserve step.
-  absl::StatusOr<std::vector<NodeVerdict>> verdicts =
-      scheduler_->FilterForReserve(*request, names.Views());
+  // No candidates means every node.
+  NameList every_node;
+  const NameList& candidates =
+      names.empty() ? (every_node = EveryNode(*scheduler_)) : names;
+  absl::StatusOr<std::vector<Scheduler::BriefVerdict>> verdicts =
+      scheduler_->FilterBriefly(*request, candidates.Views());
   if (!verdicts.ok()) {
     result.error = std::string(verdicts.status().message());
     CountRejection("InvalidRequest");
     return result;
   }
   std::map<std::string, int> codes;
-  std::vector<NodeVerdict*> fits =
-      RecordRejections(names, *verdicts, result, codes);
+  const std::vector<uint32_t> fits =
+      RecordRejections(candidates, *verdicts, result, codes);
   if (fits.empty()) {
     const std::string summary = Summary(verdicts->size(), codes);
     LogPod(LogLevel::kInfo, request->Key(), "",
@@ -283,8 +299,11 @@ FilterResult Extender::Filter(const ExtenderArgs& args) {
     echo({});
     return result;
   }
+  std::vector<std::string> order;
+  order.reserve(fits.size());
+  for (uint32_t position : fits) order.emplace_back(candidates[position]);
   std::vector<std::string> passing =
-      ReserveBest(*std::move(request), fits, result);
+      ReserveBest(*std::move(request), std::move(order), result);
   if (result.error.empty()) echo(std::move(passing));
   return result;
 }
@@ -311,58 +330,46 @@ std::optional<std::string> Extender::StartFilterLocked(
   return std::nullopt;
 }
 
-std::vector<NodeVerdict*> Extender::RecordRejections(
-    const NameList& names, std::vector<NodeVerdict>& verdicts,
+std::vector<uint32_t> Extender::RecordRejections(
+    const NameList& names, std::vector<Scheduler::BriefVerdict>& verdicts,
     FilterResult& result, std::map<std::string, int>& codes) {
-  std::vector<NodeVerdict*> fits;
+  // Collected in name order, so that a stable sort by the verdicts'
+  // integer keys is BetterVerdict() order.
+  std::vector<uint32_t> fits;
   fits.reserve(verdicts.size());
-  if (names.size() == verdicts.size()) {
-    // Collected in name order, so that a stable sort by the verdicts'
-    // integer keys is BetterVerdict() order.
-    const std::shared_ptr<const NameOrder::Positions> order =
-        name_order_->Of(names);
-    for (uint32_t position : *order) {
-      if (verdicts[position].fit.fits()) fits.push_back(&verdicts[position]);
-    }
-    std::stable_sort(fits.begin(), fits.end(),
-                     [](const NodeVerdict* a, const NodeVerdict* b) {
-                       if (a->stranded_percent != b->stranded_percent) {
-                         return a->stranded_percent < b->stranded_percent;
-                       }
-                       return a->score > b->score;
-                     });
+  const std::shared_ptr<const NameOrder::Positions> order =
+      name_order_->Of(names);
+  for (uint32_t position : *order) {
+    if (verdicts[position].fits()) fits.push_back(position);
   }
+  std::stable_sort(fits.begin(), fits.end(), [&](uint32_t a, uint32_t b) {
+    const Scheduler::BriefVerdict& x = verdicts[a];
+    const Scheduler::BriefVerdict& y = verdicts[b];
+    if (x.stranded_percent != y.stranded_percent) {
+      return x.stranded_percent < y.stranded_percent;
+    }
+    return x.score > y.score;
+  });
   // Counted per code, then added to the stats and metrics once per code.
   std::map<absl::string_view, int> rejected;
-  const bool sorted = names.size() == verdicts.size();
-  for (NodeVerdict& verdict : verdicts) {
-    if (verdict.fit.fits()) {
-      if (!sorted) fits.push_back(&verdict);
-      continue;
-    }
-    ++rejected[ReasonCodeName(verdict.fit.code)];
-    std::string reason = verdict.fit.message.empty()
-                             ? verdict.fit.Reason()
-                             : std::move(verdict.fit.message);
-    (verdict.fit.code.unresolvable() ? result.failed_and_unresolvable_nodes
-                                     : result.failed_nodes)
-        .insert_or_assign(std::move(verdict.node), std::move(reason));
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    Scheduler::BriefVerdict& verdict = verdicts[i];
+    if (verdict.fits()) continue;
+    ++rejected[ReasonCodeName(verdict.code)];
+    (verdict.code.unresolvable() ? result.failed_and_unresolvable_nodes
+                                 : result.failed_nodes)
+        .insert_or_assign(std::string(names[i]), std::move(verdict.reason));
   }
   for (const auto& [code, count] : rejected) {
     codes.emplace(std::string(code), count);
     CountRejection(code, count);
   }
-  if (!sorted) SortBestFirst(fits);
   return fits;
 }
 
-std::vector<std::string> Extender::ReserveBest(
-    PodRequest request, const std::vector<NodeVerdict*>& fits,
-    FilterResult& result) {
-  // The verdicts are done with: their names move into the candidates.
-  std::vector<std::string> order;
-  order.reserve(fits.size());
-  for (NodeVerdict* verdict : fits) order.push_back(std::move(verdict->node));
+std::vector<std::string> Extender::ReserveBest(PodRequest request,
+                                               std::vector<std::string> order,
+                                               FilterResult& result) {
   const std::string uid = request.uid;
   absl::MutexLock lock(&mu_);
   // Another filter of the same pod may have reserved meanwhile.

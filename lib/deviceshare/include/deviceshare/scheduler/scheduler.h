@@ -121,6 +121,26 @@ class Scheduler {
       const PodRequest& request,
       absl::Span<const absl::string_view> node_names = {}) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  // What FilterBriefly() gives per node: the code and a rejection's
+  // reason (the message, else NodeFit::Reason()); a fit's score, stranded
+  // capacity and mode.
+  struct BriefVerdict {
+    ReasonCode code = ReasonCode::kFits;
+    int score = 0;
+    int stranded_percent = 0;
+    SharingMode mode;
+    std::string reason;  // rejections only
+
+    bool fits() const { return code == ReasonCode::kFits; }
+  };
+  // FilterForReserve() for a host that holds the names itself (the
+  // extender): one BriefVerdict per name, in order, from the same verdicts
+  // and leaving the same memory for Reserve(), but without a name or a
+  // NodeVerdict per node. No names: none (after the prefilter step).
+  absl::StatusOr<std::vector<BriefVerdict>> FilterBriefly(
+      const PodRequest& request,
+      absl::Span<const absl::string_view> node_names) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
   absl::StatusOr<NodeVerdict> FilterNode(const PodRequest& request,
                                          const std::string& node) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);

@@ -237,19 +237,18 @@ class Extender {
   // drops the pod's own earlier reservation.
   std::optional<std::string> StartFilterLocked(const PodRequest& request)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Fills the rejected nodes' reasons (moving their names and messages
-  // out) and counts their codes; returns the verdicts that fit, best first.
-  // `verdicts` are those of `names`, in their order.
-  std::vector<NodeVerdict*> RecordRejections(const NameList& names,
-                                             std::vector<NodeVerdict>& verdicts,
-                                             FilterResult& result,
-                                             std::map<std::string, int>& codes)
+  // Fills the rejected nodes' reasons (moving their messages out) and
+  // counts their codes; returns the positions in `names` of the nodes that
+  // fit, best first. `verdicts` are those of `names`, in their order.
+  std::vector<uint32_t> RecordRejections(
+      const NameList& names, std::vector<Scheduler::BriefVerdict>& verdicts,
+      FilterResult& result, std::map<std::string, int>& codes)
       ABSL_LOCKS_EXCLUDED(stats_mu_);
-  // Reserves the pod on the best of `fits` that still fits (their names
-  // move out) and records the reservation; returns the nodes that still
-  // fit, best first.
+  // Reserves the pod on the best of `order` (the fitting nodes, best
+  // first) that still fits and records the reservation; returns the nodes
+  // that still fit, best first.
   std::vector<std::string> ReserveBest(PodRequest request,
-                                       const std::vector<NodeVerdict*>& fits,
+                                       std::vector<std::string> order,
                                        FilterResult& result)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the pod's reservation and its ledger charge unless a bind is in
