@@ -237,7 +237,9 @@ void ClusterState::SplitIfLarge(
 
 void ClusterState::Reindex(const NodeState& node) {
   Unindex(node);
-  const IndexedNode entry = IndexEntryOf(node, *backends_);
+  IndexedNode entry = IndexEntryOf(node, *backends_);
+  entry.version = ++last_version_;
+  versions_[&node] = entry.version;
   const GpuHeadroom& headroom = entry.headroom;
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
@@ -254,7 +256,6 @@ void ClusterState::Reindex(const NodeState& node) {
       std::max(bucket.max_host.memory_mib, entry.host.memory_mib);
   bucket.version = ++last_version_;
   index_position_[&node] = {&group, at->first};
-  versions_[&node] = ++last_version_;
   SplitIfLarge(group, at);
 }
 
@@ -265,6 +266,10 @@ void ClusterState::Touch(const NodeState& node) {
   auto bucket = at->second.first->buckets.find(at->second.second);
   if (bucket != at->second.first->buckets.end()) {
     bucket->second.version = ++last_version_;
+    auto entry = FindByName(bucket->second.nodes, node.name());
+    if (entry != bucket->second.nodes.end() && entry->node == &node) {
+      entry->version = versions_[&node];
+    }
   }
 }
 
@@ -615,6 +620,11 @@ absl::Status ClusterState::CheckInvariants() const {
             host.memory_mib != entry.host.memory_mib) {
           return absl::InternalError(absl::StrFormat(
               "node %s: indexed headroom is stale", node->name()));
+        }
+        if (entry.version != NodeVersion(*node)) {
+          return absl::InternalError(
+              absl::StrFormat("node %s: indexed version %d, the node is at %d",
+                              node->name(), entry.version, NodeVersion(*node)));
         }
         const IndexedNode fresh = IndexEntryOf(*node, *backends_);
         if (fresh.blocked != entry.blocked ||

@@ -580,7 +580,8 @@ void DecisionPath::Explain(const PodCycle& cycle,
 }
 
 BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
-                                  const IndexBucket& bucket) const {
+                                  const IndexBucket& bucket,
+                                  const BucketTally* before) const {
   BucketTally tally;
   tally.version = bucket.version;
   // The blocked code kept beside each node is the one the first backend's
@@ -596,11 +597,17 @@ BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
     if (container.wants_gpu()) gpus = container.gpu_count;
   }
   tally.code_at.reserve(bucket.nodes.size());
+  tally.node_versions.reserve(bucket.nodes.size());
+  size_t next = 0;  // in `before`
   for (const IndexedNode& entry : bucket.nodes) {
-    const bool blocked =
-        blocked_applies && entry.blocked_by == first && gpus <= entry.gpu_count;
-    tally.Add(blocked ? entry.blocked : GpuFilterCode(cycle, *entry.node),
-              entry);
+    std::optional<ReasonCode> code;
+    if (before != nullptr) code = before->CodeAt(entry.version, &next);
+    if (!code && blocked_applies && entry.blocked_by == first &&
+        gpus <= entry.gpu_count) {
+      code = entry.blocked;
+    }
+    if (!code) code = GpuFilterCode(cycle, *entry.node);
+    tally.Add(*code, entry);
   }
   return tally;
 }
@@ -642,11 +649,10 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
   }
   const PodRequest& pod = cycle.pod();
   ReasonTally reasons;
-  // The tallies of the buckets as they are now, kept for the next pod of
-  // the shape.
-  absl::flat_hash_map<uint64_t, BucketTally> kept;
+  size_t buckets = 0;
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, bucket] : group.buckets) {
+      ++buckets;
       // Filter checks the node's CPU first: short on every node.
       if (pod.cpu_milli > bucket.max_host.cpu_milli) {
         reasons.Add(ReasonCode::kInsufficientCpu,
@@ -654,14 +660,20 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
                     bucket.nodes.front().node);
         continue;
       }
-      std::optional<BucketTally> tally;
-      if (tallies != nullptr) tally = tallies->Take(bucket);
-      if (!tally) tally = TallyOf(cycle, bucket);
-      CountBucket(pod, bucket, *tally, reasons);
-      if (tallies != nullptr) kept.emplace(bucket.version, *std::move(tally));
+      if (tallies == nullptr) {
+        CountBucket(pod, bucket, TallyOf(cycle, bucket, nullptr), reasons);
+        continue;
+      }
+      // Kept for the next pod of the shape; a stale one lends the codes
+      // of its nodes that did not change.
+      BucketTally& kept = tallies->For(bucket);
+      if (kept.version != bucket.version) {
+        kept = TallyOf(cycle, bucket, &kept);
+      }
+      CountBucket(pod, bucket, kept, reasons);
     }
   }
-  if (tallies != nullptr) tallies->Replace(std::move(kept));
+  if (tallies != nullptr) tallies->Trim(buckets);
   ExplainCounted(cycle, state.nodes_by_name(), reasons, options, decision);
 }
 

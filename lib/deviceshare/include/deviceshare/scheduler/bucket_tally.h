@@ -11,14 +11,16 @@
 // share one tally. A failed pod's reasons are then counted bucket by
 // bucket: from the tally's totals where every node has the CPU and memory
 // the pod asks (min_host), node by node from the kept codes and the host
-// room beside each node otherwise; only buckets that changed since are
-// filtered again. Search skips a bucket whose tally has no node whose GPUs
-// fit, without touching its nodes. A failed pod then costs O(buckets), not
-// O(nodes x GPUs), while the cluster stands still.
+// room beside each node otherwise. A bucket that changed is tallied again,
+// and only its nodes whose version changed are filtered (a node's code
+// holds while it is at its version: versions are never reused). Search
+// skips a bucket whose tally has no node whose GPUs fit, without touching
+// its nodes. A failed pod then costs O(buckets), not O(nodes x GPUs),
+// while the cluster stands still.
 //
-// BucketTallies: the tallies of one GPU shape, by bucket version (versions
-// are never reused, scheduler/cluster_state.h). The Scheduler keeps them
-// per shape (scheduler.cc).
+// BucketTallies: the tallies of one GPU shape, one per bucket (by its
+// address: a bucket made again where one was comes with a new version).
+// The Scheduler keeps them per shape (scheduler.cc).
 //
 // Thread safety: none; the owner guards them.
 #ifndef DEVICESHARE_SCHEDULER_BUCKET_TALLY_H_
@@ -52,11 +54,16 @@ struct BucketTally {
   // In the order the codes were met (nodes by name).
   absl::InlinedVector<CodeCount, 4> codes;
   // Per node of the bucket, in its order: the position of its code in
-  // `codes`.
+  // `codes`, and the node's version (IndexedNode::version).
   std::vector<uint16_t> code_at;
+  std::vector<uint64_t> node_versions;
 
   // One more node (the next of the bucket, by name) and its GPUs' code.
   void Add(ReasonCode code, const IndexedNode& node);
+  // The code of the node at `version` if it is the node at one of the
+  // positions `*next` .. `*next` + 2 (a bucket changed by a node or two
+  // keeps the others in order), moving `*next` past it; nullopt otherwise.
+  std::optional<ReasonCode> CodeAt(uint64_t version, size_t* next) const;
   // Whether the GPUs of some node fit.
   bool AnyFits() const;
 };
@@ -65,18 +72,16 @@ class BucketTallies {
  public:
   // The tally of `bucket` at its current version; nullptr when none.
   const BucketTally* Find(const IndexBucket& bucket) const;
-  // Takes the tally of `bucket` at its current version out, if kept.
-  std::optional<BucketTally> Take(const IndexBucket& bucket);
-  // Keeps `tallies` (by version) instead of every tally kept so far: those
-  // of the buckets as they are now, so that none of a bucket gone or
-  // changed is kept.
-  void Replace(absl::flat_hash_map<uint64_t, BucketTally> tallies) {
-    by_version_ = std::move(tallies);
-  }
-  size_t size() const { return by_version_.size(); }
+  // The tally kept for `bucket`, of any version (version 0: none yet), to
+  // be brought up to date in place.
+  BucketTally& For(const IndexBucket& bucket) { return by_bucket_[&bucket]; }
+  // Drops every tally when more are kept than twice `live_buckets` (the
+  // buckets there are now) and a few: tallies of buckets gone.
+  void Trim(size_t live_buckets);
+  size_t size() const { return by_bucket_.size(); }
 
  private:
-  absl::flat_hash_map<uint64_t, BucketTally> by_version_;
+  absl::flat_hash_map<const IndexBucket*, BucketTally> by_bucket_;
 };
 
 }  // namespace deviceshare

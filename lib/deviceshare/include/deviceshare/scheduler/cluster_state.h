@@ -86,6 +86,8 @@ struct IndexedNode {
   ReasonCode blocked = ReasonCode::kFits;
   const SharingBackend* blocked_by = nullptr;
   int32_t gpu_count = 0;
+  // ClusterState::NodeVersion of the node (0 until the state sets it).
+  uint64_t version = 0;
 };
 
 // The index's entry for `node` as it is now.

@@ -134,8 +134,11 @@ class DecisionPath {
   std::vector<IndexedBucket> BucketsFor(const PodCycle& cycle,
                                         const ClusterState& state,
                                         const BucketTallies* tallies) const;
-  // The GPU code (GpuFilterCode) of every node of `bucket`.
-  BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket) const;
+  // The GPU code (GpuFilterCode) of every node of `bucket`; the code of a
+  // node `before` (an older tally of the bucket, or nullptr) holds at the
+  // node's version is taken from it.
+  BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket,
+                      const BucketTally* before) const;
   class ReasonTally;
   // Adds the codes Filter gives `pod` on the nodes of `bucket`, from its
   // current `tally` and the host room beside each node.
