@@ -406,14 +406,16 @@ std::vector<std::string> Extender::ReserveBest(PodRequest request,
   reservation.node = placed->placed->node;
   reservation.deadline = clock_->Now() + options_.reservation_ttl;
   reservation.request = std::move(request);
-  reservation.allocation = placed->placed->fit.allocation;
+  reservation.allocation = std::move(placed->placed->fit.allocation);
   reservation.claims = std::move(placed->claims);
   reservation.priorities = Ranking(passing, reservation.node);
-  LogPod(LogLevel::kDebug, reservation.request.Key(), reservation.node,
-         absl::StrFormat("filter: reserved; %d of %d candidates fit",
-                         passing.size(),
-                         passing.size() + result.failed_nodes.size() +
-                             result.failed_and_unresolvable_nodes.size()));
+  if (Logs(LogLevel::kDebug)) {
+    LogPod(LogLevel::kDebug, reservation.request.Key(), reservation.node,
+           absl::StrFormat("filter: reserved; %d of %d candidates fit",
+                           passing.size(),
+                           passing.size() + result.failed_nodes.size() +
+                               result.failed_and_unresolvable_nodes.size()));
+  }
   return passing;
 }
 

@@ -35,6 +35,8 @@ std::string Field(absl::string_view value) {
 
 }  // namespace
 
+bool Logs(LogLevel level) { return spdlog::should_log(ToSpdlog(level)); }
+
 void LogPod(LogLevel level, absl::string_view pod, absl::string_view node,
             absl::string_view message) {
   const auto spd = ToSpdlog(level);

@@ -11,6 +11,9 @@ namespace deviceshare::extender {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
+// Whether lines of `level` are written: a caller whose message costs
+// something to build asks first.
+bool Logs(LogLevel level);
 // `message` first, then the pod and node fields.
 void LogPod(LogLevel level, absl::string_view pod, absl::string_view node,
             absl::string_view message);
