@@ -39,6 +39,12 @@ ABSL_FLAG(int, binds, 2000, "pods bound in the bind phase");
 ABSL_FLAG(std::string, scheduler_bin, DEVICESHARE_SCHEDULER_BIN,
           "the deviceshare-scheduler executable to measure (another build's, "
           "to compare two in one session)");
+ABSL_FLAG(std::string, answers, "",
+          "instead of the timed phases: one client filters and prioritizes "
+          "the pool twice, then filters, prioritizes and binds the bind "
+          "pods, and writes every answer to this file, so that two builds' "
+          "answers can be compared byte for byte (a small cluster, such as "
+          "--nodes 20 --gpus 1 --pool 300, also fills up and rejects)");
 ABSL_FLAG(int, shapes, 1,
           "distinct request shapes among the pool's pods (memory 4000 MiB + "
           "i mod shapes): 1 is a workload's replicas; more than the "
@@ -192,6 +198,55 @@ void RunBindPhase(int port, int clients,
               phase.latencies_ms.size(), failed.load(), api.Bindings().size());
 }
 
+// --answers: every answer of a fixed sequence of calls, one per line
+// after the call's name, into `path`. False when a call fails.
+bool RecordAnswers(int port, const std::vector<std::string>& pool_json,
+                   const std::vector<nlohmann::json>& bind_pods,
+                   const std::string& names_json, const std::string& path) {
+  using ::deviceshare::bench::ArgsText;
+  using ::deviceshare::bench::NodeNamesText;
+  httplib::Client client("127.0.0.1", port);
+  std::string out;
+  auto call = [&](const char* route, const std::string& body) -> std::string {
+    auto answer = client.Post(route, body, "application/json");
+    if (!answer) return "";
+    absl::StrAppend(&out, route, " ", answer->status, "\n", answer->body, "\n");
+    return answer->body;
+  };
+  auto cycle = [&](const std::string& pod) -> std::string {
+    const std::string filtered = call("/filter", ArgsText(pod, names_json));
+    return call("/prioritize", ArgsText(pod, NodeNamesText(filtered)));
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const std::string& pod : pool_json) cycle(pod);
+  }
+  for (const nlohmann::json& pod : bind_pods) {
+    const nlohmann::json priorities = nlohmann::json::parse(
+        cycle(pod.dump()), nullptr, /*allow_exceptions=*/false);
+    std::string best;
+    int64_t best_score = -1;
+    if (priorities.is_array()) {
+      for (const nlohmann::json& entry : priorities) {
+        if (entry["Score"].get<int64_t>() > best_score) {
+          best_score = entry["Score"];
+          best = entry["Host"];
+        }
+      }
+    }
+    if (best.empty()) continue;
+    call("/bind", nlohmann::json({{"PodName", pod["metadata"]["name"]},
+                                  {"PodNamespace", "default"},
+                                  {"PodUID", pod["metadata"]["uid"]},
+                                  {"Node", best}})
+                      .dump());
+  }
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (file == nullptr) return false;
+  const bool written =
+      std::fwrite(out.data(), 1, out.size(), file) == out.size();
+  return std::fclose(file) == 0 && written;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +275,14 @@ int main(int argc, char** argv) {
       nodes, gpus, clients, std::thread::hardware_concurrency());
 
   const std::string names_json = names.dump();
+  if (const std::string path = absl::GetFlag(FLAGS_answers); !path.empty()) {
+    const bool recorded = RecordAnswers(scheduler.port(), Serialized(pool_pods),
+                                        bind_set, names_json, path);
+    scheduler.Kill(SIGTERM);
+    std::printf("answers %s: %s\n", recorded ? "written" : "NOT written",
+                path.c_str());
+    return recorded ? 0 : 1;
+  }
   RunFilterPhase(scheduler.port(), clients, Serialized(pool_pods), names_json);
   RunBindPhase(scheduler.port(), clients, bind_set, names_json, api);
   scheduler.Kill(SIGTERM);
