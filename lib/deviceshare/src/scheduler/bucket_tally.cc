@@ -1,9 +1,19 @@
 #include "deviceshare/scheduler/bucket_tally.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace deviceshare {
+
+void BucketTally::Clear() {
+  version = 0;
+  min_host = HostRoom{std::numeric_limits<int64_t>::max(),
+                      std::numeric_limits<int64_t>::max()};
+  codes.clear();
+  code_at.clear();
+  node_versions.clear();
+}
 
 void BucketTally::Add(ReasonCode code, const IndexedNode& node) {
   min_host.cpu_milli = std::min(min_host.cpu_milli, node.host.cpu_milli);

@@ -454,10 +454,10 @@ struct DecisionPath::IndexedBucket {
   const IndexBucket* nodes;
 };
 
-std::vector<DecisionPath::IndexedBucket> DecisionPath::BucketsFor(
-    const PodCycle& cycle, const ClusterState& state,
-    const BucketTallies* tallies) const {
-  std::vector<IndexedBucket> buckets;
+void DecisionPath::BucketsFor(const PodCycle& cycle, const ClusterState& state,
+                              const BucketTallies* tallies,
+                              std::vector<IndexedBucket>& buckets) const {
+  buckets.clear();
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, nodes] : group.buckets) {
       if (!nodes.max_host.Holds(cycle.pod().cpu_milli,
@@ -489,7 +489,6 @@ std::vector<DecisionPath::IndexedBucket> DecisionPath::BucketsFor(
                      if (a.bound != b.bound) return a.bound > b.bound;
                      return a.utilisation > b.utilisation;
                    });
-  return buckets;
 }
 
 std::optional<NodeVerdict> DecisionPath::Search(
@@ -528,7 +527,11 @@ std::optional<NodeVerdict> DecisionPath::Search(
            (bound < best->score ||
             (bound == best->score && node.name() >= best->node));
   };
-  for (const IndexedBucket& bucket : BucketsFor(cycle, state, tallies)) {
+  // Kept between searches on this thread: a list of hundreds of buckets
+  // per decision would otherwise be allocated and freed each time.
+  thread_local std::vector<IndexedBucket> buckets;
+  BucketsFor(cycle, state, tallies, buckets);
+  for (const IndexedBucket& bucket : buckets) {
     if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
       break;
     }
@@ -579,10 +582,10 @@ void DecisionPath::Explain(const PodCycle& cycle,
   ExplainCounted(cycle, nodes, reasons, options, decision);
 }
 
-BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
-                                  const IndexBucket& bucket,
-                                  const BucketTally* before) const {
-  BucketTally tally;
+void DecisionPath::TallyOf(const PodCycle& cycle, const IndexBucket& bucket,
+                           const BucketTally* before,
+                           BucketTally& tally) const {
+  tally.Clear();
   tally.version = bucket.version;
   // The blocked code kept beside each node is the one the first backend's
   // FilterCode (which explains a node where none fits) would give, for a
@@ -609,7 +612,6 @@ BucketTally DecisionPath::TallyOf(const PodCycle& cycle,
     if (!code) code = GpuFilterCode(cycle, *entry.node);
     tally.Add(*code, entry);
   }
-  return tally;
 }
 
 void DecisionPath::CountBucket(const PodRequest& pod, const IndexBucket& bucket,
@@ -650,6 +652,7 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
   const PodRequest& pod = cycle.pod();
   ReasonTally reasons;
   size_t buckets = 0;
+  thread_local BucketTally scratch;  // its vectors are reused
   for (const auto& [shape, group] : state.shape_groups()) {
     for (const auto& [key, bucket] : group.buckets) {
       ++buckets;
@@ -661,14 +664,16 @@ void DecisionPath::ExplainAll(const PodCycle& cycle, const ClusterState& state,
         continue;
       }
       if (tallies == nullptr) {
-        CountBucket(pod, bucket, TallyOf(cycle, bucket, nullptr), reasons);
+        TallyOf(cycle, bucket, nullptr, scratch);
+        CountBucket(pod, bucket, scratch, reasons);
         continue;
       }
       // Kept for the next pod of the shape; a stale one lends the codes
-      // of its nodes that did not change.
+      // of its nodes that did not change, then its room to the next.
       BucketTally& kept = tallies->For(bucket);
       if (kept.version != bucket.version) {
-        kept = TallyOf(cycle, bucket, &kept);
+        TallyOf(cycle, bucket, &kept, scratch);
+        std::swap(kept, scratch);
       }
       CountBucket(pod, bucket, kept, reasons);
     }

@@ -58,6 +58,8 @@ struct BucketTally {
   std::vector<uint16_t> code_at;
   std::vector<uint64_t> node_versions;
 
+  // Empty, version 0; the vectors keep their capacity.
+  void Clear();
   // One more node (the next of the bucket, by name) and its GPUs' code.
   void Add(ReasonCode code, const IndexedNode& node);
   // The code of the node at `version` if it is the node at one of the

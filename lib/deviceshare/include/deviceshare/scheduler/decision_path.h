@@ -129,16 +129,18 @@ class DecisionPath {
                     NodeVerdict& verdict) const;
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle,
                                           const ClusterState& state) const;
-  // The buckets of `state` that may hold the pod's node, best bound first.
+  // Into `buckets` (cleared first): the buckets of `state` that may hold
+  // the pod's node, best bound first.
   struct IndexedBucket;
-  std::vector<IndexedBucket> BucketsFor(const PodCycle& cycle,
-                                        const ClusterState& state,
-                                        const BucketTallies* tallies) const;
+  void BucketsFor(const PodCycle& cycle, const ClusterState& state,
+                  const BucketTallies* tallies,
+                  std::vector<IndexedBucket>& buckets) const;
   // The GPU code (GpuFilterCode) of every node of `bucket`; the code of a
   // node `before` (an older tally of the bucket, or nullptr) holds at the
   // node's version is taken from it.
-  BucketTally TallyOf(const PodCycle& cycle, const IndexBucket& bucket,
-                      const BucketTally* before) const;
+  // Into `tally` (cleared first; not `before`), whose capacity is reused.
+  void TallyOf(const PodCycle& cycle, const IndexBucket& bucket,
+               const BucketTally* before, BucketTally& tally) const;
   class ReasonTally;
   // Adds the codes Filter gives `pod` on the nodes of `bucket`, from its
   // current `tally` and the host room beside each node.
