@@ -419,17 +419,37 @@ std::vector<std::string> Extender::ReserveBest(PodRequest request,
   return passing;
 }
 
+std::optional<std::vector<int>> Extender::RankedScores(const ExtenderArgs& args,
+                                                       const NameList& names) {
+  // The filter that came first left its ranking: no need to parse the pod
+  // again.
+  absl::MutexLock lock(&mu_);
+  auto it = reservations_.find(PodUid(args.pod));
+  if (it == reservations_.end() || it->second.priorities.empty()) {
+    return std::nullopt;
+  }
+  return it->second.priorities.Scores(names);
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  NameList from_list;
+  const NameList& names = CandidateNames(args, from_list);
+  if (std::optional<std::vector<int>> scores = RankedScores(args, names)) {
+    return EncodePriorityList(names, *scores);
+  }
+  return EncodePriorityList(Prioritize(args));
+}
+
 std::vector<HostPriority> Extender::Prioritize(const ExtenderArgs& args) {
   NameList from_list;
   const NameList& names = CandidateNames(args, from_list);
-  {
-    // The filter that came first left its ranking: no need to parse the
-    // pod again.
-    absl::MutexLock lock(&mu_);
-    auto it = reservations_.find(PodUid(args.pod));
-    if (it != reservations_.end() && !it->second.priorities.empty()) {
-      return it->second.priorities.Answer(names);
+  if (std::optional<std::vector<int>> scores = RankedScores(args, names)) {
+    std::vector<HostPriority> answer;
+    answer.reserve(names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      answer.push_back({std::string(names[i]), (*scores)[i]});
     }
+    return answer;
   }
   absl::StatusOr<PodRequest> request =
       ParsePodRequest(args.pod, scheduler_->config().device);

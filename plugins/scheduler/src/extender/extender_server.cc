@@ -117,7 +117,7 @@ class ExtenderServer::Impl {
         response.status = 503;
         response.set_content(why + "\n", "text/plain");
       } else {
-        response.set_content(EncodePriorityList(extender_->Prioritize(*args)),
+        response.set_content(extender_->PrioritizeJson(*args),
                              "application/json");
       }
       metrics_.Observe("prioritize", response.status, Clock::now() - start);

@@ -41,8 +41,8 @@ absl::string_view NodeRanking::NameAt(size_t position) const {
   return absl::string_view(names_.data() + begin, ends_[position] - begin);
 }
 
-bool NodeRanking::AnswerInOrder(const NameList& names,
-                                std::vector<HostPriority>& answer) const {
+bool NodeRanking::ScoresInOrder(const NameList& names,
+                                std::vector<int>& scores) const {
   if (names.size() != ends_.size()) return false;
   for (size_t i = 0; i < names.size(); ++i) {
     // A name ranked twice (a duplicate in the filter's request) takes its
@@ -52,29 +52,36 @@ bool NodeRanking::AnswerInOrder(const NameList& names,
     }
   }
   size_t rank = 0;
-  for (absl::string_view name : names) {
-    answer.push_back({std::string(name), ScoreAt(name, rank)});
-  }
+  for (absl::string_view name : names) scores.push_back(ScoreAt(name, rank));
   return true;
 }
 
-std::vector<HostPriority> NodeRanking::Answer(const NameList& names) const {
-  std::vector<HostPriority> answer;
-  answer.reserve(names.size());
+std::vector<int> NodeRanking::Scores(const NameList& names) const {
+  std::vector<int> scores;
+  scores.reserve(names.size());
   // kube-scheduler asks for the nodes /filter passed, in the order it
   // answered them, which is this ranking's: no need for a map.
-  if (AnswerInOrder(names, answer)) return answer;
-  absl::flat_hash_map<absl::string_view, int> scores;
-  scores.reserve(ends_.size());
+  if (ScoresInOrder(names, scores)) return scores;
+  absl::flat_hash_map<absl::string_view, int> by_name;
+  by_name.reserve(ends_.size());
   size_t rank = 0;
   for (size_t i = 0; i < ends_.size(); ++i) {
     const absl::string_view name = NameAt(i);
-    scores[name] = ScoreAt(name, rank);
+    by_name[name] = ScoreAt(name, rank);
   }
   for (absl::string_view name : names) {
-    auto found = scores.find(name);
-    answer.push_back(
-        {std::string(name), found == scores.end() ? 0 : found->second});
+    auto found = by_name.find(name);
+    scores.push_back(found == by_name.end() ? 0 : found->second);
+  }
+  return scores;
+}
+
+std::vector<HostPriority> NodeRanking::Answer(const NameList& names) const {
+  const std::vector<int> scores = Scores(names);
+  std::vector<HostPriority> answer;
+  answer.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    answer.push_back({std::string(names[i]), scores[i]});
   }
   return answer;
 }

@@ -94,15 +94,37 @@ std::string EncodeFilterResult(const FilterResult& result, bool nodes_form) {
   return out;
 }
 
+namespace {
+
+// `{"Host":"<host>","Score":<score>}`.
+void AppendPriority(absl::string_view host, int64_t score, std::string* out) {
+  out->append(R"({"Host":)");
+  AppendJsonString(host, out);
+  absl::StrAppend(out, R"(,"Score":)", score, "}");
+}
+
+}  // namespace
+
 std::string EncodePriorityList(const std::vector<HostPriority>& priorities) {
   std::string out;
   out.reserve(2 + priorities.size() * 48);
   out.push_back('[');
   for (size_t i = 0; i < priorities.size(); ++i) {
     if (i > 0) out.push_back(',');
-    out.append(R"({"Host":)");
-    AppendJsonString(priorities[i].host, &out);
-    absl::StrAppend(&out, R"(,"Score":)", priorities[i].score, "}");
+    AppendPriority(priorities[i].host, priorities[i].score, &out);
+  }
+  out.push_back(']');
+  return out;
+}
+
+std::string EncodePriorityList(const NameList& names,
+                               absl::Span<const int> scores) {
+  std::string out;
+  out.reserve(2 + names.size() * 48);
+  out.push_back('[');
+  for (size_t i = 0; i < names.size() && i < scores.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendPriority(names[i], scores[i], &out);
   }
   out.push_back(']');
   return out;

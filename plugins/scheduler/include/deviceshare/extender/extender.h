@@ -153,6 +153,9 @@ class Extender {
 
   FilterResult Filter(const ExtenderArgs& args);
   std::vector<HostPriority> Prioritize(const ExtenderArgs& args);
+  // Prioritize()'s answer as EncodePriorityList writes it; from the
+  // filter's ranking without a HostPriority per node.
+  std::string PrioritizeJson(const ExtenderArgs& args);
   // Returns the error for ExtenderBindingResult; empty on success.
   std::string Bind(const BindingArgs& args);
   // The preempt verb (extender_preempt.cc): for each node kube-scheduler
@@ -231,6 +234,11 @@ class Extender {
   void CountUnaccounted() ABSL_LOCKS_EXCLUDED(stats_mu_);
   // Registers the counters and the per-scrape gauges.
   void InitMetrics();
+  // The scores of `names` from the ranking the pod's filter left, if it
+  // left one.
+  std::optional<std::vector<int>> RankedScores(const ExtenderArgs& args,
+                                               const NameList& names)
+      ABSL_LOCKS_EXCLUDED(mu_);
   std::string FailBind(const PodName& pod, absl::string_view stage,
                        std::string message) ABSL_LOCKS_EXCLUDED(stats_mu_);
   // /filter's steps. Refuses (the error) a pod being bound or bound, else

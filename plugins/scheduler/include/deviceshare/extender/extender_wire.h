@@ -122,6 +122,10 @@ struct HostPriority {
 
 // `[{"Host":"a","Score":10},...]`; an empty list is `[]`.
 std::string EncodePriorityList(const std::vector<HostPriority>& priorities);
+// The same text for `names` with `scores[i]` for names[i] (the sizes must
+// match), without a HostPriority, and its copy of the name, per node.
+std::string EncodePriorityList(const NameList& names,
+                               absl::Span<const int> scores);
 
 // `{"Error":"..."}` (ExtenderBindingResult); success is `{"Error":""}`.
 std::string EncodeBindingResult(absl::string_view error);

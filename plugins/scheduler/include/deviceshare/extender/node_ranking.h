@@ -38,16 +38,17 @@ class NodeRanking {
 
   // The score of each of `names`, in their order.
   std::vector<HostPriority> Answer(const NameList& names) const;
+  // Answer()'s scores alone, names[i]'s at i.
+  std::vector<int> Scores(const NameList& names) const;
 
  private:
   // The score of the ranked `name` whose rank among the nodes other than
   // the reserved one is `rank` (counted up past it).
   int ScoreAt(absl::string_view name, size_t& rank) const;
   absl::string_view NameAt(size_t position) const;
-  // Answer() when `names` are the ranked names in their order, each once;
+  // Scores() when `names` are the ranked names in their order, each once;
   // false (nothing added) otherwise.
-  bool AnswerInOrder(const NameList& names,
-                     std::vector<HostPriority>& answer) const;
+  bool ScoresInOrder(const NameList& names, std::vector<int>& scores) const;
 
   std::string names_;           // the ranked names, concatenated
   std::vector<uint32_t> ends_;  // where each name ends in names_
