@@ -459,6 +459,10 @@ void DecisionPath::BucketsFor(const PodCycle& cycle, const ClusterState& state,
                               std::vector<IndexedBucket>& buckets) const {
   buckets.clear();
   for (const auto& [shape, group] : state.shape_groups()) {
+    // Buckets come by utilisation: the bound of the last one's serves the
+    // next of the same utilisation (headroom classes, name ranges).
+    int bound_utilisation = -1;
+    int bound = -1;
     for (const auto& [key, nodes] : group.buckets) {
       if (!nodes.max_host.Holds(cycle.pod().cpu_milli,
                                 cycle.pod().memory_mib) ||
@@ -469,11 +473,14 @@ void DecisionPath::BucketsFor(const PodCycle& cycle, const ClusterState& state,
         const BucketTally* tally = tallies->Find(nodes);
         if (tally != nullptr && !tally->AnyFits()) continue;
       }
-      int bound = -1;
-      for (const SharingBackend* backend : cycle.backends) {
-        bound = std::max(
-            bound, backend->ShapeScoreBound(cycle.pod(), shape, key.utilisation,
-                                            cycle.placement));
+      if (key.utilisation != bound_utilisation) {
+        bound_utilisation = key.utilisation;
+        bound = -1;
+        for (const SharingBackend* backend : cycle.backends) {
+          bound = std::max(
+              bound, backend->ShapeScoreBound(
+                         cycle.pod(), shape, key.utilisation, cycle.placement));
+        }
       }
       if (bound >= 0) {
         buckets.push_back(IndexedBucket{std::min(bound, 100), key.utilisation,
