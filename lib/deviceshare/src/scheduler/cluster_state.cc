@@ -222,7 +222,8 @@ void ClusterState::SplitIfLarge(
   BucketKey upper_key = bucket->first;
   upper_key.first_name = nodes[half].node->name();
   IndexBucket& upper =
-      group.buckets.try_emplace(std::next(bucket), upper_key)->second;
+      group.buckets.try_emplace(std::next(bucket), std::move(upper_key))
+          ->second;
   upper.nodes.assign(nodes.begin() + static_cast<std::ptrdiff_t>(half),
                      nodes.end());
   nodes.resize(half);
@@ -230,8 +231,9 @@ void ClusterState::SplitIfLarge(
     half_bucket->Summarise();
     half_bucket->version = ++last_version_;
   }
-  for (const IndexedNode& entry : upper.nodes) {
-    index_position_[entry.node].second = upper_key;
+  const auto upper_at = std::next(bucket);
+  for (const IndexedNode& entry : upper_at->second.nodes) {
+    index_position_[entry.node].second = upper_at;
   }
 }
 
@@ -255,7 +257,7 @@ void ClusterState::Reindex(const NodeState& node) {
   bucket.max_host.memory_mib =
       std::max(bucket.max_host.memory_mib, entry.host.memory_mib);
   bucket.version = ++last_version_;
-  index_position_[&node] = {&group, at->first};
+  index_position_[&node] = {&group, at};
   SplitIfLarge(group, at);
 }
 
@@ -263,13 +265,11 @@ void ClusterState::Touch(const NodeState& node) {
   versions_[&node] = ++last_version_;
   auto at = index_position_.find(&node);
   if (at == index_position_.end()) return;
-  auto bucket = at->second.first->buckets.find(at->second.second);
-  if (bucket != at->second.first->buckets.end()) {
-    bucket->second.version = ++last_version_;
-    auto entry = FindByName(bucket->second.nodes, node.name());
-    if (entry != bucket->second.nodes.end() && entry->node == &node) {
-      entry->version = versions_[&node];
-    }
+  IndexBucket& bucket = at->second.second->second;
+  bucket.version = ++last_version_;
+  auto entry = FindByName(bucket.nodes, node.name());
+  if (entry != bucket.nodes.end() && entry->node == &node) {
+    entry->version = versions_[&node];
   }
 }
 
@@ -277,22 +277,20 @@ void ClusterState::Unindex(const NodeState& node) {
   auto at = index_position_.find(&node);
   if (at == index_position_.end()) return;
   auto& buckets = at->second.first->buckets;
-  auto bucket = buckets.find(at->second.second);
-  if (bucket != buckets.end()) {
-    IndexBucket& indexed = bucket->second;
-    auto entry = FindByName(indexed.nodes, node.name());
-    if (entry != indexed.nodes.end() && entry->node == &node) {
-      // Only a node that held a maximum can lower it.
-      const bool held_max =
-          entry->headroom.HoldsAMaximumOf(indexed.max_headroom) ||
-          entry->host.cpu_milli == indexed.max_host.cpu_milli ||
-          entry->host.memory_mib == indexed.max_host.memory_mib;
-      indexed.nodes.erase(entry);
-      if (held_max) indexed.Summarise();
-    }
-    indexed.version = ++last_version_;
-    if (indexed.nodes.empty()) buckets.erase(bucket);
+  const auto bucket = at->second.second;
+  IndexBucket& indexed = bucket->second;
+  auto entry = FindByName(indexed.nodes, node.name());
+  if (entry != indexed.nodes.end() && entry->node == &node) {
+    // Only a node that held a maximum can lower it.
+    const bool held_max =
+        entry->headroom.HoldsAMaximumOf(indexed.max_headroom) ||
+        entry->host.cpu_milli == indexed.max_host.cpu_milli ||
+        entry->host.memory_mib == indexed.max_host.memory_mib;
+    indexed.nodes.erase(entry);
+    if (held_max) indexed.Summarise();
   }
+  indexed.version = ++last_version_;
+  if (indexed.nodes.empty()) buckets.erase(bucket);
   index_position_.erase(at);
   versions_.erase(&node);
 }

@@ -1,6 +1,7 @@
 #include "deviceshare/scheduler/decision_path.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <utility>
@@ -446,56 +447,68 @@ std::optional<NodeVerdict> DecisionPath::SearchClaims(
   return best;
 }
 
-// One bucket of the cluster's node index that may hold the pod's node.
-struct DecisionPath::IndexedBucket {
+// The buckets of one shape and utilisation of the cluster's node index
+// (adjacent in it: headroom classes and name ranges), which share a score
+// bound.
+struct DecisionPath::BucketRun {
   int bound;
   int utilisation;
+  size_t position;  // in the index's order
   const NodeShape* shape;
-  const IndexBucket* nodes;
+  std::map<BucketKey, IndexBucket>::const_iterator begin;
+  std::map<BucketKey, IndexBucket>::const_iterator end;
 };
 
-void DecisionPath::BucketsFor(const PodCycle& cycle, const ClusterState& state,
-                              const BucketTallies* tallies,
-                              std::vector<IndexedBucket>& buckets) const {
-  buckets.clear();
+void DecisionPath::RunsFor(const PodCycle& cycle, const ClusterState& state,
+                           std::vector<BucketRun>& runs) const {
+  runs.clear();
   for (const auto& [shape, group] : state.shape_groups()) {
-    // Buckets come by utilisation: the bound of the last one's serves the
-    // next of the same utilisation (headroom classes, name ranges).
-    int bound_utilisation = -1;
-    int bound = -1;
-    for (const auto& [key, nodes] : group.buckets) {
-      if (!nodes.max_host.Holds(cycle.pod().cpu_milli,
-                                cycle.pod().memory_mib) ||
-          !MayFitHeadroom(cycle, shape, nodes.max_headroom)) {
-        continue;
-      }
-      if (tallies != nullptr && tallies->size() > 0) {
-        const BucketTally* tally = tallies->Find(nodes);
-        if (tally != nullptr && !tally->AnyFits()) continue;
-      }
-      if (key.utilisation != bound_utilisation) {
-        bound_utilisation = key.utilisation;
-        bound = -1;
-        for (const SharingBackend* backend : cycle.backends) {
-          bound = std::max(
-              bound, backend->ShapeScoreBound(
-                         cycle.pod(), shape, key.utilisation, cycle.placement));
-        }
+    auto at = group.buckets.begin();
+    while (at != group.buckets.end()) {
+      const int utilisation = at->first.utilisation;
+      // The first bucket of a higher utilisation: keys order by it first.
+      const auto end = group.buckets.lower_bound(
+          BucketKey{utilisation + 1, std::numeric_limits<int>::min(),
+                    std::numeric_limits<int>::min(), std::string()});
+      int bound = -1;
+      for (const SharingBackend* backend : cycle.backends) {
+        bound = std::max(
+            bound, backend->ShapeScoreBound(cycle.pod(), shape, utilisation,
+                                            cycle.placement));
       }
       if (bound >= 0) {
-        buckets.push_back(IndexedBucket{std::min(bound, 100), key.utilisation,
-                                        &shape, &nodes});
+        runs.push_back(BucketRun{std::min(bound, 100), utilisation, runs.size(),
+                                 &shape, at, end});
       }
+      at = end;
     }
   }
-  // Equal bounds: the fuller bucket first. The order does not change the
-  // result of a full search, only how soon the bounds prune it; a search
-  // with a node budget scores the fullest nodes that fit.
-  std::stable_sort(buckets.begin(), buckets.end(),
-                   [](const IndexedBucket& a, const IndexedBucket& b) {
-                     if (a.bound != b.bound) return a.bound > b.bound;
-                     return a.utilisation > b.utilisation;
-                   });
+  // Equal bounds: the fuller run first, then index order (std::sort with
+  // the position as the last key: a stable sort would allocate). The order
+  // does not change the result of a full search, only how soon the bounds
+  // prune it; a search with a node budget scores the fullest nodes that
+  // fit.
+  std::sort(runs.begin(), runs.end(),
+            [](const BucketRun& a, const BucketRun& b) {
+              if (a.bound != b.bound) return a.bound > b.bound;
+              if (a.utilisation != b.utilisation)
+                return a.utilisation > b.utilisation;
+              return a.position < b.position;
+            });
+}
+
+bool DecisionPath::BucketMayHold(const PodCycle& cycle, const NodeShape& shape,
+                                 const IndexBucket& bucket,
+                                 const BucketTallies* tallies) const {
+  if (!bucket.max_host.Holds(cycle.pod().cpu_milli, cycle.pod().memory_mib) ||
+      !MayFitHeadroom(cycle, shape, bucket.max_headroom)) {
+    return false;
+  }
+  if (tallies != nullptr && tallies->size() > 0) {
+    const BucketTally* tally = tallies->Find(bucket);
+    if (tally != nullptr && !tally->AnyFits()) return false;
+  }
+  return true;
 }
 
 std::optional<NodeVerdict> DecisionPath::Search(
@@ -504,10 +517,11 @@ std::optional<NodeVerdict> DecisionPath::Search(
   // Pods with claims: the index below is of annotated GPUs only.
   if (cycle.pod().HasClaims()) return SearchClaims(cycle, state);
   // The cluster state keeps nodes grouped by shape and utilisation; each
-  // (shape, utilisation) bucket gets an upper bound of its nodes' scores
-  // from the backends (through the node policy's ScoreBound), and buckets
-  // are visited best bound first; a bucket whose largest host room or GPU
-  // headroom cannot hold the pod is skipped whole (BucketsFor). Within a
+  // (shape, utilisation) run of buckets gets an upper bound of its nodes'
+  // scores from the backends (through the node policy's ScoreBound), and
+  // runs are visited best bound first (RunsFor); a bucket whose largest
+  // host room or GPU headroom cannot hold the pod is skipped whole
+  // (BucketMayHold). Within a
   // bucket (names ascending) each node is first tested against the host
   // room and GPU headroom stored beside it, then, once there is a best to
   // beat, gets its own O(1) bound, then the backends' cheap MayFit() test,
@@ -534,41 +548,50 @@ std::optional<NodeVerdict> DecisionPath::Search(
            (bound < best->score ||
             (bound == best->score && node.name() >= best->node));
   };
-  // Kept between searches on this thread: a list of hundreds of buckets
-  // per decision would otherwise be allocated and freed each time.
-  thread_local std::vector<IndexedBucket> buckets;
-  BucketsFor(cycle, state, tallies, buckets);
-  for (const IndexedBucket& bucket : buckets) {
-    if (best && best->stranded_percent == 0 && bucket.bound < best->score) {
+  // Kept between searches on this thread: a list of the index's runs per
+  // decision would otherwise be allocated and freed each time.
+  thread_local std::vector<BucketRun> runs;
+  RunsFor(cycle, state, runs);
+  for (const BucketRun& run : runs) {
+    if (best && best->stranded_percent == 0 && run.bound < best->score) {
       break;
     }
-    const std::vector<IndexedNode>& nodes = bucket.nodes->nodes;
-    std::shared_ptr<const BucketTwins::Positions> visit;
-    if (skip_twins) visit = twins_->Visit(state, *bucket.nodes);
-    const size_t count = visit != nullptr ? visit->size() : nodes.size();
-    for (size_t i = 0; i < count; ++i) {
-      const IndexedNode& entry = nodes[visit != nullptr ? (*visit)[i] : i];
-      const NodeState& node = *entry.node;
-      if (cannot_win(bucket.bound, node)) break;  // names ascending
-      if (!entry.host.Holds(pod.cpu_milli, pod.memory_mib) ||
-          !MayFitHeadroom(cycle, *bucket.shape, entry.headroom)) {
+    for (auto bucket = run.begin; bucket != run.end; ++bucket) {
+      // Its nodes' names start at first_name: none of them can win a tie.
+      if (best && best->stranded_percent == 0 && run.bound == best->score &&
+          bucket->first.first_name >= best->node) {
         continue;
       }
-      // The node's own bound matters only once there is a best to beat.
-      if (best && cannot_win(UpperBound(cycle, node), node)) continue;
-      // The node policy's bound with the node in view (fragmentation); not
-      // under a budget, which counts the nodes scored and would count
-      // fewer.
-      if (best && budget == 0 &&
-          cannot_win(cycle.placement.node_policy->NodeScoreBoundFor(pod, node),
-                     node)) {
-        continue;
+      if (!BucketMayHold(cycle, *run.shape, bucket->second, tallies)) continue;
+      const std::vector<IndexedNode>& nodes = bucket->second.nodes;
+      std::shared_ptr<const BucketTwins::Positions> visit;
+      if (skip_twins) visit = twins_->Visit(state, bucket->second);
+      const size_t count = visit != nullptr ? visit->size() : nodes.size();
+      for (size_t i = 0; i < count; ++i) {
+        const IndexedNode& entry = nodes[visit != nullptr ? (*visit)[i] : i];
+        const NodeState& node = *entry.node;
+        if (cannot_win(run.bound, node)) break;  // names ascending
+        if (!entry.host.Holds(pod.cpu_milli, pod.memory_mib) ||
+            !MayFitHeadroom(cycle, *run.shape, entry.headroom)) {
+          continue;
+        }
+        // The node's own bound matters only once there is a best to beat.
+        if (best && cannot_win(UpperBound(cycle, node), node)) continue;
+        // The node policy's bound with the node in view (fragmentation); not
+        // under a budget, which counts the nodes scored and would count
+        // fewer.
+        if (best && budget == 0 &&
+            cannot_win(
+                cycle.placement.node_policy->NodeScoreBoundFor(pod, node),
+                node)) {
+          continue;
+        }
+        if (!MayFit(cycle, node)) continue;
+        NodeVerdict verdict = Filter(cycle, node, /*explain=*/true);
+        if (!verdict.fit.fits()) continue;
+        if (!best || BetterVerdict(verdict, *best)) best = std::move(verdict);
+        if (budget > 0 && ++feasible >= budget) return best;
       }
-      if (!MayFit(cycle, node)) continue;
-      NodeVerdict verdict = Filter(cycle, node, /*explain=*/true);
-      if (!verdict.fit.fits()) continue;
-      if (!best || BetterVerdict(verdict, *best)) best = std::move(verdict);
-      if (budget > 0 && ++feasible >= budget) return best;
     }
   }
   return best;

@@ -166,8 +166,17 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   }
   if (!best) {
     Decision decision;
+    // A GPU shape's tallies are kept from its second failure: most shapes
+    // that fail once never fail again, and keeping theirs would only churn
+    // memory.
     if (searched_index && options.count_reasons && tallies == nullptr) {
-      tallies = &KeepTallies(TallyKeyOf(cycle));
+      std::string key = TallyKeyOf(cycle);
+      if (failed_once_.erase(key) > 0) {
+        tallies = &KeepTallies(std::move(key));
+      } else {
+        if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
+        failed_once_.insert(std::move(key));
+      }
     }
     // Over every node: bucket by bucket, from the index.
     if (searched_index) {

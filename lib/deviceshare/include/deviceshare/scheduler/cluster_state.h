@@ -275,8 +275,12 @@ class ClusterState {
   std::map<NodeShape, ShapeGroup> shape_groups_;
   // Registered GPUs by mode; a mode with none has no entry.
   std::map<SharingMode, int64_t> gpus_by_mode_;
-  // Where each node sits in shape_groups_: its group and utilisation.
-  absl::flat_hash_map<const NodeState*, std::pair<ShapeGroup*, BucketKey>>
+  // Where each node sits in shape_groups_: its group and bucket (a map
+  // iterator stays valid until its bucket is erased, and a node leaves a
+  // bucket before it is).
+  absl::flat_hash_map<
+      const NodeState*,
+      std::pair<ShapeGroup*, std::map<BucketKey, IndexBucket>::iterator>>
       index_position_;
   absl::flat_hash_map<const NodeState*, uint64_t> versions_;
   uint64_t id_;

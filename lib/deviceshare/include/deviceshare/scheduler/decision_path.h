@@ -129,12 +129,16 @@ class DecisionPath {
                     NodeVerdict& verdict) const;
   std::optional<NodeVerdict> SearchClaims(const PodCycle& cycle,
                                           const ClusterState& state) const;
-  // Into `buckets` (cleared first): the buckets of `state` that may hold
-  // the pod's node, best bound first.
-  struct IndexedBucket;
-  void BucketsFor(const PodCycle& cycle, const ClusterState& state,
-                  const BucketTallies* tallies,
-                  std::vector<IndexedBucket>& buckets) const;
+  // Into `runs` (cleared first): the index's runs of buckets of one shape
+  // and utilisation, best score bound first.
+  struct BucketRun;
+  void RunsFor(const PodCycle& cycle, const ClusterState& state,
+               std::vector<BucketRun>& runs) const;
+  // Whether some node of `bucket` may hold the pod: its largest host room
+  // and GPU headroom, and its current tally (bucket_tally.h), if any.
+  bool BucketMayHold(const PodCycle& cycle, const NodeShape& shape,
+                     const IndexBucket& bucket,
+                     const BucketTallies* tallies) const;
   // The GPU code (GpuFilterCode) of every node of `bucket`; the code of a
   // node `before` (an older tally of the bucket, or nullptr) holds at the
   // node's version is taken from it.

@@ -313,7 +313,7 @@ class Scheduler {
   std::unique_ptr<internal::TwinClasses> twin_classes_
       ABSL_GUARDED_BY(memory_mu_);
   // Bucket tallies by GPU shape (TallyKeyOf), of shapes that fit nowhere
-  // with reasons counted (scheduler/bucket_tally.h); at most
+  // twice with reasons counted (scheduler/bucket_tally.h); at most
   // kMaxTalliedShapes shapes (each holds a code per node), the least
   // recently used dropped first.
   struct ShapeTallies {
@@ -323,6 +323,10 @@ class Scheduler {
   static constexpr size_t kMaxTalliedShapes = 256;
   absl::flat_hash_map<std::string, ShapeTallies> tallies_ ABSL_GUARDED_BY(mu_);
   uint64_t tally_uses_ ABSL_GUARDED_BY(mu_) = 0;
+  // GPU shapes that failed once with reasons counted (the second failure
+  // starts their tallies); at most kMaxFailedOnceShapes.
+  static constexpr size_t kMaxFailedOnceShapes = 4096;
+  absl::flat_hash_set<std::string> failed_once_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deviceshare
