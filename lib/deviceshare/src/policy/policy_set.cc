@@ -46,4 +46,10 @@ void PolicySet::ObservePod(const PodRequest& pod) const {
   for (const auto& [name, policy] : policies_) policy->ObservePod(pod);
 }
 
+uint64_t PolicySet::ScoresVersion() const {
+  uint64_t sum = 0;
+  for (const auto& [name, policy] : policies_) sum += policy->scores_version();
+  return sum;
+}
+
 }  // namespace deviceshare

@@ -18,6 +18,7 @@ namespace {
 using internal::FilterForShape;
 using internal::Found;
 using internal::RememberedFit;
+using internal::ScoresVersion;
 using internal::VerdictMemory;
 using internal::WithoutAllocation;
 
@@ -287,7 +288,8 @@ std::optional<NodeVerdict> Scheduler::SearchClaims(const PodCycle& cycle) {
   std::optional<NodeVerdict> best_fresh;
   {
     absl::MutexLock memory_lock(&memory_mu_);
-    VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+    VerdictMemory::ShapeVerdicts& shared =
+        memory_->ForShape(shape, ScoresVersion(policies_, cycle));
     for (const RankedNode& candidate : RankClaimCandidates(cycle)) {
       const NodeState& node = *candidate.node;
       // Bounds descend: a node bounded below the best score cannot win,
@@ -400,8 +402,9 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
-  VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape);
-  VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape);
+  const uint64_t scores = ScoresVersion(policies_, cycle);
+  VerdictMemory::PodVerdicts& pod = memory_->ForPod(request.uid, shape, scores);
+  VerdictMemory::ShapeVerdicts& shared = memory_->ForShape(shape, scores);
   internal::TwinFits twins(state_, request, *twin_classes_);
   return VerdictsOfNodes(state_, node_names, [&](const NodeState& node) {
     return WithoutAllocation(
@@ -419,13 +422,15 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
+  const uint64_t scores = ScoresVersion(policies_, cycle);
   internal::TwinFits twins(state_, request, *twin_classes_);
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(node_names.empty() ? state_.nodes_by_name().size()
                                       : node_names.size());
   internal::WalkForReserve(
-      path_, cycle, state_, node_names, memory_->ForPod(request.uid, shape),
-      memory_->ForShape(shape), twins,
+      path_, cycle, state_, node_names,
+      memory_->ForPod(request.uid, shape, scores),
+      memory_->ForShape(shape, scores), twins,
       [&verdicts](absl::string_view name, const NodeState* node,
                   const Found* found) {
         if (node == nullptr) {
@@ -455,11 +460,13 @@ absl::StatusOr<std::vector<Scheduler::BriefVerdict>> Scheduler::FilterBriefly(
   }
   const std::string shape = ShapeOf(request);
   absl::MutexLock memory_lock(&memory_mu_);
+  const uint64_t scores = ScoresVersion(policies_, cycle);
   internal::TwinFits twins(state_, request, *twin_classes_);
   verdicts.reserve(node_names.size());
   internal::WalkForReserve(
-      path_, cycle, state_, node_names, memory_->ForPod(request.uid, shape),
-      memory_->ForShape(shape), twins,
+      path_, cycle, state_, node_names,
+      memory_->ForPod(request.uid, shape, scores),
+      memory_->ForShape(shape, scores), twins,
       [&verdicts](absl::string_view name, const NodeState* node,
                   const Found* found) {
         if (node == nullptr) {
@@ -540,7 +547,8 @@ absl::StatusOr<ReserveOutcome> Scheduler::ReserveLocked(
     const PodCycle& cycle, absl::Span<const std::string> candidates) {
   const PodRequest& request = cycle.pod();
   absl::MutexLock memory_lock(&memory_mu_);
-  VerdictMemory::PodVerdicts* remembered = memory_->FindPod(request.uid);
+  VerdictMemory::PodVerdicts* remembered =
+      memory_->FindPod(request.uid, ScoresVersion(policies_, cycle));
   ReserveOutcome outcome;
   for (const std::string& name : candidates) {
     const NodeState* node = state_.FindNode(name);

@@ -31,8 +31,17 @@ std::string GpuShapeKey(const PodRequest& request) {
   return key;
 }
 
+uint64_t ScoresVersion(const PolicySet& policies, const PodCycle& cycle) {
+  // A policy made for the pod alone does not answer for its parts.
+  const uint64_t gpu = cycle.own_gpu_policy != nullptr
+                           ? policies.ScoresVersion()
+                           : cycle.placement.gpu_policy->scores_version();
+  return cycle.placement.node_policy->scores_version() + gpu;
+}
+
 VerdictMemory::PodVerdicts& VerdictMemory::ForPod(const std::string& uid,
-                                                  const std::string& shape) {
+                                                  const std::string& shape,
+                                                  uint64_t scores_version) {
   size_t verdicts = 0;
   for (const auto& [other, pod] : pods_) verdicts += pod.verdicts.size();
   if (verdicts > kMaxPodVerdicts) {
@@ -42,24 +51,33 @@ VerdictMemory::PodVerdicts& VerdictMemory::ForPod(const std::string& uid,
   auto it = pods_.find(uid);
   if (it == pods_.end()) {
     if (pods_.size() >= kMaxPods) pods_.clear();
-    it = pods_.emplace(uid, Pod{shape, {}}).first;
-  } else if (it->second.shape != shape) {
-    it->second = Pod{shape, {}};
+    it = pods_.emplace(uid, Pod{shape, scores_version, {}}).first;
+  } else if (it->second.shape != shape ||
+             it->second.scores_version != scores_version) {
+    it->second = Pod{shape, scores_version, {}};
   }
   return it->second.verdicts;
 }
 
-VerdictMemory::PodVerdicts* VerdictMemory::FindPod(absl::string_view uid) {
+VerdictMemory::PodVerdicts* VerdictMemory::FindPod(absl::string_view uid,
+                                                   uint64_t scores_version) {
   auto it = pods_.find(uid);
-  return it == pods_.end() ? nullptr : &it->second.verdicts;
+  if (it == pods_.end() || it->second.scores_version != scores_version) {
+    return nullptr;
+  }
+  return &it->second.verdicts;
 }
 
-VerdictMemory::ShapeVerdicts& VerdictMemory::ForShape(
-    const std::string& shape) {
+VerdictMemory::ShapeVerdicts& VerdictMemory::ForShape(const std::string& shape,
+                                                      uint64_t scores_version) {
   if (shapes_.size() >= kMaxShapes && !shapes_.contains(shape)) {
     shapes_.clear();
   }
-  return shapes_[shape];
+  Shape& remembered = shapes_[shape];
+  if (remembered.scores_version != scores_version) {
+    remembered = Shape{scores_version, {}};
+  }
+  return remembered.verdicts;
 }
 
 void VerdictMemory::ForgetPod(absl::string_view uid) { pods_.erase(uid); }

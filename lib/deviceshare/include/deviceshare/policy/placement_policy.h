@@ -169,6 +169,13 @@ class PlacementPolicy {
   // others ignore it. Its scores are then deterministic given the pods
   // observed, in order.
   virtual void ObservePod(const PodRequest& pod) const {}
+  // A number that changes whenever what ObservePod() learnt may change this
+  // policy's scores or GPU choices, and never decreases; constant for a
+  // policy that learns nothing (0, the default). The scheduler remembers
+  // verdicts only while the sum over its policies is unchanged
+  // (scheduler/scheduler.h), so a policy that learns must override it
+  // (fragaware: its learned workload's snapshot id, 0 when fixed).
+  virtual uint64_t scores_version() const { return 0; }
 
   // The score of a node, or a device, whose utilisation after the
   // placement is `percent`: how DRA devices are ranked, which no ledger

@@ -8,6 +8,7 @@
 #ifndef DEVICESHARE_POLICY_POLICY_SET_H_
 #define DEVICESHARE_POLICY_POLICY_SET_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,11 @@ class PolicySet {
   const PlacementPolicy& gpu_default() const { return *gpu_default_; }
   // Shows `pod` to every policy (PlacementPolicy::ObservePod).
   void ObservePod(const PodRequest& pod) const;
+  // The sum of every policy's scores_version(): it changes whenever what
+  // some policy learnt from ObservePod() may change a verdict, and stays
+  // put while none learns (binpack, spread, fgd, fragaware with a
+  // typicalWorkload).
+  uint64_t ScoresVersion() const;
   // "binpack, spread": for error messages.
   std::string Names() const;
 

@@ -23,10 +23,11 @@
 //     Release(pod uid)       unreserve, or a pod gone; idempotent
 //     AddBoundPod(pod, annotations, node)           a pod bound elsewhere,
 //                                                   from its record
-//   Verdicts are remembered per pod while their node is unchanged, so
-//   FilterNode, ScoreNode and Allocate of one pod filter a node once, and
-//   the replicas of a workload share verdicts (src/scheduler/
-//   verdict_memory.h).
+//   Verdicts are remembered per pod while their node is unchanged (and
+//   the pod's policies have learnt nothing since: PlacementPolicy::
+//   scores_version), so FilterNode, ScoreNode and Allocate of one pod
+//   filter a node once, and the replicas of a workload share verdicts
+//   (src/scheduler/verdict_memory.h).
 //
 // DRA: a pod may use ResourceClaims (PodRequest::claims) beside or instead
 // of annotated GPUs. The host feeds DeviceClasses, ResourceSlices and
