@@ -229,7 +229,7 @@ TEST(TwinFilterCountTest, EvaluatesEachKindOfUntouchedNodeOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, TwinFilterTest,
-                         ::testing::Values("binpack", "spread"));
+                         ::testing::Values("binpack", "spread", "fragaware"));
 
 }  // namespace
 }  // namespace deviceshare

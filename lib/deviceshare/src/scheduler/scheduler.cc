@@ -161,7 +161,9 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
   } else if (request.HasClaims()) {
     best = SearchClaims(cycle);
   } else {
-    if (!tallies_.empty()) tallies = FindTallies(TallyKeyOf(cycle));
+    if (!tallies_.empty()) {
+      tallies = FindTallies(TallyKeyOf(cycle), ScoresVersion(policies_, cycle));
+    }
     best = path_.Search(cycle, state_, tallies);
     searched_index = true;
   }
@@ -173,7 +175,7 @@ absl::StatusOr<Decision> Scheduler::Schedule(const PodRequest& request,
     if (searched_index && options.count_reasons && tallies == nullptr) {
       std::string key = TallyKeyOf(cycle);
       if (failed_once_.erase(key) > 0) {
-        tallies = &KeepTallies(std::move(key));
+        tallies = &KeepTallies(std::move(key), ScoresVersion(policies_, cycle));
       } else {
         if (failed_once_.size() >= kMaxFailedOnceShapes) failed_once_.clear();
         failed_once_.insert(std::move(key));
@@ -225,14 +227,24 @@ std::string Scheduler::TallyKeyOf(const PodCycle& cycle) {
   return key;
 }
 
-BucketTallies* Scheduler::FindTallies(const std::string& key) {
+BucketTallies* Scheduler::FindTallies(const std::string& key,
+                                      uint64_t scores_version) {
   auto it = tallies_.find(key);
   if (it == tallies_.end()) return nullptr;
-  it->second.last_used = ++tally_uses_;
-  return &it->second.tallies;
+  ShapeTallies& kept = it->second;
+  // Which GPUs a policy that learns picks for one container may decide
+  // whether the next fits: its codes hold for the version they were
+  // taken at.
+  if (kept.scores_version != scores_version) {
+    kept.tallies = BucketTallies();
+    kept.scores_version = scores_version;
+  }
+  kept.last_used = ++tally_uses_;
+  return &kept.tallies;
 }
 
-BucketTallies& Scheduler::KeepTallies(std::string key) {
+BucketTallies& Scheduler::KeepTallies(std::string key,
+                                      uint64_t scores_version) {
   if (tallies_.size() >= kMaxTalliedShapes) {
     auto least_recent = std::min_element(
         tallies_.begin(), tallies_.end(), [](const auto& a, const auto& b) {
@@ -241,6 +253,7 @@ BucketTallies& Scheduler::KeepTallies(std::string key) {
     tallies_.erase(least_recent);
   }
   ShapeTallies& kept = tallies_[std::move(key)];
+  kept.scores_version = scores_version;
   kept.last_used = ++tally_uses_;
   return kept.tallies;
 }

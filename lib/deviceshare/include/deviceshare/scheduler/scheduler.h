@@ -288,11 +288,12 @@ class Scheduler {
   // The key of the tallies of the pod's GPU shape: what its GPU steps
   // depend on (a pod with claims is never tallied).
   static std::string TallyKeyOf(const PodCycle& cycle);
-  // The shape's tallies, marked used; nullptr when none are kept.
-  BucketTallies* FindTallies(const std::string& key)
+  // The shape's tallies, marked used (emptied when taken at another
+  // scores version, internal::ScoresVersion); nullptr when none are kept.
+  BucketTallies* FindTallies(const std::string& key, uint64_t scores_version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The shape's tallies, made (empty) when none are kept.
-  BucketTallies& KeepTallies(std::string key)
+  BucketTallies& KeepTallies(std::string key, uint64_t scores_version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The verdict memory's key for the pod: its request shape and, for its
   // claims, what the filter reads of them.
@@ -319,6 +320,7 @@ class Scheduler {
   // recently used dropped first.
   struct ShapeTallies {
     BucketTallies tallies;
+    uint64_t scores_version = 0;
     uint64_t last_used = 0;
   };
   static constexpr size_t kMaxTalliedShapes = 256;

@@ -97,6 +97,10 @@ class FragawarePolicyImpl final : public PlacementPolicy {
     return fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
   }
   int64_t feasible_nodes_to_score() const override { return nodes_to_score_; }
+  // Scores follow the learned workload's snapshot; a fixed one never moves.
+  uint64_t scores_version() const override {
+    return fixed_ != nullptr ? 0 : learned_.snapshot_id();
+  }
 
  private:
   static fragaware::SlicedWorkload Sliced(const WorkloadSnapshot& workload) {
