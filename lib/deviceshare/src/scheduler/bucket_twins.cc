@@ -38,6 +38,19 @@ NodeInventory TwinKeyOf(const NodeState& node) {
   return key;
 }
 
+int32_t TwinClassAmong(const NodeState& node,
+                       std::vector<NodeInventory>& classes, size_t most) {
+  if (!Untouched(node)) return -1;
+  NodeInventory key = TwinKeyOf(node);
+  auto same = std::find(classes.begin(), classes.end(), key);
+  if (same != classes.end()) {
+    return static_cast<int32_t>(same - classes.begin());
+  }
+  if (classes.size() >= most) return -1;
+  classes.push_back(std::move(key));
+  return static_cast<int32_t>(classes.size() - 1);
+}
+
 void BucketTwins::StartOver(const ClusterState& state) {
   state_id_ = state.id();
   known_.clear();
@@ -50,16 +63,7 @@ int32_t BucketTwins::ClassOf(const ClusterState& state, const NodeState& node) {
   Known& known = known_[&node];
   if (known.version == version && version != 0) return known.twin_class;
   known.version = version;
-  known.twin_class = kNoTwins;
-  if (!Untouched(node)) return kNoTwins;
-  NodeInventory key = TwinKeyOf(node);
-  auto same = std::find(classes_.begin(), classes_.end(), key);
-  if (same != classes_.end()) {
-    known.twin_class = static_cast<int32_t>(same - classes_.begin());
-  } else if (classes_.size() < kMostClasses) {
-    known.twin_class = static_cast<int32_t>(classes_.size());
-    classes_.push_back(std::move(key));
-  }
+  known.twin_class = TwinClassAmong(node, classes_, kMostClasses);
   return known.twin_class;
 }
 

@@ -27,16 +27,7 @@ int32_t TwinClasses::Of(const ClusterState& state, const NodeState& node,
   Known& known = known_[&node];
   if (known.version == version && version != 0) return known.twin_class;
   known.version = version;
-  known.twin_class = kNoTwins;
-  if (!Untouched(node)) return kNoTwins;
-  NodeInventory key = TwinKeyOf(node);
-  auto same = std::find(classes_.begin(), classes_.end(), key);
-  if (same != classes_.end()) {
-    known.twin_class = static_cast<int32_t>(same - classes_.begin());
-  } else if (classes_.size() < kMostClasses) {
-    known.twin_class = static_cast<int32_t>(classes_.size());
-    classes_.push_back(std::move(key));
-  }
+  known.twin_class = TwinClassAmong(node, classes_, kMostClasses);
   return known.twin_class;
 }
 

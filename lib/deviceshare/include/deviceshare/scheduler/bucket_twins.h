@@ -44,6 +44,12 @@ bool Untouched(const NodeState& node);
 // lacks): equal for twins.
 NodeInventory TwinKeyOf(const NodeState& node);
 
+// The position of `node`'s TwinKeyOf in `classes`, appended when new while
+// `classes` holds fewer than `most`; -1 for a node that is not untouched
+// or whose class did not fit.
+int32_t TwinClassAmong(const NodeState& node,
+                       std::vector<NodeInventory>& classes, size_t most);
+
 class BucketTwins {
  public:
   using Positions = std::vector<uint32_t>;
