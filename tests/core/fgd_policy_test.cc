@@ -91,7 +91,9 @@ TEST(FgdPolicyTest, ShareGoesWhereItStrandsLeast) {
     ASSERT_OK(decision);
     ASSERT_TRUE(decision->allocation.has_value());
     EXPECT_EQ(GpuOf(*decision), want_gpu);
-    if (want_score >= 0) EXPECT_EQ(decision->score, want_score);
+    if (want_score >= 0) {
+      EXPECT_EQ(decision->score, want_score);
+    }
   }
 }
 
