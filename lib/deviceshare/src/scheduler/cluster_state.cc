@@ -191,11 +191,13 @@ void IndexBucket::Summarise() {
   max_headroom = GpuHeadroom{};
   max_host = HostRoom{std::numeric_limits<int64_t>::min(),
                       std::numeric_limits<int64_t>::min()};
-  for (const IndexedNode& entry : nodes) {
-    max_headroom.Widen(entry.headroom);
-    max_host.cpu_milli = std::max(max_host.cpu_milli, entry.host.cpu_milli);
-    max_host.memory_mib = std::max(max_host.memory_mib, entry.host.memory_mib);
-  }
+  for (const IndexedNode& entry : nodes) Include(entry);
+}
+
+void IndexBucket::Include(const IndexedNode& entry) {
+  max_headroom.Widen(entry.headroom);
+  max_host.cpu_milli = std::max(max_host.cpu_milli, entry.host.cpu_milli);
+  max_host.memory_mib = std::max(max_host.memory_mib, entry.host.memory_mib);
 }
 
 BucketKey BucketKey::Of(int utilisation, const GpuHeadroom& headroom) {
@@ -242,34 +244,30 @@ void ClusterState::Reindex(const NodeState& node) {
   IndexedNode entry = IndexEntryOf(node, *backends_);
   entry.version = ++last_version_;
   versions_[&node] = entry.version;
-  const GpuHeadroom& headroom = entry.headroom;
   NodeShape shape = node.shape();
   ShapeGroup& group = shape_groups_[shape];
   group.shape = shape;
-  auto at =
-      BucketFor(group, BucketKey::Of(NodeUtilisationPercent(node), headroom),
-                node.name());
+  auto at = BucketFor(
+      group, BucketKey::Of(NodeUtilisationPercent(node), entry.headroom),
+      node.name());
   IndexBucket& bucket = at->second;
   bucket.nodes.insert(FindByName(bucket.nodes, node.name()), entry);
-  bucket.max_headroom.Widen(headroom);
-  bucket.max_host.cpu_milli =
-      std::max(bucket.max_host.cpu_milli, entry.host.cpu_milli);
-  bucket.max_host.memory_mib =
-      std::max(bucket.max_host.memory_mib, entry.host.memory_mib);
+  bucket.Include(entry);
   bucket.version = ++last_version_;
   index_position_[&node] = {&group, at};
   SplitIfLarge(group, at);
 }
 
 void ClusterState::Touch(const NodeState& node) {
-  versions_[&node] = ++last_version_;
+  const uint64_t version = ++last_version_;
+  versions_[&node] = version;
   auto at = index_position_.find(&node);
   if (at == index_position_.end()) return;
   IndexBucket& bucket = at->second.second->second;
   bucket.version = ++last_version_;
   auto entry = FindByName(bucket.nodes, node.name());
   if (entry != bucket.nodes.end() && entry->node == &node) {
-    entry->version = versions_[&node];
+    entry->version = version;
   }
 }
 
@@ -611,11 +609,10 @@ absl::Status ClusterState::CheckInvariants() const {
       for (const IndexedNode& entry : bucket.nodes) {
         const NodeState* node = entry.node;
         ++indexed;
-        GpuHeadroom headroom = node->headroom();
-        const HostRoom host = HostRoom::Of(*node);
-        if (headroom != entry.headroom ||
-            host.cpu_milli != entry.host.cpu_milli ||
-            host.memory_mib != entry.host.memory_mib) {
+        const IndexedNode fresh = IndexEntryOf(*node, *backends_);
+        if (fresh.headroom != entry.headroom ||
+            fresh.host.cpu_milli != entry.host.cpu_milli ||
+            fresh.host.memory_mib != entry.host.memory_mib) {
           return absl::InternalError(absl::StrFormat(
               "node %s: indexed headroom is stale", node->name()));
         }
@@ -624,7 +621,6 @@ absl::Status ClusterState::CheckInvariants() const {
               absl::StrFormat("node %s: indexed version %d, the node is at %d",
                               node->name(), entry.version, NodeVersion(*node)));
         }
-        const IndexedNode fresh = IndexEntryOf(*node, *backends_);
         if (fresh.blocked != entry.blocked ||
             fresh.blocked_by != entry.blocked_by ||
             entry.gpu_count != static_cast<int32_t>(node->gpu_count())) {
@@ -632,7 +628,7 @@ absl::Status ClusterState::CheckInvariants() const {
               "node %s: indexed blocked code is stale", node->name()));
         }
         if (!(node->shape() == shape) ||
-            !BucketKey::Of(NodeUtilisationPercent(*node), headroom)
+            !BucketKey::Of(NodeUtilisationPercent(*node), fresh.headroom)
                  .SameClass(key)) {
           return absl::InternalError(absl::StrFormat(
               "node %s is indexed at utilisation %d, it is at %d", node->name(),

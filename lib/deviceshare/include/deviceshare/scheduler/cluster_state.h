@@ -135,6 +135,8 @@ struct IndexBucket {
 
   // Recomputes the two maxima from the nodes.
   void Summarise();
+  // Widens the two maxima by one node's figures.
+  void Include(const IndexedNode& entry);
 };
 
 // The nodes of one shape by bucket; only non-empty buckets are kept.
