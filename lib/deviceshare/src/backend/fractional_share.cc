@@ -344,11 +344,11 @@ bool MaySharesFitHeadroom(const PodRequest& request, const NodeShape& shape,
   for (const ContainerRequest& container : request.containers) {
     if (!container.wants_gpu()) continue;
     // Its memory and its cores on one GPU (AloneCode asks a share of
-    // no cores for one free percent).
+    // no cores for one free percent); MemoryWithCores is at most the
+    // headroom's largest free memory, so that bound is checked too.
     const int32_t cores = std::max(container.cores, 1);
     const int64_t memory = container.MemoryOn(shape.min_gpu_memory_mib);
-    if (headroom.cores < cores || headroom.memory_mib < memory ||
-        headroom.MemoryWithCores(cores) < memory) {
+    if (headroom.cores < cores || headroom.MemoryWithCores(cores) < memory) {
       return false;
     }
     // An exclusive share needs a GPU no pod holds (DeviceLedger).

@@ -521,17 +521,16 @@ std::optional<NodeVerdict> DecisionPath::Search(
   // scores from the backends (through the node policy's ScoreBound), and
   // runs are visited best bound first (RunsFor); a bucket whose largest
   // host room or GPU headroom cannot hold the pod is skipped whole
-  // (BucketMayHold). Within a
-  // bucket (names ascending) each node is first tested against the host
-  // room and GPU headroom stored beside it, then, once there is a best to
-  // beat, gets its own O(1) bound, then the backends' cheap MayFit() test,
-  // then Filter(). A node whose bound is below the best score found cannot
-  // win, and one whose bound equals it can only win the tie on a smaller
-  // name, so the result is the node a full scan picks (see BetterVerdict()).
-  // Nor can a node whose twin (bucket_twins.h: untouched, the same
-  // inventory) comes before it in its bucket: only the first is visited.
-  // A bucket whose current tally (bucket_tally.h) says no node fits is
-  // skipped.
+  // (BucketMayHold). Within a bucket (names ascending) each node is first
+  // tested against the host room and GPU headroom stored beside it, then,
+  // once there is a best to beat, gets its own O(1) bound, then the
+  // backends' cheap MayFit() test, then Filter(). A node whose bound is
+  // below the best score found cannot win, and one whose bound equals it
+  // can only win the tie on a smaller name, so the result is the node a
+  // full scan picks (see BetterVerdict()). Nor can a node whose twin
+  // (bucket_twins.h: untouched, the same inventory) comes before it in its
+  // bucket: only the first is visited. A bucket whose current tally
+  // (bucket_tally.h) says no node fits is skipped.
   const PodRequest& pod = cycle.pod();
   const int64_t budget = cycle.placement.node_policy->feasible_nodes_to_score();
   // A budget counts the nodes scored, which skipping twins would change;
