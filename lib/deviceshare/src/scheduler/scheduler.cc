@@ -425,6 +425,20 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::Filter(
   });
 }
 
+template <typename Emit>
+void Scheduler::WalkRemembered(const PodCycle& cycle,
+                               absl::Span<const absl::string_view> node_names,
+                               Emit emit) const {
+  const PodRequest& request = cycle.pod();
+  const std::string shape = ShapeOf(request);
+  absl::MutexLock memory_lock(&memory_mu_);
+  const uint64_t scores = ScoresVersion(policies_, cycle);
+  internal::TwinFits twins(state_, request, *twin_classes_);
+  internal::WalkForReserve(path_, cycle, state_, node_names,
+                           memory_->ForPod(request.uid, shape, scores),
+                           memory_->ForShape(shape, scores), twins, emit);
+}
+
 absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
     const PodRequest& request,
     absl::Span<const absl::string_view> node_names) const {
@@ -433,27 +447,20 @@ absl::StatusOr<std::vector<NodeVerdict>> Scheduler::FilterForReserve(
   if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
     return QuotaRefusedVerdicts(state_, node_names, *why);
   }
-  const std::string shape = ShapeOf(request);
-  absl::MutexLock memory_lock(&memory_mu_);
-  const uint64_t scores = ScoresVersion(policies_, cycle);
-  internal::TwinFits twins(state_, request, *twin_classes_);
   std::vector<NodeVerdict> verdicts;
   verdicts.reserve(node_names.empty() ? state_.nodes_by_name().size()
                                       : node_names.size());
-  internal::WalkForReserve(
-      path_, cycle, state_, node_names,
-      memory_->ForPod(request.uid, shape, scores),
-      memory_->ForShape(shape, scores), twins,
-      [&verdicts](absl::string_view name, const NodeState* node,
-                  const Found* found) {
-        if (node == nullptr) {
-          verdicts.push_back(DecisionPath::UnknownNode(name));
-        } else if (found->full != nullptr) {
-          verdicts.push_back(WithoutAllocation(*found->full));
-        } else {
-          verdicts.push_back(RememberedFit(*node, found->fit));
-        }
-      });
+  WalkRemembered(cycle, node_names,
+                 [&verdicts](absl::string_view name, const NodeState* node,
+                             const Found* found) {
+                   if (node == nullptr) {
+                     verdicts.push_back(DecisionPath::UnknownNode(name));
+                   } else if (found->full != nullptr) {
+                     verdicts.push_back(WithoutAllocation(*found->full));
+                   } else {
+                     verdicts.push_back(RememberedFit(*node, found->fit));
+                   }
+                 });
   return verdicts;
 }
 
@@ -471,15 +478,9 @@ absl::StatusOr<std::vector<Scheduler::BriefVerdict>> Scheduler::FilterBriefly(
     }
     return verdicts;
   }
-  const std::string shape = ShapeOf(request);
-  absl::MutexLock memory_lock(&memory_mu_);
-  const uint64_t scores = ScoresVersion(policies_, cycle);
-  internal::TwinFits twins(state_, request, *twin_classes_);
   verdicts.reserve(node_names.size());
-  internal::WalkForReserve(
-      path_, cycle, state_, node_names,
-      memory_->ForPod(request.uid, shape, scores),
-      memory_->ForShape(shape, scores), twins,
+  WalkRemembered(
+      cycle, node_names,
       [&verdicts](absl::string_view name, const NodeState* node,
                   const Found* found) {
         if (node == nullptr) {

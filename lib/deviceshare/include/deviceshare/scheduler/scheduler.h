@@ -299,6 +299,13 @@ class Scheduler {
   // claims, what the filter reads of them.
   std::string ShapeOf(const PodRequest& request) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // The walk FilterForReserve() and FilterBriefly() share
+  // (src/scheduler/filter_walk.h): `emit` per named node, from the pod's
+  // and its shape's memory at the pod's scores version, under memory_mu_.
+  template <typename Emit>
+  void WalkRemembered(const PodCycle& cycle,
+                      absl::Span<const absl::string_view> node_names,
+                      Emit emit) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const Config config_;
   const BackendSet backends_;
