@@ -14,7 +14,7 @@
 # ---- build -------------------------------------------------------------------
 FROM debian:12 AS build
 # .ci/install-deps' build packages, less those of the tests, benchmarks,
-# fuzzers and Go binding (gtest, gmock, benchmark, clang, golang-go): the
+# fuzzers and Go binding (gtest, gmock, benchmark, glpk, clang, golang-go): the
 # configure below turns those off.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \

@@ -13,7 +13,7 @@
 # ---- build -------------------------------------------------------------------
 FROM debian:12 AS build
 # .ci/install-deps' build packages, less those of the tests, benchmarks,
-# fuzzers and Go binding (gtest, gmock, benchmark, clang, golang-go): the
+# fuzzers and Go binding (gtest, gmock, benchmark, glpk, clang, golang-go): the
 # configure below turns those off. protobuf and gRPC are configure-time
 # requirements of the whole tree, though only the node agent links them.
 RUN apt-get update \

@@ -169,7 +169,7 @@ for spec in "$@"; do
   done <<<"$build_packages"
   while read -r package; do
     case $package in
-      libgtest-dev | libgmock-dev | libbenchmark-dev | clang | golang-go) ;;
+      libgtest-dev | libgmock-dev | libbenchmark-dev | libglpk-dev | clang | golang-go) ;;
       *) grep -qxF "$package" <<<"$build_packages" ||
         fail "$name: the build stage lacks $package (.ci/install-deps; the build needs it)" ;;
     esac
