@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "testing/extender_calls.h"
 #include "testing/kube_objects.h"
+#include "testing/verdict_order.h"
 
 namespace deviceshare::extender {
 namespace {
@@ -33,19 +34,8 @@ class ExtenderRankingTest : public ::testing::Test,
     absl::StatusOr<PodRequest> request =
         ParsePodRequest(pod, scheduler_->config().device);
     EXPECT_TRUE(request.ok()) << request.status();
-    std::vector<NodeVerdict> verdicts =
-        scheduler_->FilterFreshForTest(*request, names);
-    std::vector<const NodeVerdict*> fits;
-    for (const NodeVerdict& verdict : verdicts) {
-      if (verdict.fit.fits()) fits.push_back(&verdict);
-    }
-    std::sort(fits.begin(), fits.end(),
-              [](const NodeVerdict* a, const NodeVerdict* b) {
-                return BetterVerdict(*a, *b);
-              });
-    std::vector<std::string> best_first;
-    for (const NodeVerdict* verdict : fits) best_first.push_back(verdict->node);
-    return best_first;
+    return testing::FittingNodesBestFirst(
+        scheduler_->FilterFreshForTest(*request, names));
   }
 };
 

@@ -11,9 +11,12 @@
 #include "deviceshare/scheduler/scheduler.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
+#include "testing/verdict_order.h"
 
 namespace deviceshare {
 namespace {
+
+using ::deviceshare::testing::FittingNodesBestFirst;
 
 using ::deviceshare::testing::GpuContainer;
 using ::deviceshare::testing::MakeConfig;
@@ -36,21 +39,6 @@ void ExpectSameVerdicts(const std::vector<NodeVerdict>& want,
     // Like Filter(), it hands out no allocation.
     EXPECT_TRUE(got[i].fit.allocation.node_name.empty());
   }
-}
-
-// The fitting nodes' names, best first.
-std::vector<std::string> BestFirst(const std::vector<NodeVerdict>& verdicts) {
-  std::vector<const NodeVerdict*> fits;
-  for (const NodeVerdict& verdict : verdicts) {
-    if (verdict.fit.fits()) fits.push_back(&verdict);
-  }
-  std::sort(fits.begin(), fits.end(),
-            [](const NodeVerdict* a, const NodeVerdict* b) {
-              return BetterVerdict(*a, *b);
-            });
-  std::vector<std::string> names;
-  for (const NodeVerdict* verdict : fits) names.push_back(verdict->node);
-  return names;
 }
 
 TEST(FilterForReserveTest, AgreesWithFilterAndReservesTheBestAcrossChanges) {
@@ -89,7 +77,7 @@ TEST(FilterForReserveTest, AgreesWithFilterAndReservesTheBestAcrossChanges) {
         pod, std::vector<absl::string_view>(asked.begin(), asked.end()));
     ASSERT_TRUE(verdicts.ok()) << verdicts.status();
     ExpectSameVerdicts(fresh, *verdicts);
-    const std::vector<std::string> order = BestFirst(*verdicts);
+    const std::vector<std::string> order = FittingNodesBestFirst(*verdicts);
     if (random() % 3 == 0 && !placed.empty()) {
       s.Release(placed.back());
       placed.pop_back();

@@ -14,11 +14,13 @@
 #include "gtest/gtest.h"
 #include "testing/builders.h"
 #include "testing/counting_backend.h"
+#include "testing/verdict_order.h"
 
 namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::FilterCounts;
+using ::deviceshare::testing::FittingNodesBestFirst;
 using ::deviceshare::testing::GpuContainer;
 using ::deviceshare::testing::MakeConfig;
 using ::deviceshare::testing::MakeNode;
@@ -45,20 +47,6 @@ void ExpectSameVerdicts(const std::vector<NodeVerdict>& want,
     }
     EXPECT_TRUE(got[i].fit.allocation.node_name.empty());
   }
-}
-
-std::vector<std::string> BestFirst(const std::vector<NodeVerdict>& verdicts) {
-  std::vector<const NodeVerdict*> fits;
-  for (const NodeVerdict& verdict : verdicts) {
-    if (verdict.fit.fits()) fits.push_back(&verdict);
-  }
-  std::sort(fits.begin(), fits.end(),
-            [](const NodeVerdict* a, const NodeVerdict* b) {
-              return BetterVerdict(*a, *b);
-            });
-  std::vector<std::string> names;
-  for (const NodeVerdict* verdict : fits) names.push_back(verdict->node);
-  return names;
 }
 
 // FilterBriefly's verdicts of `names` as NodeVerdicts (the names put
@@ -178,7 +166,7 @@ TEST_P(TwinFilterTest, AgreesWithAPlainFilterOverRandomClusters) {
         s.Filter(replica, asked);
     ASSERT_TRUE(filtered.ok()) << filtered.status();
     ExpectSameVerdicts(s.FilterFreshForTest(replica, asked), *filtered);
-    const std::vector<std::string> order = BestFirst(*verdicts);
+    const std::vector<std::string> order = FittingNodesBestFirst(*verdicts);
     if (random() % 3 == 0 && !placed.empty()) {
       const size_t gone = random() % placed.size();
       s.Release(placed[gone]);
@@ -217,7 +205,7 @@ TEST(TwinFilterCountTest, EvaluatesEachKindOfUntouchedNodeOnce) {
   absl::StatusOr<std::vector<NodeVerdict>> verdicts = s.FilterForReserve(pod);
   ASSERT_TRUE(verdicts.ok()) << verdicts.status();
   EXPECT_EQ(verdicts->size(), 30);
-  EXPECT_EQ(BestFirst(*verdicts).size(), 30);
+  EXPECT_EQ(FittingNodesBestFirst(*verdicts).size(), 30);
   // One node of each kind was evaluated.
   EXPECT_EQ(counts.Take().size(), 3);
   // A pod that names GPUs by uuid tells twins apart: every node is
