@@ -12,12 +12,19 @@ and how much the nodes? Policies, each placing a share on one GPU:
               the packing LP over the pods to come (known in advance: an
               oracle), a share goes to a planned slot for its size, else
               opens a planned GPU, else best fit
+  fillplan    fragaware's rule today (policy/fragaware/fill_plan.h): a
+              thousand GPUs' worth of the mix packed best fit decreasing;
+              a share goes to a GPU where it can still make one of those
+              fillings, fragaware's measure deciding among them (and among
+              the rest when there is none); no oracle: the mix is the
+              stream's, which fragaware learns in its first pods
 
 Pods come as in the replay (trace shuffled, samples appended to 130 %),
 with Python's random, not deviceshare's std::mt19937_64: same kind of
 streams, not the same ones. Needs python3 and glpsol (glpk-utils).
 
   bench/fgd_bound/gpu_level_online.py data/alibaba-gpu-v2023 default 42-45
+  bench/fgd_bound/gpu_level_online.py data/alibaba-gpu-v2023 default 42-45 fillplan
 """
 import collections
 import csv
@@ -114,12 +121,39 @@ def plan(items, gpus):
         fillings[tuple(sorted(shares, reverse=True))] += amount
 
 
+def fill_levels(items):
+    """(used milli, share) pairs of fill_plan.h: BFD of 1000 GPUs' worth."""
+    mix = collections.Counter(m for c, m in items if c == 1 and m < GPU)
+    total, pods = sum(m * n for m, n in mix.items()), sum(mix.values())
+    scale = min(1000 * GPU / total, 4000 / pods)
+    gpus = []  # [room, shares]
+    for m in sorted(mix, reverse=True):
+        for _ in range(round(mix[m] * scale)):
+            fits = [g for g in gpus if g[0] >= m]
+            g = min(fits, key=lambda g: g[0]) if fits else None
+            if g is None:
+                g = [GPU, []]
+                gpus.append(g)
+            g[0] -= m
+            g[1].append(m)
+    levels = set()
+    for shares in {tuple(g[1]) for g in gpus}:
+        for i, s in enumerate(shares):
+            sums = {0}
+            for r in shares[:i] + shares[i + 1:]:
+                sums |= {x + r for x in sums}
+            levels |= {(u, s) for u in sums}
+    return levels
+
+
 def replay(items, gpus, policy):
     """Unallocated % at 100 % arrived (the stream stops there)."""
     gaps = [0] * (GPU // STEP + 1)  # GPUs per free milli / STEP
     gaps[-1] = gpus
     failed = 0
-    mix = weights(items, policy == "fragaware")
+    mix = weights(items, policy in ("fragaware", "fillplan"))
+    levels = fill_levels(items) if policy == "fillplan" else set()
+    planned_sizes = {s for u, s in levels}
     frag = lambda free: sum(w for m, w in mix if free < m) * free
     budget = {k: round(v) for k, v in plan(items, gpus).items()} if policy == "planned" else {}
     planned = []  # [free, Counter of sizes still planned]
@@ -141,6 +175,9 @@ def replay(items, gpus, policy):
             continue
         if policy == "bestfit":
             g = fits[0]
+        elif milli in planned_sizes:
+            g = min(fits, key=lambda g: ((GPU - g * STEP, milli) not in levels,
+                                         frag((g - size) * STEP) - frag(g * STEP), g))
         else:
             g = min(fits, key=lambda g: (frag((g - size) * STEP) - frag(g * STEP), g))
         gaps[g] -= 1
@@ -179,7 +216,9 @@ def main():
     first, last = (int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "42-51").split("-"))
     with open(os.path.join(data, "openb_node_list_gpu_node.csv")) as f:
         gpus = sum(int(row["gpu"]) for row in csv.DictReader(f))
-    for policy in ("bestfit", "fgd", "fragaware", "planned"):
+    policies = sys.argv[4].split(",") if len(sys.argv) > 4 else (
+        "bestfit", "fgd", "fragaware", "fillplan", "planned")
+    for policy in policies:
         runs = [replay(stream(data, trace, s, gpus), gpus, policy) for s in range(first, last + 1)]
         mean = sum(runs) / len(runs)
         sd = (sum((r - mean) ** 2 for r in runs) / max(1, len(runs) - 1)) ** 0.5

@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/scheduler/scheduler.h"
+#include "deviceshare/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -43,6 +45,11 @@ WorkloadShape Typical(int32_t milli, std::vector<std::string> models = {}) {
                        .models = std::move(models),
                        .share = 1.0};
 }
+WorkloadShape Typical(int32_t milli, double share) {
+  WorkloadShape shape = Typical(milli);
+  shape.share = share;
+  return shape;
+}
 
 PodRequest PinnedShare(const std::string& name, int percent,
                        const std::string& uuid) {
@@ -55,12 +62,30 @@ const DeviceGrant& FirstGrant(const Decision& decision) {
   return decision.allocation->containers.at(0).devices.at(0);
 }
 
+// Where `policy` (node and GPU level) puts a share of `pod_percent` on node
+// a (2 GPUs) that holds `resident_percent` on GPU a-0, given `workload`.
+absl::StatusOr<Decision> PlaceBesideResident(
+    const std::string& policy, std::vector<WorkloadShape> workload,
+    int resident_percent, int pod_percent) {
+  Config config = MakeConfig(policy, policy);
+  config.scheduler.typical_workload = std::move(workload);
+  std::unique_ptr<Scheduler> scheduler = SchedulerWith(config);
+  if (scheduler == nullptr) return absl::InternalError("no scheduler");
+  DS_RETURN_IF_ERROR(scheduler->UpsertNode(MakeNode("a", 2)).status());
+  DS_RETURN_IF_ERROR(
+      scheduler->Schedule(PinnedShare("resident", resident_percent, "GPU-a-0"))
+          .status());
+  return scheduler->Schedule(ShareOfOneGpu("p", pod_percent));
+}
+
 // Node z (5 GPUs) is filled by ten half shares the policy learns from;
 // node a holds a 40 % share on GPU 0. Learned workload: 10 pods of 500
 // milli, then the resident and p, 2 of 400: shares 10/12 and 2/12. A 40 %
 // pod on GPU a-0 leaves [200, 1000]: 200 that neither shape can use (F 0 ->
-// 200, score 45); on a-1 it leaves [600, 600] (F 0 -> 0, score 50). Learned
-// fragaware takes a-1 (binpack would take the fuller a-0).
+// 200, score 45); on a-1 it leaves [600, 600] (F 0 -> 0, score 50). Both
+// are planned (the 400s pair, fill_plan.h), so the measure decides: learned
+// fragaware takes a-1 (binpack would take the fuller a-0), scoring 51 + 50
+// x 49 / 100 = 75.
 TEST(FragawarePolicyTest, LearnsTheWorkloadFromThePodsItSees) {
   std::unique_ptr<Scheduler> scheduler = SchedulerWith(FragawareConfig());
   ASSERT_NE(scheduler, nullptr);
@@ -76,7 +101,7 @@ TEST(FragawarePolicyTest, LearnsTheWorkloadFromThePodsItSees) {
   ASSERT_OK(decision);
   ASSERT_TRUE(decision->allocation.has_value());
   EXPECT_EQ(FirstGrant(*decision).uuid, "GPU-a-1");
-  EXPECT_EQ(decision->score, 50);
+  EXPECT_EQ(decision->score, 75);
 }
 
 // The same cluster with the workload fixed to whole GPUs: on a-0 the pod
@@ -109,22 +134,36 @@ TEST(FragawarePolicyTest, ShapesWeighTheirSharePerGpuAsked) {
        {std::pair<std::string, std::string>{"fragaware", "GPU-a-1"},
         {"fgd", "GPU-a-0"}}) {
     SCOPED_TRACE(policy);
-    Config config = MakeConfig(policy, policy);
-    WorkloadShape whole = Typical(1000);
-    whole.share = 0.3;
-    WorkloadShape quarter = Typical(250);
-    quarter.share = 0.7;
-    config.scheduler.typical_workload = {whole, quarter};
-    std::unique_ptr<Scheduler> scheduler = SchedulerWith(config);
-    ASSERT_NE(scheduler, nullptr);
-    ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
-    ASSERT_OK(scheduler->Schedule(PinnedShare("resident", 60, "GPU-a-0")));
-    absl::StatusOr<Decision> decision =
-        scheduler->Schedule(ShareOfOneGpu("p", 20));
+    absl::StatusOr<Decision> decision = PlaceBesideResident(
+        policy, {Typical(1000, 0.3), Typical(250, 0.7)}, 60, 20);
     ASSERT_OK(decision);
     ASSERT_TRUE(decision->allocation.has_value());
     EXPECT_EQ(FirstGrant(*decision).uuid, want_gpu);
     EXPECT_EQ(decision->score, 48);
+  }
+}
+
+// A share goes where it is part of a planned filling before where the
+// measure alone would put it. Workload: 810-milli shares (90 % of pods)
+// and 190 (10 %), planned as 810 + 190 and 810 alone (fill_plan.h). Node
+// a holds 400 on GPU 0; the pod asks 190. Per GPU asked the weights are
+// 0.679 (810) and 0.321 (190): on a-0 ([410, 1000]) the 810s lose 410
+// instead of 600 (F 407 -> 278, score 53), on a-1 ([600, 810]) nothing
+// changes (score 50). fgd (weights 0.9 / 0.1: F 540 -> 369, 54) takes a-0,
+// where the 190 strands 410 that no planned filling uses; fragaware takes
+// a-1, planned (a 190 on an empty GPU waits for an 810): score 51 + 50 x
+// 49 / 100 = 75.
+TEST(FragawarePolicyTest, PlannedFillingsComeBeforeTheMeasure) {
+  for (const auto& [policy, want_gpu, want_score] :
+       {std::tuple<std::string, std::string, int>{"fragaware", "GPU-a-1", 75},
+        {"fgd", "GPU-a-0", 54}}) {
+    SCOPED_TRACE(policy);
+    absl::StatusOr<Decision> decision = PlaceBesideResident(
+        policy, {Typical(810, 0.9), Typical(190, 0.1)}, 40, 19);
+    ASSERT_OK(decision);
+    ASSERT_TRUE(decision->allocation.has_value());
+    EXPECT_EQ(FirstGrant(*decision).uuid, want_gpu);
+    EXPECT_EQ(decision->score, want_score);
   }
 }
 

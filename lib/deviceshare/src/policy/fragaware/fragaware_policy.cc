@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "deviceshare/policy/fgd/fgd_policy.h"
 #include "deviceshare/policy/fgd/frag_memo.h"
 #include "deviceshare/policy/fgd/frag_model.h"
+#include "deviceshare/policy/fragaware/fill_plan.h"
 #include "deviceshare/policy/fragaware/mig_slices.h"
 #include "deviceshare/policy/fragaware/workload_estimate.h"
 #include "deviceshare/policy/scoring.h"
@@ -38,12 +40,35 @@ std::vector<WorkloadShape> WeighPerGpu(std::vector<WorkloadShape> shapes) {
   return shapes;
 }
 
+// Whether the share of `share_milli` on the GPU of `ledger` is planned.
+bool PlannedOn(const FillPlan& plan, const DeviceLedger& ledger,
+               int32_t share_milli) {
+  return plan.Planned(FillPlan::kGpuMilli - fgd::MilliLeft(ledger),
+                      share_milli);
+}
+
+// The share a pod asks where the plan has a say: a single share of a size
+// the plan placed; 0 otherwise (nodes with MIG-sliced GPUs are measured by
+// their slices, before the plan is asked).
+int32_t PlannedShareOf(const PodRequest& pod, const FillPlan& plan) {
+  const int32_t share = SingleShareMilli(pod);
+  return share > 0 && plan.Plans(share) ? share : 0;
+}
+
+// A planned share outranks every unplanned one (the one-step measure
+// cannot pair sizes, fill_plan.h); the measure's score orders each kind:
+// planned 51..100, unplanned 0..50. Monotone in `score`, so a bound of the
+// score bounds this too.
+int WithPlan(bool planned, int score) {
+  return planned ? 51 + score * 49 / 100 : score / 2;
+}
+
 class FragawarePolicyImpl final : public PlacementPolicy {
  public:
   FragawarePolicyImpl(std::vector<WorkloadShape> fixed, int64_t nodes_to_score)
       : nodes_to_score_(nodes_to_score), learned_(WeighPerGpu) {
     if (!fixed.empty()) {
-      fixed_ = MakeWorkloadSnapshot(WeighPerGpu(std::move(fixed)));
+      fixed_ = MakeWorkloadSnapshot(std::move(fixed), WeighPerGpu);
     }
   }
 
@@ -68,8 +93,13 @@ class FragawarePolicyImpl final : public PlacementPolicy {
       return fragaware::RankGpuBySlices(Sliced(workload), pod, node, position,
                                         extra, offer_score);
     }
-    return fgd::RankGpuByFrag(workload.id, workload.shapes, pod, node, position,
-                              extra);
+    const GpuRank rank = fgd::RankGpuByFrag(workload.id, workload.shapes, pod,
+                                            node, position, extra);
+    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    if (share == 0) return rank;
+    return GpuRank{
+        PlannedOn(workload.fill_plan, node.ledger(position), share) ? 1 : 0,
+        rank[0], rank[1]};
   }
 
   int NodeScore(const NodeState& node,
@@ -83,8 +113,19 @@ class FragawarePolicyImpl final : public PlacementPolicy {
       return fragaware::NodeScoreBySlices(Sliced(workload), pod, node,
                                           placement);
     }
-    return fgd::NodeScoreByFrag(workload.id, workload.shapes, pod, node,
-                                placement);
+    const int score = fgd::NodeScoreByFrag(workload.id, workload.shapes, pod,
+                                           node, placement);
+    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    if (share == 0) return score;
+    bool planned = false;
+    for (const ContainerAllocation& container : placement.containers) {
+      for (const DeviceGrant& grant : container.devices) {
+        const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
+        planned = planned || (at && PlannedOn(workload.fill_plan,
+                                              node.ledger(*at), share));
+      }
+    }
+    return WithPlan(planned, score);
   }
   // The score follows fragmentation, not utilisation: no bound.
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
@@ -94,7 +135,15 @@ class FragawarePolicyImpl final : public PlacementPolicy {
     if (fragaware::HasSlicedGpu(node)) {
       return fragaware::NodeScoreBoundBySlices(Sliced(workload), pod, node);
     }
-    return fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
+    const int bound =
+        fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
+    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    if (share == 0) return bound;
+    bool planned = false;
+    for (size_t i = 0; i < node.gpu_count() && !planned; ++i) {
+      planned = PlannedOn(workload.fill_plan, node.ledger(i), share);
+    }
+    return WithPlan(planned, bound);
   }
   int64_t feasible_nodes_to_score() const override { return nodes_to_score_; }
   // Scores follow the learned workload's snapshot; a fixed one never moves.

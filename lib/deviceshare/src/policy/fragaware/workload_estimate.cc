@@ -40,6 +40,17 @@ WorkloadShape ShapeOfPod(const PodRequest& pod) {
   return shape;
 }
 
+int32_t SingleShareMilli(const PodRequest& pod) {
+  int32_t milli = 0;
+  int32_t gpus = 0;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.is_init || !container.wants_gpu()) continue;
+    milli = std::max(milli, PerGpuMilli(container));
+    gpus += container.gpu_count;
+  }
+  return gpus == 1 && milli < kWholeGpuMilli ? milli : 0;
+}
+
 std::string MigProfileOfPod(const PodRequest& pod) {
   for (const ContainerRequest& container : pod.containers) {
     if (container.is_init || !container.wants_gpu()) continue;
@@ -49,10 +60,13 @@ std::string MigProfileOfPod(const PodRequest& pod) {
 }
 
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
-    std::vector<WorkloadShape> shapes) {
+    std::vector<WorkloadShape> shapes, WeighShapes weigh) {
   std::vector<std::string> no_profiles(shapes.size());
-  return std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
-      fgd::NewWorkloadId(), std::move(shapes), std::move(no_profiles)});
+  FillPlan plan = FillPlan::Of(shapes);
+  if (weigh != nullptr) shapes = weigh(std::move(shapes));
+  return std::make_shared<const WorkloadSnapshot>(
+      WorkloadSnapshot{fgd::NewWorkloadId(), std::move(shapes),
+                       std::move(no_profiles), std::move(plan)});
 }
 
 WorkloadEstimate::WorkloadEstimate(Weigh weigh)
@@ -106,8 +120,20 @@ void WorkloadEstimate::RebuildLocked() {
     shapes.push_back(std::move(shape));
     profiles.push_back(std::get<4>(entry->first));
   }
-  snapshot_ = std::make_shared<const WorkloadSnapshot>(WorkloadSnapshot{
-      fgd::NewWorkloadId(), Weighed(std::move(shapes)), std::move(profiles)});
+  if (total_ >= next_plan_) {
+    // The plan is re-made as the count grows by a quarter (at every one of
+    // the first 16 pods): a mix that has settled plans the same fillings,
+    // and a plan costs a thousand GPUs packed.
+    std::vector<WorkloadShape> plain;  // MIG profiles are not planned
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (profiles[i].empty()) plain.push_back(shapes[i]);
+    }
+    plan_ = FillPlan::Of(plain);
+    next_plan_ = total_ < 16 ? total_ + 1 : total_ + total_ / 4;
+  }
+  snapshot_ = std::make_shared<const WorkloadSnapshot>(
+      WorkloadSnapshot{fgd::NewWorkloadId(), Weighed(std::move(shapes)),
+                       std::move(profiles), plan_});
   snapshot_id_.store(snapshot_->id, std::memory_order_release);
   next_rebuild_ = total_ < 16 ? total_ + 1 : total_ + total_ / 16;
 }

@@ -10,6 +10,12 @@
 //     is needed; config scheduler.typicalWorkload fixes it instead;
 //   - each shape weighs its share of the pods divided by the GPUs it asks
 //     (FGD: the share alone), which the trace replays favour;
+//   - a pod asking a share of one GPU goes where it is part of a filling
+//     its sizes make (fill_plan.h: 810 + 160, 470 + 470, 650 + 320, ...,
+//     planned from the same learned mix) before anywhere else: at node
+//     level a planned placement scores 51..100, an unplanned one 0..50,
+//     each the measure's score scaled; at GPU level a planned GPU ranks
+//     first. Sizes the plan never placed are scored by the measure alone;
 //   - model-pinned pods are shapes of their own (use-gputype and trace
 //     gpu_spec): a node of another model counts all its idle GPU as lost to
 //     them, so pinned capacity is kept for the pods that need it;

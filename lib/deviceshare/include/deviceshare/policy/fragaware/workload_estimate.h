@@ -12,7 +12,9 @@
 // larger shape; rare shapes such as model-pinned or 8-GPU pods count too),
 // passed through the owner's `weigh`, rebuilt when the count has grown by a
 // sixteenth since the last build (and for each of the first 16 pods), so
-// that it costs O(log pods) rebuilds and a decision reads a snapshot.
+// that it costs O(log pods) rebuilds and a decision reads a snapshot. The
+// snapshot carries the fill plan of the shapes' shares (fill_plan.h, MIG
+// profiles left out), re-made when the count has grown by a quarter.
 //
 // Thread safety: thread-safe; Snapshot() returns an immutable value.
 #ifndef DEVICESHARE_POLICY_FRAGAWARE_WORKLOAD_ESTIMATE_H_
@@ -31,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "deviceshare/model/pod_request.h"
 #include "deviceshare/model/workload_shape.h"
+#include "deviceshare/policy/fragaware/fill_plan.h"
 
 namespace deviceshare {
 
@@ -41,6 +44,10 @@ namespace deviceshare {
 // in MiB, which no percent of an unknown GPU describes) and the models it
 // accepts. A pod without GPUs is CPU-only (count and milli 0).
 WorkloadShape ShapeOfPod(const PodRequest& pod);
+
+// ShapeOfPod's gpu_milli for a pod asking a share of one GPU (under 1000
+// milli), without building the shape; 0 for any other pod.
+int32_t SingleShareMilli(const PodRequest& pod);
 
 // The MIG GPU-instance profile `pod` names (its first app container that
 // names one, as `nvidia.com/mig-<profile>` does), "" for none. A pod naming
@@ -55,19 +62,24 @@ struct WorkloadSnapshot {
   // Per shape, in the same order: the MIG profile its pods name, "" for
   // none (a configured workload names none).
   std::vector<std::string> mig_profiles;
+  // The fillings the shapes' single shares make, planned from their share
+  // of the pods before the owner weighs them (fill_plan.h).
+  FillPlan fill_plan;
 };
 
-// A snapshot of `shapes` with a fresh id (a fixed workload), naming no MIG
+// A snapshot of `shapes` (their shares of the pods) weighed by `weigh`
+// (null: as they are), with a fresh id (a fixed workload), naming no MIG
 // profile.
+using WeighShapes = std::vector<WorkloadShape> (*)(std::vector<WorkloadShape>);
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
-    std::vector<WorkloadShape> shapes);
+    std::vector<WorkloadShape> shapes, WeighShapes weigh = nullptr);
 
 class WorkloadEstimate {
  public:
   // Turns the shapes and their shares of the pods into the weights the
   // owner measures with, keeping their order (mig_profiles follow it); the
   // identity by default.
-  using Weigh = std::vector<WorkloadShape> (*)(std::vector<WorkloadShape>);
+  using Weigh = WeighShapes;
 
   explicit WorkloadEstimate(Weigh weigh = nullptr);
 
@@ -95,6 +107,8 @@ class WorkloadEstimate {
   std::map<Key, std::pair<WorkloadShape, int64_t>> counts_ ABSL_GUARDED_BY(mu_);
   int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_rebuild_ ABSL_GUARDED_BY(mu_) = 1;
+  FillPlan plan_ ABSL_GUARDED_BY(mu_);
+  int64_t next_plan_ ABSL_GUARDED_BY(mu_) = 1;
   std::shared_ptr<const WorkloadSnapshot> snapshot_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> snapshot_id_;  // snapshot_->id, set under mu_
 };
