@@ -94,6 +94,29 @@ TEST(FillPlanTest, OnlySingleSharesArePlannedAndTinyOnesBounded) {
   EXPECT_FALSE(tiny.Planned(995, 10));
 }
 
+// A GPU holding 810 waits for a 160: the node must keep the least CPU and
+// memory a 160 was seen to ask. 970 held is complete: nothing is needed.
+// A size whose needs are unknown (a fixed workload names no memory) needs
+// what its shapes name.
+TEST(FillPlanTest, APartnerNeedsTheLeastItsSizeAsked) {
+  const FillPlan plan =
+      FillPlan::Of({Share(810, 0.5), Share(160, 0.5)},
+                   {{810, {.cpu_milli = 8000, .memory_mib = 32768}},
+                    {160, {.cpu_milli = 2000, .memory_mib = 4096}}});
+  EXPECT_TRUE(plan.PartnerFits(810, 2000, 4096));
+  EXPECT_FALSE(plan.PartnerFits(810, 1999, 4096));
+  EXPECT_FALSE(plan.PartnerFits(810, 2000, 4095));
+  EXPECT_TRUE(plan.PartnerFits(160, 8000, 32768));
+  EXPECT_FALSE(plan.PartnerFits(160, 7999, 1 << 20));
+  EXPECT_TRUE(plan.PartnerFits(970, 0, 0));
+  WorkloadShape hungry = Share(160, 0.5);
+  hungry.cpu_milli = 3000;
+  const FillPlan named = FillPlan::Of({Share(810, 0.5), hungry});
+  EXPECT_FALSE(named.PartnerFits(810, 2999, 1 << 20));
+  EXPECT_TRUE(named.PartnerFits(810, 3000, 0));
+  EXPECT_TRUE(FillPlan().PartnerFits(810, 0, 0));
+}
+
 TEST(FillPlanTest, SingleShareMilliIsTheShareOfOneGpuOnly) {
   EXPECT_EQ(SingleShareMilli(ShareOfOneGpu("s", 47)), 470);
   EXPECT_EQ(SingleShareMilli(MakePod("mib", {GpuContainer("c", 1, 4096)})), 10);

@@ -167,6 +167,41 @@ TEST(FragawarePolicyTest, PlannedFillingsComeBeforeTheMeasure) {
   }
 }
 
+// A share opens a planned filling only where the node keeps the host
+// memory and CPU its partner needs. Learned: four 810s asking 16 GiB of
+// host memory and four 190s asking 1 GiB (three pinned on node z, then
+// the pod): as many of each, so the plan is 810 + 190 alone. Nodes a and b have
+// one empty GPU each and untracked CPU; a has 8 GiB of host memory, b 1 TiB.
+// The measure does not count memory, so for a 190 asking 1 GiB both score alike
+// and a, first by name, would win; on a the 7 GiB left could never take the 810
+// that completes the filling, so only b is planned: b, score 51 + 50 x 49 / 100
+// = 75.
+TEST(FragawarePolicyTest, APlannedFillingNeedsRoomForItsPartner) {
+  std::unique_ptr<Scheduler> scheduler = SchedulerWith(FragawareConfig());
+  ASSERT_NE(scheduler, nullptr);
+  NodeInventory a = MakeNode("a", 1);
+  a.memory_mib = 8192;
+  NodeInventory b = MakeNode("b", 1);
+  b.memory_mib = 1 << 20;
+  for (NodeInventory node : {a, b, MakeNode("z", 8)}) {
+    ASSERT_OK(scheduler->UpsertNode(std::move(node)));
+  }
+  for (int i = 0; i < 7; ++i) {
+    PodRequest learn =
+        PinnedShare("learn-" + std::to_string(i), i < 4 ? 81 : 19,
+                    "GPU-z-" + std::to_string(i));
+    learn.memory_mib = i < 4 ? 16384 : 1024;
+    ASSERT_OK(scheduler->Schedule(learn));
+  }
+  PodRequest pod = ShareOfOneGpu("p", 19);
+  pod.memory_mib = 1024;
+  absl::StatusOr<Decision> decision = scheduler->Schedule(pod);
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(decision->allocation->node_name, "b");
+  EXPECT_EQ(decision->score, 75);
+}
+
 // Pods pinned to a model keep its nodes for them. The workload is whole
 // GPUs that accept only "H100"; node x has an H100, node y an A100, one
 // GPU each. A half share on x leaves [500] that the pinned pods cannot use

@@ -76,11 +76,23 @@ FillPlan::Fillings PackBestFitDecreasing(
 
 }  // namespace
 
-FillPlan FillPlan::Of(absl::Span<const WorkloadShape> shapes) {
-  return FillPlan(PackBestFitDecreasing(PodsToPlan(shapes)));
+FillPlan FillPlan::Of(absl::Span<const WorkloadShape> shapes,
+                      const std::map<int32_t, Needs>& needs_by_size) {
+  std::map<int32_t, Needs> needs = needs_by_size;
+  for (const WorkloadShape& shape : shapes) {
+    if (!IsSingleShare(shape) || needs_by_size.contains(shape.gpu_milli)) {
+      continue;
+    }
+    auto [it, added] =
+        needs.try_emplace(shape.gpu_milli, Needs{shape.cpu_milli, 0});
+    it->second.cpu_milli = std::min(it->second.cpu_milli, shape.cpu_milli);
+  }
+  return FillPlan(PackBestFitDecreasing(PodsToPlan(shapes)), needs);
 }
 
-FillPlan::FillPlan(Fillings fillings) : fillings_(std::move(fillings)) {
+FillPlan::FillPlan(Fillings fillings,
+                   const std::map<int32_t, Needs>& needs_by_size)
+    : fillings_(std::move(fillings)) {
   for (const auto& [shares, count] : fillings_) {
     for (size_t i = 0; i < shares.size(); ++i) {
       if (i > 0 && shares[i] == shares[i - 1]) continue;  // done already
@@ -93,6 +105,32 @@ FillPlan::FillPlan(Fillings fillings) : fillings_(std::move(fillings)) {
       levels_[shares[i]] |= held;
     }
   }
+  if (levels_.empty()) return;
+  partners_.resize(kGpuMilli + 1);
+  for (const auto& [size, levels] : levels_) {
+    const auto needs = needs_by_size.find(size);
+    for (int32_t used = 0; used <= kGpuMilli; ++used) {
+      if (!levels.test(used)) continue;
+      partners_[used].push_back(needs != needs_by_size.end() ? needs->second
+                                                             : Needs{});
+    }
+  }
+}
+
+bool FillPlan::PartnerFits(int32_t used_milli, int64_t cpu_milli_left,
+                           int64_t memory_mib_left) const {
+  if (used_milli < 0 || used_milli > kGpuMilli || partners_.empty()) {
+    return true;
+  }
+  const std::vector<Needs>& partners = partners_[used_milli];
+  if (partners.empty()) return true;
+  for (const Needs& needs : partners) {
+    if (needs.cpu_milli <= cpu_milli_left &&
+        needs.memory_mib <= memory_mib_left) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool FillPlan::Planned(int32_t used_milli, int32_t share_milli) const {

@@ -83,6 +83,14 @@ void WorkloadEstimate::Observe(const PodRequest& pod) {
   absl::MutexLock lock(&mu_);
   if (seen_.size() >= kMostRememberedUids) seen_.clear();
   if (!seen_.insert(std::move(uid)).second) return;
+  const int32_t share = SingleShareMilli(pod);
+  if (share > 0 && std::get<4>(key).empty()) {
+    auto [needs, first] = share_needs_.try_emplace(
+        share, FillPlan::Needs{pod.cpu_milli, pod.memory_mib});
+    needs->second.cpu_milli = std::min(needs->second.cpu_milli, pod.cpu_milli);
+    needs->second.memory_mib =
+        std::min(needs->second.memory_mib, pod.memory_mib);
+  }
   auto [it, added] = counts_.try_emplace(std::move(key), std::move(shape), 0);
   ++it->second.second;
   ++total_;
@@ -128,7 +136,7 @@ void WorkloadEstimate::RebuildLocked() {
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (profiles[i].empty()) plain.push_back(shapes[i]);
     }
-    plan_ = FillPlan::Of(plain);
+    plan_ = FillPlan::Of(plain, share_needs_);
     next_plan_ = total_ < 16 ? total_ + 1 : total_ + total_ / 4;
   }
   snapshot_ = std::make_shared<const WorkloadSnapshot>(

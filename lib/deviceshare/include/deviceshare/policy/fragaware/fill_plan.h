@@ -16,7 +16,11 @@
 // when some filling holds that share and some of the filling's other
 // shares add up to `used_milli`: the GPU can still become that filling.
 // Only pods asking one share of one GPU (under 1000 milli) take part;
-// whole GPUs, multi-GPU pods, CPU-only pods and MIG profiles do not.
+// whole GPUs, multi-GPU pods, CPU-only pods and MIG profiles do not. A
+// filling needs its shares on one node: PartnerFits tells whether a node
+// keeps the CPU and memory for a share that could still follow, so that a
+// GPU is not opened where its partner cannot come (on FGD's default trace
+// such GPUs, on nodes out of CPU or memory, held 22,000 idle milli).
 //
 // Thread safety: immutable once built.
 #ifndef DEVICESHARE_POLICY_FRAGAWARE_FILL_PLAN_H_
@@ -46,7 +50,13 @@ class FillPlan {
   // The plan of the shapes' single shares, each weighing its `share` of
   // the pods (the shapes' other fields are ignored but for the filter
   // above; shares need not sum to 1). No such shape: an empty plan.
-  static FillPlan Of(absl::Span<const WorkloadShape> shapes);
+  // The least CPU and memory a pod of one share size was seen to need.
+  struct Needs {
+    int64_t cpu_milli = 0;
+    int64_t memory_mib = 0;
+  };
+  static FillPlan Of(absl::Span<const WorkloadShape> shapes,
+                     const std::map<int32_t, Needs>& needs_by_size = {});
 
   bool empty() const { return levels_.empty(); }
   // Whether the plan placed any share of `share_milli`.
@@ -57,16 +67,26 @@ class FillPlan {
   // that holds `used_milli` already (both in 0..1000). False for a size
   // the plan never placed.
   bool Planned(int32_t used_milli, int32_t share_milli) const;
+  // Whether a GPU holding `used_milli` is complete (no planned share
+  // follows on it) or a planned share may still come to it on a node with
+  // `cpu_milli_left` CPU and `memory_mib_left` memory left: a pod of its
+  // size needing no more was seen (learned sizes) or named (a fixed
+  // workload names no memory).
+  bool PartnerFits(int32_t used_milli, int64_t cpu_milli_left,
+                   int64_t memory_mib_left) const;
   const Fillings& fillings() const { return fillings_; }
 
  private:
   using Levels = std::bitset<kGpuMilli + 1>;
 
-  explicit FillPlan(Fillings fillings);
+  FillPlan(Fillings fillings, const std::map<int32_t, Needs>& needs_by_size);
 
   Fillings fillings_;
   // Per share size, the milli a GPU may hold before that share is added.
   absl::flat_hash_map<int32_t, Levels> levels_;
+  // Per milli a GPU holds, the planned share sizes that may follow it,
+  // each with the least CPU and memory its pods need; none: complete.
+  std::vector<std::vector<Needs>> partners_;
 };
 
 }  // namespace deviceshare

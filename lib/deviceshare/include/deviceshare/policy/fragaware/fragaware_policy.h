@@ -12,10 +12,13 @@
 //     (FGD: the share alone), which the trace replays favour;
 //   - a pod asking a share of one GPU goes where it is part of a filling
 //     its sizes make (fill_plan.h: 810 + 160, 470 + 470, 650 + 320, ...,
-//     planned from the same learned mix) before anywhere else: at node
-//     level a planned placement scores 51..100, an unplanned one 0..50,
-//     each the measure's score scaled; at GPU level a planned GPU ranks
-//     first. Sizes the plan never placed are scored by the measure alone;
+//     planned from the same learned mix) before anywhere else, if the
+//     filling is then complete or the node keeps the least CPU and host
+//     memory a pod of a size that would complete it was seen to ask: at
+//     node level a planned placement scores 51..100 (the measure's score +
+//     25), an unplanned one 0..50 (score - 25), clamped; at GPU level a
+//     planned GPU ranks first. Sizes the plan never placed are scored by
+//     the measure alone;
 //   - model-pinned pods are shapes of their own (use-gputype and trace
 //     gpu_spec): a node of another model counts all its idle GPU as lost to
 //     them, so pinned capacity is kept for the pods that need it;

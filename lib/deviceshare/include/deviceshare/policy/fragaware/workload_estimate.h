@@ -108,6 +108,9 @@ class WorkloadEstimate {
   int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_rebuild_ ABSL_GUARDED_BY(mu_) = 1;
   FillPlan plan_ ABSL_GUARDED_BY(mu_);
+  // Per share size (single shares, no MIG profile): the least CPU and host
+  // memory a pod of that size asked.
+  std::map<int32_t, FillPlan::Needs> share_needs_ ABSL_GUARDED_BY(mu_);
   int64_t next_plan_ ABSL_GUARDED_BY(mu_) = 1;
   std::shared_ptr<const WorkloadSnapshot> snapshot_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> snapshot_id_;  // snapshot_->id, set under mu_
