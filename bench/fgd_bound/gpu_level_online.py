@@ -13,7 +13,7 @@ and how much the nodes? Policies, each placing a share on one GPU:
               oracle), a share goes to a planned slot for its size, else
               opens a planned GPU, else best fit
   fillplan    fragaware's rule today (policy/fragaware/fill_plan.h): a
-              thousand GPUs' worth of the mix packed best fit decreasing;
+              thousand GPUs' worth of the mix packed by minimum bin slack;
               a share goes to a GPU where it can still make one of those
               fillings, fragaware's measure deciding among them (and among
               the rest when there is none); no oracle: the mix is the
@@ -121,23 +121,41 @@ def plan(items, gpus):
         fillings[tuple(sorted(shares, reverse=True))] += amount
 
 
+def fullest_subset(room, left):
+    """The shares of `left` (size -> count) that fill most of `room`."""
+    best = {0: ()}
+    for size in sorted(left, reverse=True):
+        grown = dict(best)
+        for total, shares in best.items():
+            for k in range(1, left[size] + 1):
+                if total + k * size > room:
+                    break
+                grown.setdefault(total + k * size, shares + (size,) * k)
+        best = grown
+    return best[max(best)]
+
+
 def fill_levels(items):
-    """(used milli, share) pairs of fill_plan.h: BFD of 1000 GPUs' worth."""
+    """(used milli, share) pairs of fill_plan.h: minimum bin slack over a
+    thousand GPUs' worth of the mix (at most 4,000 pods)."""
     mix = collections.Counter(m for c, m in items if c == 1 and m < GPU)
     total, pods = sum(m * n for m, n in mix.items()), sum(mix.values())
     scale = min(1000 * GPU / total, 4000 / pods)
-    gpus = []  # [room, shares]
-    for m in sorted(mix, reverse=True):
-        for _ in range(round(mix[m] * scale)):
-            fits = [g for g in gpus if g[0] >= m]
-            g = min(fits, key=lambda g: g[0]) if fits else None
-            if g is None:
-                g = [GPU, []]
-                gpus.append(g)
-            g[0] -= m
-            g[1].append(m)
+    left = {m: round(n * scale) for m, n in mix.items() if round(n * scale) > 0}
+    fillings = set()
+    while left:
+        largest = max(left)
+        left[largest] -= 1
+        filling = (largest,) + fullest_subset(GPU - largest, left)
+        left[largest] += 1
+        takes = collections.Counter(filling)
+        times = min(left[s] // n for s, n in takes.items())
+        for s, n in takes.items():
+            left[s] -= n * times
+        left = {m: n for m, n in left.items() if n > 0}
+        fillings.add(filling)
     levels = set()
-    for shares in {tuple(g[1]) for g in gpus}:
+    for shares in fillings:
         for i, s in enumerate(shares):
             sums = {0}
             for r in shares[:i] + shares[i + 1:]:

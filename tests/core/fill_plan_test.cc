@@ -1,5 +1,5 @@
 // FillPlan: the GPU fillings fragaware steers shares into, on mixes whose
-// best-fit-decreasing packing is worked out by hand.
+// minimum-bin-slack packing is worked out by hand.
 #include "deviceshare/policy/fragaware/fill_plan.h"
 
 #include <cstdint>
@@ -41,8 +41,8 @@ TEST(FillPlanTest, PairsAnEightyOneWithASixteen) {
   EXPECT_FALSE(plan.Plans(470));
 }
 
-// Best fit decreasing: the 550s open GPUs, each 230 goes beside one (the
-// least room left), then each 220 completes 550 + 230 + 220. A 220 is
+// Minimum bin slack: each GPU takes a 550 and the subset of the rest that
+// fills its 450 most, 230 + 220. A 220 is
 // planned on 0, 230, 550 and 780 used, never on 330 or 450.
 TEST(FillPlanTest, ThreeSharesMakeEveryPartialSumALevel) {
   const FillPlan plan =
@@ -59,11 +59,11 @@ TEST(FillPlanTest, ThreeSharesMakeEveryPartialSumALevel) {
   EXPECT_TRUE(plan.Planned(450, 550));  // 230 + 220
 }
 
-// Twice as many 470s as 650s and 320s: the 650s take GPUs first and each
-// takes a 320 (room 30 left), the 470s pair. Per 1,000 GPUs: 650 x 0.25 +
+// Twice as many 470s as 650s and 320s: each 650 takes the 320 that fills
+// its 350 most (30 left), then the 470s pair. Per 1,000 GPUs: 650 x 0.25 +
 // 320 x 0.25 + 470 x 0.5 = 477.5 milli a pod, so 2,094 pods: 524 of each
 // of 650 and 320 (524 GPUs) and 1,047 470s (523 pairs and one alone).
-TEST(FillPlanTest, SizesPairAsBestFitDecreasingPacksThem) {
+TEST(FillPlanTest, SizesPairAsMinimumSlackPacksThem) {
   const FillPlan plan =
       FillPlan::Of({Share(650, 0.25), Share(470, 0.5), Share(320, 0.25)});
   EXPECT_THAT(plan.fillings(),
@@ -74,6 +74,22 @@ TEST(FillPlanTest, SizesPairAsBestFitDecreasingPacksThem) {
   EXPECT_FALSE(plan.Planned(470, 320));  // 470 + 320 strands 210
   EXPECT_TRUE(plan.Planned(470, 470));
   EXPECT_FALSE(plan.Planned(320, 470));
+}
+
+// As many 550s, 320s, 230s and 220s (758 each in a thousand GPUs' worth):
+// a 550 is filled to 1000 by 230 + 220, and the 320s go three to a GPU
+// (252 times, then the last two). Best fit decreasing would put each 320
+// beside a 550 (130 left) and the 230s and 220s four to a GPU.
+TEST(FillPlanTest, MinimumSlackFillsGpusBestFitDecreasingWouldNot) {
+  const FillPlan plan = FillPlan::Of(
+      {Share(550, 1), Share(320, 1), Share(230, 1), Share(220, 1)});
+  EXPECT_THAT(plan.fillings(),
+              ElementsAre(Pair(std::vector<int32_t>{320, 320}, 1),
+                          Pair(std::vector<int32_t>{320, 320, 320}, 252),
+                          Pair(std::vector<int32_t>{550, 230, 220}, 758)));
+  EXPECT_TRUE(plan.Planned(550, 220));
+  EXPECT_FALSE(plan.Planned(550, 320));
+  EXPECT_TRUE(plan.Planned(640, 320));
 }
 
 // Whole GPUs, multi-GPU shares, CPU-only pods and shapes of no share take

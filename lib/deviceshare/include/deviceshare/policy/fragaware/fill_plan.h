@@ -10,8 +10,10 @@
 // one-step rule, within 0.1 point of following an oracle's optimal plan.
 //
 // The plan packs a thousand GPUs' worth of the mix (each size in
-// proportion to its share of the pods) best fit decreasing, which is close
-// to the best packing for bin packing, and keeps every filling it made. A
+// proportion to its share of the pods) by minimum bin slack (each GPU the
+// largest share left and the subset of the rest that fills it most), which
+// on these mixes comes close to the packing LP's fillings, and keeps every
+// filling it made. A
 // share of `share_milli` on a GPU already holding `used_milli` is planned
 // when some filling holds that share and some of the filling's other
 // shares add up to `used_milli`: the GPU can still become that filling.
