@@ -119,18 +119,18 @@ TEST(FillPlanTest, APartnerNeedsTheLeastItsSizeAsked) {
       FillPlan::Of({Share(810, 0.5), Share(160, 0.5)},
                    {{810, {.cpu_milli = 8000, .memory_mib = 32768}},
                     {160, {.cpu_milli = 2000, .memory_mib = 4096}}});
-  EXPECT_TRUE(plan.PartnerFits(810, 2000, 4096));
-  EXPECT_FALSE(plan.PartnerFits(810, 1999, 4096));
-  EXPECT_FALSE(plan.PartnerFits(810, 2000, 4095));
-  EXPECT_TRUE(plan.PartnerFits(160, 8000, 32768));
-  EXPECT_FALSE(plan.PartnerFits(160, 7999, 1 << 20));
-  EXPECT_TRUE(plan.PartnerFits(970, 0, 0));
+  EXPECT_TRUE(plan.PartnerFits(810, {2000, 4096}));
+  EXPECT_FALSE(plan.PartnerFits(810, {1999, 4096}));
+  EXPECT_FALSE(plan.PartnerFits(810, {2000, 4095}));
+  EXPECT_TRUE(plan.PartnerFits(160, {8000, 32768}));
+  EXPECT_FALSE(plan.PartnerFits(160, {7999, 1 << 20}));
+  EXPECT_TRUE(plan.PartnerFits(970, {0, 0}));
   WorkloadShape hungry = Share(160, 0.5);
   hungry.cpu_milli = 3000;
   const FillPlan named = FillPlan::Of({Share(810, 0.5), hungry});
-  EXPECT_FALSE(named.PartnerFits(810, 2999, 1 << 20));
-  EXPECT_TRUE(named.PartnerFits(810, 3000, 0));
-  EXPECT_TRUE(FillPlan().PartnerFits(810, 0, 0));
+  EXPECT_FALSE(named.PartnerFits(810, {2999, 1 << 20}));
+  EXPECT_TRUE(named.PartnerFits(810, {3000, 0}));
+  EXPECT_TRUE(FillPlan().PartnerFits(810, {0, 0}));
 }
 
 TEST(FillPlanTest, SingleShareMilliIsTheShareOfOneGpuOnly) {

@@ -222,4 +222,13 @@ absl::Status NodeState::CheckInvariants() const {
   return absl::OkStatus();
 }
 
+HostRoom HostRoom::Of(const NodeState& node) {
+  const NodeInventory& inventory = node.inventory();
+  return HostRoom{
+      inventory.cpu_milli > 0 ? inventory.cpu_milli - node.used_cpu_milli()
+                              : kUntracked,
+      inventory.memory_mib > 0 ? inventory.memory_mib - node.used_memory_mib()
+                               : kUntracked};
+}
+
 }  // namespace deviceshare

@@ -177,16 +177,6 @@ IndexedNode IndexEntryOf(const NodeState& node, const BackendSet& backends) {
   return entry;
 }
 
-HostRoom HostRoom::Of(const NodeState& node) {
-  constexpr int64_t kUntracked = std::numeric_limits<int64_t>::max();
-  const NodeInventory& inventory = node.inventory();
-  return HostRoom{
-      inventory.cpu_milli > 0 ? inventory.cpu_milli - node.used_cpu_milli()
-                              : kUntracked,
-      inventory.memory_mib > 0 ? inventory.memory_mib - node.used_memory_mib()
-                               : kUntracked};
-}
-
 void IndexBucket::Summarise() {
   max_headroom = GpuHeadroom{};
   max_host = HostRoom{std::numeric_limits<int64_t>::min(),

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -162,6 +163,30 @@ class NodeState {
   absl::flat_hash_map<std::string, size_t> position_by_uuid_;
 
   void AddUsage(const DeviceLedger& ledger, int sign);
+};
+
+// The CPU and memory a node has left for pods; a figure the inventory
+// does not track is never short (the largest int64).
+struct HostRoom {
+  static constexpr int64_t kUntracked = std::numeric_limits<int64_t>::max();
+
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+
+  static HostRoom Of(const NodeState& node);
+  // Whether a pod asking `cpu_milli` and `memory_mib` may fit this room.
+  bool Holds(int64_t cpu_milli, int64_t memory_mib) const {
+    return cpu_milli <= this->cpu_milli && memory_mib <= this->memory_mib;
+  }
+  // The room left once a pod asking `cpu_milli` and `memory_mib` lands; an
+  // untracked figure stays untracked.
+  HostRoom After(int64_t cpu_milli, int64_t memory_mib) const {
+    return HostRoom{this->cpu_milli == kUntracked ? kUntracked
+                                                  : this->cpu_milli - cpu_milli,
+                    this->memory_mib == kUntracked
+                        ? kUntracked
+                        : this->memory_mib - memory_mib};
+  }
 };
 
 }  // namespace deviceshare

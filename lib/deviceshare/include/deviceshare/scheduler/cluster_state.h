@@ -60,19 +60,6 @@ using ClaimAllocations = std::map<std::string, dra::AllocationResult>;
 // template not created yet has none.
 std::vector<std::string> ClaimKeysOf(const PodRequest& request);
 
-// The CPU and memory a node has left for pods; a figure the inventory
-// does not track is never short (the largest int64).
-struct HostRoom {
-  int64_t cpu_milli = 0;
-  int64_t memory_mib = 0;
-
-  static HostRoom Of(const NodeState& node);
-  // Whether a pod asking `cpu_milli` and `memory_mib` may fit this room.
-  bool Holds(int64_t cpu_milli, int64_t memory_mib) const {
-    return cpu_milli <= this->cpu_milli && memory_mib <= this->memory_mib;
-  }
-};
-
 // A node in the index, with its GPU headroom and host room kept beside it
 // so that a decision can rule it out without touching the node.
 // `blocked`: SharingBackend::BlockedCode of the backend of the node's GPUs

@@ -153,20 +153,15 @@ FillPlan::FillPlan(Fillings fillings,
   }
 }
 
-bool FillPlan::PartnerFits(int32_t used_milli, int64_t cpu_milli_left,
-                           int64_t memory_mib_left) const {
+bool FillPlan::PartnerFits(int32_t used_milli, const HostRoom& room) const {
   if (used_milli < 0 || used_milli > kGpuMilli || partners_.empty()) {
     return true;
   }
   const std::vector<Needs>& partners = partners_[used_milli];
-  if (partners.empty()) return true;
-  for (const Needs& needs : partners) {
-    if (needs.cpu_milli <= cpu_milli_left &&
-        needs.memory_mib <= memory_mib_left) {
-      return true;
-    }
-  }
-  return false;
+  return partners.empty() ||
+         std::any_of(partners.begin(), partners.end(), [&](const Needs& n) {
+           return room.Holds(n.cpu_milli, n.memory_mib);
+         });
 }
 
 bool FillPlan::Planned(int32_t used_milli, int32_t share_milli) const {

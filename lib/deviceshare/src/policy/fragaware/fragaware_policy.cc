@@ -40,13 +40,6 @@ std::vector<WorkloadShape> WeighPerGpu(std::vector<WorkloadShape> shapes) {
   return shapes;
 }
 
-// What a node keeps once `pod` lands: CPU and host memory (the inventory
-// tracks neither when it names none: then unlimited).
-int64_t Left(int64_t capacity, int64_t used, int64_t asked) {
-  constexpr int64_t kUntracked = int64_t{1} << 60;
-  return capacity <= 0 ? kUntracked : capacity - used - asked;
-}
-
 // Whether `pod`'s share of `share_milli` on GPU `position` of `node` is
 // planned: it makes part of a planned filling, and the filling is complete
 // or the node keeps the CPU and memory a share to come needs.
@@ -57,9 +50,7 @@ bool PlannedOn(const FillPlan& plan, const PodRequest& pod,
   if (!plan.Planned(used, share_milli)) return false;
   return plan.PartnerFits(
       used + share_milli,
-      Left(node.inventory().cpu_milli, node.used_cpu_milli(), pod.cpu_milli),
-      Left(node.inventory().memory_mib, node.used_memory_mib(),
-           pod.memory_mib));
+      HostRoom::Of(node).After(pod.cpu_milli, pod.memory_mib));
 }
 
 // The share a pod asks where the plan has a say: a single share of a size
@@ -114,10 +105,10 @@ class FragawarePolicyImpl final : public PlacementPolicy {
     }
     const GpuRank rank = fgd::RankGpuByFrag(workload.id, workload.shapes, pod,
                                             node, position, extra);
-    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    const int32_t share = PlannedShareOf(pod, *workload.fill_plan);
     if (share == 0) return rank;
     return GpuRank{
-        PlannedOn(workload.fill_plan, pod, node, position, share) ? 1 : 0,
+        PlannedOn(*workload.fill_plan, pod, node, position, share) ? 1 : 0,
         rank[0], rank[1]};
   }
 
@@ -134,14 +125,14 @@ class FragawarePolicyImpl final : public PlacementPolicy {
     }
     const int score = fgd::NodeScoreByFrag(workload.id, workload.shapes, pod,
                                            node, placement);
-    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    const int32_t share = PlannedShareOf(pod, *workload.fill_plan);
     if (share == 0) return score;
     bool planned = false;
     for (const ContainerAllocation& container : placement.containers) {
       for (const DeviceGrant& grant : container.devices) {
         const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
         planned = planned ||
-                  (at && PlannedOn(workload.fill_plan, pod, node, *at, share));
+                  (at && PlannedOn(*workload.fill_plan, pod, node, *at, share));
       }
     }
     return WithPlan(planned, score);
@@ -156,11 +147,11 @@ class FragawarePolicyImpl final : public PlacementPolicy {
     }
     const int bound =
         fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
-    const int32_t share = PlannedShareOf(pod, workload.fill_plan);
+    const int32_t share = PlannedShareOf(pod, *workload.fill_plan);
     if (share == 0) return bound;
     bool planned = false;
     for (size_t i = 0; i < node.gpu_count() && !planned; ++i) {
-      planned = PlannedOn(workload.fill_plan, pod, node, i, share);
+      planned = PlannedOn(*workload.fill_plan, pod, node, i, share);
     }
     return WithPlan(planned, bound);
   }

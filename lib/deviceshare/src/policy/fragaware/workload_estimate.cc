@@ -25,30 +25,41 @@ int32_t PerGpuMilli(const ContainerRequest& container) {
   return kWholeGpuMilli;  // neither named: the whole card (memory 0 = all)
 }
 
+// What a pod's app containers ask of GPUs: the largest milli of one GPU
+// and the GPUs in all.
+struct GpuAsk {
+  int32_t milli = 0;
+  int32_t count = 0;
+};
+
+GpuAsk GpuAskOf(const PodRequest& pod) {
+  GpuAsk ask;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.is_init || !container.wants_gpu()) continue;
+    ask.milli = std::max(ask.milli, PerGpuMilli(container));
+    ask.count += container.gpu_count;
+  }
+  return ask;
+}
+
+int32_t SingleShareOf(const GpuAsk& ask) {
+  return ask.count == 1 && ask.milli < kWholeGpuMilli ? ask.milli : 0;
+}
+
 }  // namespace
 
 WorkloadShape ShapeOfPod(const PodRequest& pod) {
+  const GpuAsk ask = GpuAskOf(pod);
   WorkloadShape shape;
   shape.cpu_milli = pod.cpu_milli;
-  for (const ContainerRequest& container : pod.containers) {
-    if (container.is_init || !container.wants_gpu()) continue;
-    if (shape.gpu_count == 0) shape.gpu_milli = PerGpuMilli(container);
-    shape.gpu_milli = std::max(shape.gpu_milli, PerGpuMilli(container));
-    shape.gpu_count += container.gpu_count;
-  }
+  shape.gpu_milli = ask.milli;
+  shape.gpu_count = ask.count;
   if (shape.gpu_count > 0) shape.models = pod.use_models;
   return shape;
 }
 
 int32_t SingleShareMilli(const PodRequest& pod) {
-  int32_t milli = 0;
-  int32_t gpus = 0;
-  for (const ContainerRequest& container : pod.containers) {
-    if (container.is_init || !container.wants_gpu()) continue;
-    milli = std::max(milli, PerGpuMilli(container));
-    gpus += container.gpu_count;
-  }
-  return gpus == 1 && milli < kWholeGpuMilli ? milli : 0;
+  return SingleShareOf(GpuAskOf(pod));
 }
 
 std::string MigProfileOfPod(const PodRequest& pod) {
@@ -62,7 +73,7 @@ std::string MigProfileOfPod(const PodRequest& pod) {
 std::shared_ptr<const WorkloadSnapshot> MakeWorkloadSnapshot(
     std::vector<WorkloadShape> shapes, WeighShapes weigh) {
   std::vector<std::string> no_profiles(shapes.size());
-  FillPlan plan = FillPlan::Of(shapes);
+  auto plan = std::make_shared<const FillPlan>(FillPlan::Of(shapes));
   if (weigh != nullptr) shapes = weigh(std::move(shapes));
   return std::make_shared<const WorkloadSnapshot>(
       WorkloadSnapshot{fgd::NewWorkloadId(), std::move(shapes),
@@ -83,7 +94,7 @@ void WorkloadEstimate::Observe(const PodRequest& pod) {
   absl::MutexLock lock(&mu_);
   if (seen_.size() >= kMostRememberedUids) seen_.clear();
   if (!seen_.insert(std::move(uid)).second) return;
-  const int32_t share = SingleShareMilli(pod);
+  const int32_t share = SingleShareOf({shape.gpu_milli, shape.gpu_count});
   if (share > 0 && std::get<4>(key).empty()) {
     auto [needs, first] = share_needs_.try_emplace(
         share, FillPlan::Needs{pod.cpu_milli, pod.memory_mib});
@@ -136,7 +147,7 @@ void WorkloadEstimate::RebuildLocked() {
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (profiles[i].empty()) plain.push_back(shapes[i]);
     }
-    plan_ = FillPlan::Of(plain, share_needs_);
+    plan_ = std::make_shared<const FillPlan>(FillPlan::Of(plain, share_needs_));
     next_plan_ = total_ < 16 ? total_ + 1 : total_ + total_ / 4;
   }
   snapshot_ = std::make_shared<const WorkloadSnapshot>(

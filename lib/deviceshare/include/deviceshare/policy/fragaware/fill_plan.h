@@ -35,6 +35,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
+#include "deviceshare/model/node_state.h"
 #include "deviceshare/model/workload_shape.h"
 
 namespace deviceshare {
@@ -49,14 +50,16 @@ class FillPlan {
   // Plans nothing: no share is planned.
   FillPlan() = default;
 
-  // The plan of the shapes' single shares, each weighing its `share` of
-  // the pods (the shapes' other fields are ignored but for the filter
-  // above; shares need not sum to 1). No such shape: an empty plan.
   // The least CPU and memory a pod of one share size was seen to need.
   struct Needs {
     int64_t cpu_milli = 0;
     int64_t memory_mib = 0;
   };
+
+  // The plan of the shapes' single shares, each weighing its `share` of
+  // the pods (shares need not sum to 1; models are ignored). No such
+  // shape: an empty plan. A size's partner needs are `needs_by_size`'s,
+  // else the least CPU its shapes name and no memory.
   static FillPlan Of(absl::Span<const WorkloadShape> shapes,
                      const std::map<int32_t, Needs>& needs_by_size = {});
 
@@ -71,11 +74,9 @@ class FillPlan {
   bool Planned(int32_t used_milli, int32_t share_milli) const;
   // Whether a GPU holding `used_milli` is complete (no planned share
   // follows on it) or a planned share may still come to it on a node with
-  // `cpu_milli_left` CPU and `memory_mib_left` memory left: a pod of its
-  // size needing no more was seen (learned sizes) or named (a fixed
-  // workload names no memory).
-  bool PartnerFits(int32_t used_milli, int64_t cpu_milli_left,
-                   int64_t memory_mib_left) const;
+  // `room` left: a pod of its size needing no more was seen (learned
+  // sizes) or named (a fixed workload names no memory).
+  bool PartnerFits(int32_t used_milli, const HostRoom& room) const;
   const Fillings& fillings() const { return fillings_; }
 
  private:

@@ -63,8 +63,9 @@ struct WorkloadSnapshot {
   // none (a configured workload names none).
   std::vector<std::string> mig_profiles;
   // The fillings the shapes' single shares make, planned from their share
-  // of the pods before the owner weighs them (fill_plan.h).
-  FillPlan fill_plan;
+  // of the pods before the owner weighs them (fill_plan.h); never null,
+  // shared by the snapshots built until the plan is re-made.
+  std::shared_ptr<const FillPlan> fill_plan = std::make_shared<FillPlan>();
 };
 
 // A snapshot of `shapes` (their shares of the pods) weighed by `weigh`
@@ -107,7 +108,8 @@ class WorkloadEstimate {
   std::map<Key, std::pair<WorkloadShape, int64_t>> counts_ ABSL_GUARDED_BY(mu_);
   int64_t total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_rebuild_ ABSL_GUARDED_BY(mu_) = 1;
-  FillPlan plan_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const FillPlan> plan_ ABSL_GUARDED_BY(mu_) =
+      std::make_shared<FillPlan>();
   // Per share size (single shares, no MIG profile): the least CPU and host
   // memory a pod of that size asked.
   std::map<int32_t, FillPlan::Needs> share_needs_ ABSL_GUARDED_BY(mu_);
