@@ -2,6 +2,7 @@
 // (hkust-adsl/kubernetes-scheduler-simulator, pkg/utils/frag_test.go:
 // TestNodeGpuShareFragAmountScore, TestNodeGpuShareFragAmountWithNonGpu),
 // restated here as our data: the same workloads and nodes, the same sums.
+#include <cstdint>
 #include <vector>
 
 #include "deviceshare/policy/fgd/frag_model.h"
@@ -138,6 +139,29 @@ TEST(FgdFragModelTest, ClassesByHand) {
   EXPECT_EQ(Classify(node, pinned), FragClass::kSatisfied);
   EXPECT_EQ(Classify(FragNode{8000, {}, ""}, Shape(1000, 500, 1, "T4", 1)),
             FragClass::kNoAccess);
+}
+
+// A shape counted by CPU (fragaware's shares) also loses the GPUs the
+// pods its node's CPU holds cannot reach. 470-milli pods of 11 CPUs on
+// [1000, 1000, 1000, 1000, 500]: all five GPUs hold one (4,500 milli
+// fitting, room for ten pods), but 44 CPUs hold four, 1,880 milli, so
+// 2,620 is lost to them; 110 CPUs hold all ten, and under 11 CPUs the
+// shape does not fit at all (all 4,500 idle). FGD's shape checks one pod.
+TEST(FgdFragModelTest, CountedByCpuLosesWhatItsPodsCannotReach) {
+  TypicalPod counted = Shape(11000, 470, 1, "", 100);
+  counted.counted_by_cpu = true;
+  TypicalPod fgd = counted;
+  fgd.counted_by_cpu = false;
+  const std::vector<int32_t> left = {1000, 1000, 1000, 1000, 500};
+  EXPECT_EQ(FragMilliFor(FragNode{44000, left, "G2"}, counted), 2620);
+  EXPECT_EQ(FragMilliFor(FragNode{44000, left, "G2"}, fgd), 0);
+  EXPECT_EQ(FragMilliFor(FragNode{110000, left, "G2"}, counted), 0);
+  EXPECT_EQ(FragMilliFor(FragNode{10999, left, "G2"}, counted), 4500);
+  // GPUs too small for the shape count as before: [300, 1000] with room
+  // for one pod keeps 300 + (1000 - 470).
+  EXPECT_EQ(FragMilliFor(FragNode{11000, {300, 1000}, "G2"}, counted), 830);
+  // Untracked CPU (the memo's 2^60) never runs short.
+  EXPECT_EQ(FragMilliFor(FragNode{int64_t{1} << 60, left, "G2"}, counted), 0);
 }
 
 }  // namespace

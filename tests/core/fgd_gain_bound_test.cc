@@ -64,6 +64,8 @@ TEST(FgdGainBoundTest, BoundsEveryRandomPlacement) {
           draw(16) * 1000, cpu_only ? 0 : static_cast<int32_t>(1 + draw(1000)),
           cpu_only ? 0 : static_cast<int32_t>(1 + draw(4)),
           static_cast<double>(1 + draw(100)) / 100.0, pinned));
+      // fragaware's shares count their pods' CPU (frag_model.h).
+      workload.back().counted_by_cpu = draw(2) == 0;
     }
     FragNode before = Node(draw(32) * 1000, {}, models[draw(3)]);
     const int64_t gpus = 1 + draw(8);

@@ -121,14 +121,14 @@ TEST(FragawarePolicyTest, FixedWorkloadOverridesLearning) {
   EXPECT_EQ(decision->score, 59);
 }
 
-// Each shape weighs its share divided by the GPUs it asks. Workload: whole
-// GPUs (30 % of pods) and 250-milli shares (70 %); node a has 400 left on
-// GPU 0 and GPU 1 free; the pod asks 200. Per GPU asked the weights are
-// 0.3 / 1 and 0.7 / 0.25, i.e. 0.097 and 0.903: before, F = 0.097 x 400 =
-// 38.7; on a-0 ([200, 1000]) both shapes lose the 200, F = 200 (score 45);
-// on a-1 ([400, 800]) only the whole GPUs lose 1200, F = 116.1 (score 48):
-// a-1. fgd weighs 0.3 and 0.7: F 120 -> 200 on a-0 (48), 120 -> 360 on a-1
-// (44): a-0.
+// Each shape weighs its share divided by the part of a GPU it takes.
+// Workload: whole GPUs (30 % of pods) and 250-milli shares (70 %); node a
+// has 400 left on GPU 0 and GPU 1 free; the pod asks 200. Per GPU taken
+// the weights are 0.3 / 1 and 0.7 / 0.25, i.e. 0.097 and 0.903: before,
+// F = 0.097 x 400 = 38.7; on a-0 ([200, 1000]) both shapes lose the 200, F =
+// 200 (score 45); on a-1 ([400, 800]) only the whole GPUs lose 1200, F = 116.1
+// (score 48): a-1. fgd weighs 0.3 and 0.7: F 120 -> 200 on a-0 (48), 120 -> 360
+// on a-1 (44): a-0.
 TEST(FragawarePolicyTest, ShapesWeighTheirSharePerGpuAsked) {
   for (const auto& [policy, want_gpu] :
        {std::pair<std::string, std::string>{"fragaware", "GPU-a-1"},
@@ -140,6 +140,70 @@ TEST(FragawarePolicyTest, ShapesWeighTheirSharePerGpuAsked) {
     ASSERT_TRUE(decision->allocation.has_value());
     EXPECT_EQ(FirstGrant(*decision).uuid, want_gpu);
     EXPECT_EQ(decision->score, 48);
+  }
+}
+
+// A pod of whole GPUs keeps its share of the pods in the measure (not
+// divided by the GPUs it asks). Workload: 2-GPU pods and 500-milli shares,
+// half the pods each, weighing 0.5 and 0.5 x 2 = 1.0, i.e. 1/3 and 2/3.
+// Node a is empty, node b holds 500 on GPU 0; the pod asks 500. On a it
+// breaks the pair the 2-GPU pods need (F 0 -> 1500 / 3, score 37); on b,
+// which they lost already, it takes 500 of their 1500 (F 500 -> 333,
+// score 54), planned (500 + 500): b, 54 + 25 = 79. Divided by two GPUs
+// the 2-GPU pods would weigh 0.2 and b score 52 + 25 = 77.
+TEST(FragawarePolicyTest, WholeGpuPodsKeepTheirShare) {
+  std::unique_ptr<Scheduler> scheduler = SchedulerWith(FragawareConfig(
+      {WorkloadShape{.gpu_milli = 1000, .gpu_count = 2, .share = 0.5},
+       Typical(500, 0.5)}));
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 2)));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 2)));
+  ASSERT_OK(scheduler->Schedule(PinnedShare("resident", 50, "GPU-b-0")));
+  absl::StatusOr<Decision> decision =
+      scheduler->Schedule(ShareOfOneGpu("p", 50));
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(FirstGrant(*decision).uuid, "GPU-b-0");
+  EXPECT_EQ(decision->score, 79);
+}
+
+// A share is counted by the pods of it the node's CPU holds, so a share of
+// few CPUs goes where CPU is short. Workload: 470-milli shares of 11 CPUs
+// and 810 of 3 CPUs, half the pods each (weights 0.633 / 0.367 per GPU
+// taken). Nodes of 2 GPUs: a-rich has 100 CPUs, b-poor 24, which hold two
+// 470s (940 of 2000 milli: F 0.633 x 1060 = 671). An 810 of 3 CPUs on
+// b-poor leaves [190, 1000] and 21 CPUs: the 470s lose 190 + 530, the
+// 810s 190 (F 525, score 53); on a-rich the 470s and 810s lose the 190
+// alone (F 0 -> 190, score 45). Both planned (810 alone): b-poor, 53 + 25
+// = 78. fgd checks one 470 and sees both nodes alike (F 0 -> 190, 45): the
+// first by name, a-rich, whose CPU the 470s would have used.
+TEST(FragawarePolicyTest, ACpuLightShareGoesWhereCpuIsShort) {
+  NodeInventory rich = MakeNode("a-rich", 2);
+  rich.cpu_milli = 100000;
+  NodeInventory poor = MakeNode("b-poor", 2);
+  poor.cpu_milli = 24000;
+  const std::vector<WorkloadShape> workload = {
+      WorkloadShape{
+          .cpu_milli = 11000, .gpu_milli = 470, .gpu_count = 1, .share = 0.5},
+      WorkloadShape{
+          .cpu_milli = 3000, .gpu_milli = 810, .gpu_count = 1, .share = 0.5}};
+  for (const auto& [policy, want_node, want_score] :
+       {std::tuple<std::string, std::string, int>{"fragaware", "b-poor", 78},
+        {"fgd", "a-rich", 45}}) {
+    SCOPED_TRACE(policy);
+    Config config = MakeConfig(policy, policy);
+    config.scheduler.typical_workload = workload;
+    std::unique_ptr<Scheduler> scheduler = SchedulerWith(config);
+    ASSERT_NE(scheduler, nullptr);
+    ASSERT_OK(scheduler->UpsertNode(rich));
+    ASSERT_OK(scheduler->UpsertNode(poor));
+    PodRequest pod = ShareOfOneGpu("p", 81);
+    pod.cpu_milli = 3000;
+    absl::StatusOr<Decision> decision = scheduler->Schedule(pod);
+    ASSERT_OK(decision);
+    ASSERT_TRUE(decision->allocation.has_value());
+    EXPECT_EQ(decision->allocation->node_name, want_node);
+    EXPECT_EQ(decision->score, want_score);
   }
 }
 

@@ -24,6 +24,10 @@ struct WorkloadShape {
   // name in the list is ignored.
   std::vector<std::string> models;
   double share = 0;  // of the pods, 0..1
+  // Whether the measure counts how many pods of this shape the node's CPU
+  // holds, so that GPU beyond their reach is capacity the shape cannot use
+  // (policy/fgd/frag_model.h). FGD's own measure checks one pod only.
+  bool counted_by_cpu = false;
 
   friend bool operator==(const WorkloadShape&, const WorkloadShape&) = default;
 };

@@ -29,6 +29,18 @@ bool GpusFit(const FragNode& node, const TypicalPod& pod) {
   return enough >= std::max(pod.gpu_count, 1);
 }
 
+// The milli of `fitting` (on GPUs each holding a pod of `pod`) that the
+// pods of `pod` the node's CPU holds would not take; 0 when CPU does not
+// count or holds enough. Kept in integers: untracked CPU is 2^60.
+int64_t BeyondCpuReach(const FragNode& node, const TypicalPod& pod,
+                       int64_t fitting) {
+  if (!pod.counted_by_cpu || pod.cpu_milli <= 0 || fitting <= 0) return 0;
+  const int64_t per_pod = int64_t{std::max(pod.gpu_count, 1)} * pod.gpu_milli;
+  const int64_t pods_needed = (fitting + per_pod - 1) / per_pod;
+  const int64_t pods_held = node.cpu_milli_left / pod.cpu_milli;
+  return pods_held < pods_needed ? fitting - pods_held * per_pod : 0;
+}
+
 }  // namespace
 
 FragClass Classify(const FragNode& node, const TypicalPod& pod) {
@@ -52,10 +64,11 @@ int64_t IdleMilli(const FragNode& node) {
 int64_t FragMilliFor(const FragNode& node, const TypicalPod& pod) {
   if (Classify(node, pod) != FragClass::kSatisfied) return IdleMilli(node);
   int64_t unusable = 0;
+  int64_t fitting = 0;
   for (int32_t left : node.gpu_milli_left) {
-    if (left < pod.gpu_milli) unusable += left;
+    (left < pod.gpu_milli ? unusable : fitting) += left;
   }
-  return unusable;
+  return unusable + BeyondCpuReach(node, pod, fitting);
 }
 
 double FragMilli(const FragNode& node, absl::Span<const TypicalPod> workload) {

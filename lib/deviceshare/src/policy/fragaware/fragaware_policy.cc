@@ -18,20 +18,31 @@
 namespace deviceshare {
 namespace {
 
-// The weight of a shape in the measure: its share of the pods divided by
-// the GPUs it asks (a CPU-only pod as one). FGD weighs shapes by their
-// share alone, so the many small shares, whose room a fragment decides,
-// weigh as little as the few whole-GPU pods; per GPU asked they weigh as
-// the capacity they would fill. On the five Alibaba traces (seeds 42-43)
-// this took the unallocated GPU at 100 % arrived from 4.83 / 5.31 / 4.38
-// (share alone) to 4.52 / 4.46 / 4.10 on default / gpuspec10 / multigpu20,
-// with gpushare40 and gpushare100 within 0.3 point (bench/README.md).
-std::vector<WorkloadShape> WeighPerGpu(std::vector<WorkloadShape> shapes) {
+// The shapes as fragaware's measure weighs them:
+//   - each weighs its share of the pods divided by the part of one GPU it
+//     takes of each GPU it asks (a CPU-only pod's or a whole GPU's: 1).
+//     FGD weighs shapes by their share alone, so the many small shares,
+//     whose room a fragment decides, weigh as little as the few whole-GPU
+//     pods; per GPU taken they weigh as the capacity they would fill. A
+//     pod of k whole GPUs keeps its share: divided by k as well, the
+//     8-GPU pods' claim on whole nodes weighed too little once shares
+//     were counted by CPU (multigpu20 4.25 ± 0.49 against 3.46 ± 0.08,
+//     bench/README.md);
+//   - a single share is counted by CPU (WorkloadShape::counted_by_cpu):
+//     the GPUs a node's CPU cannot feed with its pods are capacity it
+//     cannot use. 470s and 650s ask 8-11 CPUs, so they belong on nodes
+//     with CPU to spare and 810s of 3 CPUs on the others; on FGD's
+//     replay this took the unallocated GPU at 100 % arrived on
+//     gpushare100 from 12.36 to 11.86 and on gpushare40 from 5.58 to 5.32.
+//     Whole GPUs are checked for one pod, as FGD checks them: counting
+//     them too sent pods of few CPUs to empty 8-GPU nodes, which the
+//     8-GPU pods then lacked (multigpu20 4.55 ± 0.59).
+std::vector<WorkloadShape> FragawareWeights(std::vector<WorkloadShape> shapes) {
   double total = 0;
   for (WorkloadShape& shape : shapes) {
-    const double gpus =
-        static_cast<double>(shape.gpu_count) * shape.gpu_milli / 1000.0;
-    shape.share /= gpus > 0 ? gpus : 1.0;
+    const bool share_of_gpu = shape.gpu_milli > 0 && shape.gpu_milli < 1000;
+    if (share_of_gpu) shape.share *= 1000.0 / shape.gpu_milli;
+    shape.counted_by_cpu = share_of_gpu;
     total += shape.share;
   }
   if (total > 0) {
@@ -76,9 +87,9 @@ int WithPlan(bool planned, int score) {
 class FragawarePolicyImpl final : public PlacementPolicy {
  public:
   FragawarePolicyImpl(std::vector<WorkloadShape> fixed, int64_t nodes_to_score)
-      : nodes_to_score_(nodes_to_score), learned_(WeighPerGpu) {
+      : nodes_to_score_(nodes_to_score), learned_(FragawareWeights) {
     if (!fixed.empty()) {
-      fixed_ = MakeWorkloadSnapshot(std::move(fixed), WeighPerGpu);
+      fixed_ = MakeWorkloadSnapshot(std::move(fixed), FragawareWeights);
     }
   }
 

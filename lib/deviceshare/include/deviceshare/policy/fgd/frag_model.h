@@ -11,7 +11,12 @@
 //   - the node's model is not one m accepts: all of it (kNoAccess);
 //   - m fits (kSatisfied: gpu_count GPUs each with >= gpu_milli left, and
 //     the CPU): only the GPUs with less than gpu_milli left, which m
-//     cannot use;
+//     cannot use; and, for a shape counted_by_cpu (fragaware's single
+//     shares, not FGD's), also the milli of the GPUs it fits beyond what
+//     the pods of m that the node's CPU holds would take: floor(CPU left
+//     / m's CPU) x gpu_count x gpu_milli. A node whose CPU holds four
+//     470-milli pods of 11 CPUs cannot use its other GPUs for them, which
+//     FGD's one-pod check does not see;
 //   - otherwise (kLackGpu, kLackCpu, kLackBoth): all of it.
 // The node's fragmentation for a workload is the sum over its typical pods
 // of share x contribution (FragMilli). FGD places a pod where that sum grows
@@ -74,8 +79,11 @@ double FragMilli(const FragNode& node, absl::Span<const TypicalPod> workload);
 // that takes at most `most_drop` milli of the node's idle GPU (no GPU
 // gains, CPU does not grow): a pod the node fits before keeps at most
 // what it could not use, less nothing (share x min(drop, unusable)); one
-// it does not fit fits no better after (share x drop). Infinity when a
-// share is negative.
+// it does not fit fits no better after (share x drop). It holds for
+// shapes counted by CPU too: what they can use (the smaller of the GPUs'
+// milli they fit and their pods' reach) never grows, so their measure
+// falls by at most the idle milli taken. Infinity when a share is
+// negative.
 double FragGainBound(const FragNode& node,
                      absl::Span<const TypicalPod> workload, int64_t most_drop);
 

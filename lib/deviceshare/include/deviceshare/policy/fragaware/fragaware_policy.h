@@ -8,8 +8,13 @@
 //   - the workload is learned online from the pods the scheduler sees
 //     (workload_estimate.h: every shape, rare ones included), so no trace
 //     is needed; config scheduler.typicalWorkload fixes it instead;
-//   - each shape weighs its share of the pods divided by the GPUs it asks
-//     (FGD: the share alone), which the trace replays favour;
+//   - each shape weighs its share of the pods divided by the part of a
+//     GPU it takes of each GPU it asks (FGD: the share alone), which the
+//     trace replays favour;
+//   - a single share counts how many of its pods the node's CPU holds
+//     (WorkloadShape::counted_by_cpu): GPUs its pods' CPU cannot reach are
+//     capacity it cannot use, so CPU-hungry shares go where CPU is to
+//     spare and CPU-light ones where it is not;
 //   - a pod asking a share of one GPU goes where it is part of a filling
 //     its sizes make (fill_plan.h: 810 + 160, 470 + 470, 650 + 320, ...,
 //     planned from the same learned mix) before anywhere else, if the
