@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/policy/fragaware/workload_estimate.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/status_macros.h"
 #include "gmock/gmock.h"
@@ -205,6 +206,32 @@ TEST(FragawarePolicyTest, ACpuLightShareGoesWhereCpuIsShort) {
     EXPECT_EQ(decision->allocation->node_name, want_node);
     EXPECT_EQ(decision->score, want_score);
   }
+}
+
+// A share named in MiB only is not counted by CPU: its 10 milli stand for
+// a size not known. Workload: such shares of 4 CPUs; node a has one GPU
+// and 8 CPUs. A pod asking 8 GiB of the 80 GiB GPU and 4 CPUs leaves
+// [900]: the shape still fits, the measure does not move (score 50), and
+// the pod is planned (ten-milli shares fill a GPU a hundred at a time):
+// 75. Counted, 8 CPUs would hold two such pods (20 of 1000 milli, F 980)
+// and 4 CPUs one (10 of 900, F 890): score 52, 77.
+TEST(FragawarePolicyTest, AShareNamedInMibOnlyIsNotCountedByCpu) {
+  std::unique_ptr<Scheduler> scheduler = SchedulerWith(
+      FragawareConfig({WorkloadShape{.cpu_milli = 4000,
+                                     .gpu_milli = kMemoryOnlyShareMilli,
+                                     .gpu_count = 1,
+                                     .share = 1.0}}));
+  ASSERT_NE(scheduler, nullptr);
+  NodeInventory node = MakeNode("a", 1);
+  node.cpu_milli = 8000;
+  ASSERT_OK(scheduler->UpsertNode(node));
+  PodRequest pod = testing::MakePod("p", {testing::GpuContainer("c", 1, 8192)});
+  pod.cpu_milli = 4000;
+  ASSERT_EQ(ShapeOfPod(pod).gpu_milli, kMemoryOnlyShareMilli);
+  absl::StatusOr<Decision> decision = scheduler->Schedule(pod);
+  ASSERT_OK(decision);
+  ASSERT_TRUE(decision->allocation.has_value());
+  EXPECT_EQ(decision->score, 75);
 }
 
 // A share goes where it is part of a planned filling before where the

@@ -36,13 +36,16 @@ namespace {
 //     gpushare100 from 12.36 to 11.86 and on gpushare40 from 5.58 to 5.32.
 //     Whole GPUs are checked for one pod, as FGD checks them: counting
 //     them too sent pods of few CPUs to empty 8-GPU nodes, which the
-//     8-GPU pods then lacked (multigpu20 4.55 ± 0.59).
+//     8-GPU pods then lacked (multigpu20 4.55 ± 0.59). Nor is a share
+//     named in MiB only: its 10 milli stand for a size not known, and
+//     counted they would make every GPU of a node look out of their reach.
 std::vector<WorkloadShape> FragawareWeights(std::vector<WorkloadShape> shapes) {
   double total = 0;
   for (WorkloadShape& shape : shapes) {
     const bool share_of_gpu = shape.gpu_milli > 0 && shape.gpu_milli < 1000;
     if (share_of_gpu) shape.share *= 1000.0 / shape.gpu_milli;
-    shape.counted_by_cpu = share_of_gpu;
+    shape.counted_by_cpu =
+        share_of_gpu && shape.gpu_milli != kMemoryOnlyShareMilli;
     total += shape.share;
   }
   if (total > 0) {

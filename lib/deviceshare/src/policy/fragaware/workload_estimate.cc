@@ -10,8 +10,6 @@ namespace deviceshare {
 namespace {
 
 constexpr int32_t kWholeGpuMilli = 1000;
-// A share named in MiB only: some of a GPU, how much unknown.
-constexpr int32_t kMemoryOnlyMilli = 10;
 // Seen uids kept before the set starts over: a pod counted twice after
 // that many others is noise, an unbounded set in a long-lived extender is
 // not.
@@ -21,7 +19,7 @@ int32_t PerGpuMilli(const ContainerRequest& container) {
   if (container.exclusive()) return kWholeGpuMilli;
   const int32_t percent = std::max(container.cores, container.memory_percent);
   if (percent > 0) return std::min(kWholeGpuMilli, percent * 10);
-  if (container.memory_mib > 0) return kMemoryOnlyMilli;
+  if (container.memory_mib > 0) return kMemoryOnlyShareMilli;
   return kWholeGpuMilli;  // neither named: the whole card (memory 0 = all)
 }
 

@@ -12,9 +12,10 @@
 //     GPU it takes of each GPU it asks (FGD: the share alone), which the
 //     trace replays favour;
 //   - a single share counts how many of its pods the node's CPU holds
-//     (WorkloadShape::counted_by_cpu): GPUs its pods' CPU cannot reach are
-//     capacity it cannot use, so CPU-hungry shares go where CPU is to
-//     spare and CPU-light ones where it is not;
+//     (WorkloadShape::counted_by_cpu; not a share named in MiB only, whose
+//     size is not known): GPUs its pods' CPU cannot reach are capacity it
+//     cannot use, so CPU-hungry shares go where CPU is to spare and
+//     CPU-light ones where it is not;
 //   - a pod asking a share of one GPU goes where it is part of a filling
 //     its sizes make (fill_plan.h: 810 + 160, 470 + 470, 650 + 320, ...,
 //     planned from the same learned mix) before anywhere else, if the

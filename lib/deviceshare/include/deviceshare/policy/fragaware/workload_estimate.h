@@ -37,12 +37,16 @@
 
 namespace deviceshare {
 
+// ShapeOfPod's milli for a share named in MiB only: some of a GPU, how
+// much unknown.
+inline constexpr int32_t kMemoryOnlyShareMilli = 10;
+
 // The shape of `pod` as the fragmentation measure sees it: its CPU, its
 // GPU count (over its app containers), the milli-GPU it takes of each GPU
 // (the larger of its SM and memory percent x 10; 1000 for a whole or
-// exclusive GPU or one with no share named; 10 when it names memory only
-// in MiB, which no percent of an unknown GPU describes) and the models it
-// accepts. A pod without GPUs is CPU-only (count and milli 0).
+// exclusive GPU or one with no share named; kMemoryOnlyShareMilli when it
+// names memory only in MiB, which no percent of an unknown GPU describes) and
+// the models it accepts. A pod without GPUs is CPU-only (count and milli 0).
 WorkloadShape ShapeOfPod(const PodRequest& pod);
 
 // ShapeOfPod's gpu_milli for a pod asking a share of one GPU (under 1000
