@@ -2,6 +2,7 @@
 // backend/sharing_backend.h). Parameterised over the registry, so a new
 // backend is covered by registering it.
 #include <algorithm>
+#include <optional>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -102,6 +103,39 @@ TEST_P(BackendContractTest, FilterAllocationIsWhatAllocateCommits) {
       EXPECT_EQ(fit.allocation, *allocated);
     }
   }
+}
+
+// Node score bounds trust a backend that says its grants charge as asked
+// (grant_charges()): no grant may charge its GPU more cores, or more memory
+// than its container asks of that card, on a node filling up.
+TEST_P(BackendContractTest, GrantsChargeAsAskedWhereTheBackendSaysSo) {
+  if (backend_->grant_charges() != GrantCharges::kAsAsked) {
+    GTEST_SKIP() << GetParam() << " promises nothing of its grants' charges";
+  }
+  NodeState node = MakeNodeState(4, 40960);
+  int grants = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (PodRequest pod : SampleRequests()) {
+      pod.uid = absl::StrCat(pod.uid, "-", round);
+      absl::StatusOr<PodAllocation> allocated =
+          backend_->Allocate(pod, node, {});
+      if (!allocated.ok()) continue;
+      for (const ContainerAllocation& container : allocated->containers) {
+        const ContainerRequest& asked =
+            pod.containers[container.container_index];
+        for (const DeviceGrant& grant : container.devices) {
+          const std::optional<size_t> at = node.FindGpuIndex(grant.gpu_index);
+          ASSERT_TRUE(at.has_value()) << pod.name;
+          EXPECT_LE(grant.cores, asked.cores) << pod.name;
+          EXPECT_LE(grant.memory_mib,
+                    asked.MemoryOn(node.ledger(*at).memory_capacity_mib()))
+              << pod.name;
+          ++grants;
+        }
+      }
+    }
+  }
+  EXPECT_GT(grants, 10);
 }
 
 TEST_P(BackendContractTest, AllocateThenReleaseRestoresTheLedgerExactly) {

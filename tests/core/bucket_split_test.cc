@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -48,11 +49,15 @@ size_t BucketCount(const ClusterState& state) {
   return count;
 }
 
-class BucketSplitTest : public ::testing::TestWithParam<std::string> {};
+// A node policy, and the nodes it scores (0: all; a budget visits nodes in
+// bucket order, no budget skips twins, across buckets too).
+class BucketSplitTest
+    : public ::testing::TestWithParam<std::tuple<std::string, int64_t>> {};
 
 TEST_P(BucketSplitTest, SplitBucketsDecideAsWholeOnes) {
-  Config config = MakeConfig(GetParam(), "binpack");
-  if (GetParam() == "fragaware") config.scheduler.nodes_to_score = 5;
+  const auto& [node_policy, nodes_to_score] = GetParam();
+  Config config = MakeConfig(node_policy, "binpack");
+  config.scheduler.nodes_to_score = nodes_to_score;
   BackendRegistry registry;
   ASSERT_OK(RegisterBuiltinBackends(registry));
   absl::StatusOr<BackendSet> backends = BackendSet::Create(registry, config);
@@ -131,7 +136,11 @@ TEST_P(BucketSplitTest, SplitBucketsDecideAsWholeOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, BucketSplitTest,
-                         ::testing::Values("binpack", "spread", "fragaware"));
+                         ::testing::Values(std::make_tuple("binpack", 0),
+                                           std::make_tuple("spread", 0),
+                                           std::make_tuple("fragaware", 5),
+                                           std::make_tuple("fragaware", 0),
+                                           std::make_tuple("fgd", 0)));
 
 }  // namespace
 }  // namespace deviceshare

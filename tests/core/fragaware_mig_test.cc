@@ -344,7 +344,7 @@ void CheckBoundOverOfferedPlacements(const PlacementPolicy& policy) {
       NodeFit fit = backend->Filter(pod, node, options);
       if (!fit.fits()) continue;
       EXPECT_LE(policy.NodeScoreFor(pod, node, fit.allocation),
-                policy.NodeScoreBoundFor(pod, node))
+                policy.NodeScoreBoundFor(pod, node, backend->grant_charges()))
           << name;
       ++checked;
       if (!chosen) chosen = fit.allocation;

@@ -208,6 +208,12 @@ INSTANTIATE_TEST_SUITE_P(
     Policies, SchedulePruningTest,
     ::testing::Combine(::testing::Values("binpack", "spread"),
                        ::testing::Values("binpack", "spread")));
+// Bounded by node state (NodeScoreBoundFor): fragaware learns the workload
+// from the pods, fgd has none (every node 50).
+INSTANTIATE_TEST_SUITE_P(Fragmentation, SchedulePruningTest,
+                         ::testing::Values(std::make_tuple("fragaware",
+                                                           "fragaware"),
+                                           std::make_tuple("fgd", "fgd")));
 
 }  // namespace
 }  // namespace deviceshare

@@ -80,7 +80,7 @@ class BucketTwinsStateTest : public ::testing::Test {
     std::set<std::string> names;
     for (const auto& [shape, group] : state_->shape_groups()) {
       for (const auto& [key, bucket] : group.buckets) {
-        for (uint32_t at : *twins_.Visit(*state_, bucket)) {
+        for (uint32_t at : twins_.Visit(*state_, bucket)->positions) {
           names.insert(bucket.nodes[at].node->name());
         }
       }

@@ -53,6 +53,7 @@ int32_t TwinClassAmong(const NodeState& node,
 
 void BucketTwins::StartOver(const ClusterState& state) {
   state_id_ = state.id();
+  ++epoch_;
   known_.clear();
   classes_.clear();
   lists_.clear();
@@ -67,7 +68,7 @@ int32_t BucketTwins::ClassOf(const ClusterState& state, const NodeState& node) {
   return known.twin_class;
 }
 
-std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
+std::shared_ptr<const BucketTwins::Visits> BucketTwins::Visit(
     const ClusterState& state, const IndexBucket& bucket) {
   absl::MutexLock lock(&mu_);
   if (state_id_ != state.id()) StartOver(state);
@@ -82,8 +83,8 @@ std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
   const size_t nodes = state.nodes_by_name().size();
   if (known_.size() > kSlack * nodes + 1024) known_.clear();
   if (lists_.size() > kSlack * nodes + 1024) lists_.clear();
-  auto visit = std::make_shared<Positions>();
-  visit->reserve(bucket.nodes.size());
+  auto visit = std::make_shared<Visits>();
+  visit->epoch = epoch_;
   std::vector<int32_t> seen;  // classes met in this bucket
   for (size_t i = 0; i < bucket.nodes.size(); ++i) {
     const int32_t twin_class = ClassOf(state, *bucket.nodes[i].node);
@@ -93,7 +94,8 @@ std::shared_ptr<const BucketTwins::Positions> BucketTwins::Visit(
       }
       seen.push_back(twin_class);
     }
-    visit->push_back(static_cast<uint32_t>(i));
+    visit->positions.push_back(static_cast<uint32_t>(i));
+    visit->twin_classes.push_back(twin_class);
   }
   lists_[&bucket] = Listed{bucket.version, bucket.nodes.size(), visit};
   return visit;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/dra/dra_reasons.h"
 #include "deviceshare/policy/builtin_policies.h"
@@ -96,6 +97,18 @@ ReasonCode ClaimsCode(dra::ClaimsOnNode::Outcome outcome) {
       return dra::kDevicesUnavailable;
   }
   return dra::kDevicesUnavailable;
+}
+
+// kAsAsked when every backend that may serve the pod says its grants charge
+// as asked; a pod none may serve has no grants to bound.
+GrantCharges GrantChargesOf(absl::Span<const SharingBackend* const> backends) {
+  const bool as_asked =
+      !backends.empty() &&
+      std::all_of(backends.begin(), backends.end(),
+                  [](const SharingBackend* backend) {
+                    return backend->grant_charges() == GrantCharges::kAsAsked;
+                  });
+  return as_asked ? GrantCharges::kAsAsked : GrantCharges::kUpToWholeGpu;
 }
 
 }  // namespace
@@ -220,6 +233,7 @@ absl::StatusOr<PodCycle> DecisionPath::PreFilter(
         std::remove_if(cycle.backends.begin(), cycle.backends.end(), unused),
         cycle.backends.end());
   }
+  cycle.grant_charges = GrantChargesOf(cycle.backends);
   if (request.HasClaims()) {
     cycle.dra = state != nullptr ? &state->dra() : nullptr;
     cycle.device_order = DeviceOrderOf(*cycle.placement.gpu_policy);
@@ -528,9 +542,10 @@ std::optional<NodeVerdict> DecisionPath::Search(
   // below the best score found cannot win, and one whose bound equals it
   // can only win the tie on a smaller name, so the result is the node a
   // full scan picks (see BetterVerdict()). Nor can a node whose twin
-  // (bucket_twins.h: untouched, the same inventory) comes before it in its
-  // bucket: only the first is visited. A bucket whose current tally
-  // (bucket_tally.h) says no node fits is skipped.
+  // (bucket_twins.h: untouched, the same inventory) comes before it, in its
+  // bucket or an earlier one of its class: only the first is visited. A
+  // bucket whose current tally (bucket_tally.h) says no node fits is
+  // skipped.
   const PodRequest& pod = cycle.pod();
   const int64_t budget = cycle.placement.node_policy->feasible_nodes_to_score();
   // A budget counts the nodes scored, which skipping twins would change;
@@ -550,6 +565,7 @@ std::optional<NodeVerdict> DecisionPath::Search(
   // Kept between searches on this thread: a list of the index's runs per
   // decision would otherwise be allocated and freed each time.
   thread_local std::vector<BucketRun> runs;
+  TwinsMet met;
   RunsFor(cycle, state, runs);
   for (const BucketRun& run : runs) {
     if (best && best->stranded_percent == 0 && run.bound < best->score) {
@@ -563,13 +579,16 @@ std::optional<NodeVerdict> DecisionPath::Search(
       }
       if (!BucketMayHold(cycle, *run.shape, bucket->second, tallies)) continue;
       const std::vector<IndexedNode>& nodes = bucket->second.nodes;
-      std::shared_ptr<const BucketTwins::Positions> visit;
+      std::shared_ptr<const BucketTwins::Visits> visit;
       if (skip_twins) visit = twins_->Visit(state, bucket->second);
-      const size_t count = visit != nullptr ? visit->size() : nodes.size();
+      const size_t count =
+          visit != nullptr ? visit->positions.size() : nodes.size();
       for (size_t i = 0; i < count; ++i) {
-        const IndexedNode& entry = nodes[visit != nullptr ? (*visit)[i] : i];
+        const IndexedNode& entry =
+            nodes[visit != nullptr ? visit->positions[i] : i];
         const NodeState& node = *entry.node;
         if (cannot_win(run.bound, node)) break;  // names ascending
+        if (visit != nullptr && met.MetBefore(*visit, i)) continue;
         if (!entry.host.Holds(pod.cpu_milli, pod.memory_mib) ||
             !MayFitHeadroom(cycle, *run.shape, entry.headroom)) {
           continue;
@@ -580,9 +599,9 @@ std::optional<NodeVerdict> DecisionPath::Search(
         // under a budget, which counts the nodes scored and would count
         // fewer.
         if (best && budget == 0 &&
-            cannot_win(
-                cycle.placement.node_policy->NodeScoreBoundFor(pod, node),
-                node)) {
+            cannot_win(cycle.placement.node_policy->NodeScoreBoundFor(
+                           pod, node, cycle.grant_charges),
+                       node)) {
           continue;
         }
         if (!MayFit(cycle, node)) continue;

@@ -38,6 +38,8 @@ class FractionalBackend : public SharingBackend {
   bool MayFit(const PodRequest& request, const NodeState& node) const final;
   int ScoreUpperBound(const PodRequest& request, const NodeState& node,
                       const PlacementOptions& options) const final;
+  // A share charges its container's cores and its memory on the card.
+  GrantCharges grant_charges() const final { return GrantCharges::kAsAsked; }
   bool MayFitHeadroom(const PodRequest& request, const NodeShape& shape,
                       const GpuHeadroom& headroom) const final;
   int ShapeScoreBound(const PodRequest& request, const NodeShape& shape,

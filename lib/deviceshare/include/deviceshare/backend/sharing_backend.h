@@ -116,6 +116,14 @@ class SharingBackend {
     return 100;
   }
 
+  // What every grant this backend makes may charge its GPU (policy/
+  // placement_policy.h): node score bounds rely on it, so a backend says
+  // kAsAsked only if no grant ever charges more than its container asks.
+  // The default promises nothing.
+  virtual GrantCharges grant_charges() const {
+    return GrantCharges::kUpToWholeGpu;
+  }
+
   // A necessary condition for MayFit() from the node's shape and GPU
   // headroom alone, which the cluster index keeps beside each node. The
   // default, true, rules out nothing.

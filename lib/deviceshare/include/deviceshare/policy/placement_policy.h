@@ -71,6 +71,19 @@ struct GpuCandidate {
 // filter and picker (mutex, topology-aware).
 enum class ChainRole { kScoreKey, kNumaKey, kFilter };
 
+// What a placement's grants may charge their GPUs, as the backends that
+// may serve a pod promise it (SharingBackend::grant_charges): what node
+// score bounds may assume.
+enum class GrantCharges {
+  // Anything up to the whole GPU: a MIG instance, say, rounds a share up
+  // to a profile.
+  kUpToWholeGpu,
+  // Each grant charges its GPU no more than its container's cores and its
+  // memory on that card (ContainerRequest::cores and MemoryOn() of the
+  // ledger's memory capacity): backend/fractional_share.h's shares.
+  kAsAsked,
+};
+
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
@@ -145,12 +158,12 @@ class PlacementPolicy {
   virtual int ScoreBound(const UtilisationRange& after) const = 0;
 
   // An upper bound of NodeScoreFor(pod, node, placement) over every
-  // placement of `pod` on `node` that any backend may make, for policies
-  // whose ScoreBound cannot bound their score but the node's state can
-  // (fgd, fragaware). The search asks it of a node only when there is a
-  // best to beat and no node budget. 100 by default.
-  virtual int NodeScoreBoundFor(const PodRequest& pod,
-                                const NodeState& node) const {
+  // placement of `pod` on `node` whose grants charge as `charges` says,
+  // for policies whose ScoreBound cannot bound their score but the node's
+  // state can (fgd, fragaware). The search asks it of a node only when
+  // there is a best to beat and no node budget. 100 by default.
+  virtual int NodeScoreBoundFor(const PodRequest& pod, const NodeState& node,
+                                GrantCharges charges) const {
     return 100;
   }
 

@@ -31,6 +31,8 @@ struct PodCycle {
   // ones whose mode some registered GPU runs, when any does. Empty when its
   // mode is not enabled: every node then says ModeMismatch.
   absl::InlinedVector<const SharingBackend*, 4> backends;
+  // What their grants may charge: kAsAsked when every one of them says so.
+  GrantCharges grant_charges = GrantCharges::kUpToWholeGpu;
 
   // DRA, for a pod with claims: the cluster's DRA state, the keys of the
   // pod's claims, and the device order its GPU policy asks for. When a

@@ -146,8 +146,8 @@ class BestfitPolicyImpl final : public FgdBaselinePolicy {
             const PodTake& take) const override {
     return BestfitScore(node, before, take);
   }
-  int NodeScoreBoundFor(const PodRequest& pod,
-                        const NodeState& node) const override {
+  int NodeScoreBoundFor(const PodRequest& pod, const NodeState& node,
+                        GrantCharges charges) const override {
     return BestfitBound(pod, node);
   }
 };

@@ -118,22 +118,42 @@ int NodeScoreByFrag(uint64_t workload_id,
   return FgdScore(frag.before, frag.after);
 }
 
+std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
+                                      const NodeState& node,
+                                      GrantCharges charges) {
+  int64_t most = 0;
+  for (const ContainerRequest& container : pod.containers) {
+    if (container.gpu_count < 0) return std::nullopt;
+    if (container.gpu_count == 0) continue;
+    int32_t taken = 0;  // by one grant of the container, on its worst GPU
+    for (size_t i = 0; i < node.gpu_count(); ++i) {
+      const DeviceLedger& ledger = node.ledger(i);
+      const int32_t left = MilliLeft(ledger);
+      int32_t after = 0;
+      if (charges == GrantCharges::kAsAsked && !container.exclusive()) {
+        after = std::min(
+            left,
+            MilliLeftAfter(ledger, container.cores,
+                           container.MemoryOn(ledger.memory_capacity_mib())));
+      }
+      taken = std::max(taken, left - after);
+    }
+    most += int64_t{container.gpu_count} * taken;
+  }
+  return most;
+}
+
 int NodeScoreBoundByFrag(uint64_t workload_id,
                          absl::Span<const WorkloadShape> workload,
-                         const PodRequest& pod, const NodeState& node) {
+                         const PodRequest& pod, const NodeState& node,
+                         GrantCharges charges) {
   constexpr int kNoBound = 100;
   const std::optional<PackedNode> packed = Pack(node);
   if (!packed || pod.cpu_milli < 0) return kNoBound;
-  // Each GPU a container asks is one grant at most, and a grant takes at
-  // most the GPU's milli left (MilliLeftAfter never exceeds it). A pod
-  // asking none may still take CPU: its drop is 0 milli of GPU.
-  int64_t gpus = 0;
-  for (const ContainerRequest& container : pod.containers) {
-    if (container.gpu_count < 0) return kNoBound;
-    gpus += container.gpu_count;
-  }
-  const double gain = MemoFragGainBound(workload_id, workload, *packed,
-                                        gpus * int64_t{kMilliPerGpu});
+  const std::optional<int64_t> most_drop = MostMilliTaken(pod, node, charges);
+  if (!most_drop) return kNoBound;
+  const double gain =
+      MemoFragGainBound(workload_id, workload, *packed, *most_drop);
   // The scores' sums round in double; a milli of slack covers that many
   // times over and can only loosen the bound.
   constexpr double kSlackMilli = 1e-3;
@@ -173,9 +193,9 @@ class FgdPolicyImpl final : public PlacementPolicy {
     return fgd::NodeScoreByFrag(id_, workload_, pod, node, placement);
   }
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
-  int NodeScoreBoundFor(const PodRequest& pod,
-                        const NodeState& node) const override {
-    return fgd::NodeScoreBoundByFrag(id_, workload_, pod, node);
+  int NodeScoreBoundFor(const PodRequest& pod, const NodeState& node,
+                        GrantCharges charges) const override {
+    return fgd::NodeScoreBoundByFrag(id_, workload_, pod, node, charges);
   }
 
  private:

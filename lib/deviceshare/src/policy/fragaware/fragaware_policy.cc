@@ -153,14 +153,14 @@ class FragawarePolicyImpl final : public PlacementPolicy {
   }
   // The score follows fragmentation, not utilisation: no bound.
   int ScoreBound(const UtilisationRange& after) const override { return 100; }
-  int NodeScoreBoundFor(const PodRequest& pod,
-                        const NodeState& node) const override {
+  int NodeScoreBoundFor(const PodRequest& pod, const NodeState& node,
+                        GrantCharges charges) const override {
     const WorkloadSnapshot& workload = Workload();
     if (fragaware::HasSlicedGpu(node)) {
       return fragaware::NodeScoreBoundBySlices(Sliced(workload), pod, node);
     }
-    const int bound =
-        fgd::NodeScoreBoundByFrag(workload.id, workload.shapes, pod, node);
+    const int bound = fgd::NodeScoreBoundByFrag(workload.id, workload.shapes,
+                                                pod, node, charges);
     const int32_t share = PlannedShareOf(pod, *workload.fill_plan);
     if (share == 0) return bound;
     bool planned = false;

@@ -25,6 +25,7 @@
 #define DEVICESHARE_POLICY_FGD_FGD_POLICY_H_
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "deviceshare/config/scheduler_config.h"
@@ -76,13 +77,25 @@ int NodeScoreByFrag(uint64_t workload_id,
                     const PodRequest& pod, const NodeState& node,
                     const PodAllocation& placement);
 
+// The most GPU milli (MilliLeft) a placement of `pod` whose grants charge
+// as `charges` says can take from `node`'s GPUs: each GPU a container asks
+// is one grant, and a grant takes at most what the worst GPU for it
+// loses. Charged as asked, a GPU loses what MilliLeftAfter leaves it of
+// the container's cores and memory on that card (MilliLeftAfter only falls
+// as a charge grows); an exclusive grant, or one that may charge up to a
+// whole GPU, takes all the GPU has left. nullopt for a negative GPU count.
+std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
+                                      const NodeState& node,
+                                      GrantCharges charges);
+
 // An upper bound of NodeScoreByFrag over every placement of `pod` on
-// `node`, whatever GPUs it takes: the measure can fall by at most
-// FragGainBound with each GPU the pod's containers ask losing at most all
-// it has left. 100 (no bound) for nodes the memo does not pack.
+// `node` whose grants charge as `charges` says, whatever GPUs it takes:
+// the measure can fall by at most FragGainBound with MostMilliTaken taken.
+// 100 (no bound) for nodes the memo does not pack.
 int NodeScoreBoundByFrag(uint64_t workload_id,
                          absl::Span<const WorkloadShape> workload,
-                         const PodRequest& pod, const NodeState& node);
+                         const PodRequest& pod, const NodeState& node,
+                         GrantCharges charges);
 
 }  // namespace fgd
 }  // namespace deviceshare
