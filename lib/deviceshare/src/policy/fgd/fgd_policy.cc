@@ -118,29 +118,50 @@ int NodeScoreByFrag(uint64_t workload_id,
   return FgdScore(frag.before, frag.after);
 }
 
-std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
-                                      const NodeState& node,
-                                      GrantCharges charges) {
+namespace {
+
+// MostMilliTaken with each GPU's milli left already known (`left_of(i)`).
+template <typename LeftOf>
+std::optional<int64_t> MostMilliTakenWith(const PodRequest& pod,
+                                          const NodeState& node,
+                                          GrantCharges charges,
+                                          LeftOf left_of) {
   int64_t most = 0;
   for (const ContainerRequest& container : pod.containers) {
     if (container.gpu_count < 0) return std::nullopt;
     if (container.gpu_count == 0) continue;
+    const bool as_asked =
+        charges == GrantCharges::kAsAsked && !container.exclusive();
     int32_t taken = 0;  // by one grant of the container, on its worst GPU
     for (size_t i = 0; i < node.gpu_count(); ++i) {
-      const DeviceLedger& ledger = node.ledger(i);
-      const int32_t left = MilliLeft(ledger);
+      const int32_t left = left_of(i);
       int32_t after = 0;
-      if (charges == GrantCharges::kAsAsked && !container.exclusive()) {
+      const DeviceLedger& ledger = node.ledger(i);
+      if (as_asked && container.cores < ledger.core_capacity()) {
+        // MilliLeftAfter, less its own MilliLeft(ledger): `left` is that.
         after = std::min(
             left,
-            MilliLeftAfter(ledger, container.cores,
-                           container.MemoryOn(ledger.memory_capacity_mib())));
+            MilliLeft(ledger.free_cores() - container.cores,
+                      ledger.core_capacity(),
+                      ledger.free_memory_mib() -
+                          container.MemoryOn(ledger.memory_capacity_mib()),
+                      ledger.memory_capacity_mib()));
       }
       taken = std::max(taken, left - after);
     }
     most += int64_t{container.gpu_count} * taken;
   }
   return most;
+}
+
+}  // namespace
+
+std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
+                                      const NodeState& node,
+                                      GrantCharges charges) {
+  return MostMilliTakenWith(pod, node, charges, [&node](size_t i) {
+    return MilliLeft(node.ledger(i));
+  });
 }
 
 int NodeScoreBoundByFrag(uint64_t workload_id,
@@ -150,7 +171,10 @@ int NodeScoreBoundByFrag(uint64_t workload_id,
   constexpr int kNoBound = 100;
   const std::optional<PackedNode> packed = Pack(node);
   if (!packed || pod.cpu_milli < 0) return kNoBound;
-  const std::optional<int64_t> most_drop = MostMilliTaken(pod, node, charges);
+  const std::optional<int64_t> most_drop =
+      MostMilliTakenWith(pod, node, charges, [&packed](size_t i) {
+        return static_cast<int32_t>(packed->milli_left[i]);
+      });
   if (!most_drop) return kNoBound;
   const double gain =
       MemoFragGainBound(workload_id, workload, *packed, *most_drop);
