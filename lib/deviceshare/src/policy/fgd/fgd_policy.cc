@@ -118,14 +118,9 @@ int NodeScoreByFrag(uint64_t workload_id,
   return FgdScore(frag.before, frag.after);
 }
 
-namespace {
-
-// MostMilliTaken with each GPU's milli left already known (`left_of(i)`).
-template <typename LeftOf>
-std::optional<int64_t> MostMilliTakenWith(const PodRequest& pod,
-                                          const NodeState& node,
-                                          GrantCharges charges,
-                                          LeftOf left_of) {
+std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
+                                      const NodeState& node,
+                                      GrantCharges charges) {
   int64_t most = 0;
   for (const ContainerRequest& container : pod.containers) {
     if (container.gpu_count < 0) return std::nullopt;
@@ -134,34 +129,18 @@ std::optional<int64_t> MostMilliTakenWith(const PodRequest& pod,
         charges == GrantCharges::kAsAsked && !container.exclusive();
     int32_t taken = 0;  // by one grant of the container, on its worst GPU
     for (size_t i = 0; i < node.gpu_count(); ++i) {
-      const int32_t left = left_of(i);
-      int32_t after = 0;
       const DeviceLedger& ledger = node.ledger(i);
-      if (as_asked && container.cores < ledger.core_capacity()) {
-        // MilliLeftAfter, less its own MilliLeft(ledger): `left` is that.
-        after = std::min(
-            left,
-            MilliLeft(ledger.free_cores() - container.cores,
-                      ledger.core_capacity(),
-                      ledger.free_memory_mib() -
-                          container.MemoryOn(ledger.memory_capacity_mib()),
-                      ledger.memory_capacity_mib()));
-      }
-      taken = std::max(taken, left - after);
+      // The same MilliLeftAfter that PackedAfter measures the grant with.
+      const int32_t after =
+          as_asked
+              ? MilliLeftAfter(ledger, container.cores,
+                               container.MemoryOn(ledger.memory_capacity_mib()))
+              : 0;
+      taken = std::max(taken, MilliLeft(ledger) - after);
     }
     most += int64_t{container.gpu_count} * taken;
   }
   return most;
-}
-
-}  // namespace
-
-std::optional<int64_t> MostMilliTaken(const PodRequest& pod,
-                                      const NodeState& node,
-                                      GrantCharges charges) {
-  return MostMilliTakenWith(pod, node, charges, [&node](size_t i) {
-    return MilliLeft(node.ledger(i));
-  });
 }
 
 int NodeScoreBoundByFrag(uint64_t workload_id,
@@ -171,10 +150,7 @@ int NodeScoreBoundByFrag(uint64_t workload_id,
   constexpr int kNoBound = 100;
   const std::optional<PackedNode> packed = Pack(node);
   if (!packed || pod.cpu_milli < 0) return kNoBound;
-  const std::optional<int64_t> most_drop =
-      MostMilliTakenWith(pod, node, charges, [&packed](size_t i) {
-        return static_cast<int32_t>(packed->milli_left[i]);
-      });
+  const std::optional<int64_t> most_drop = MostMilliTaken(pod, node, charges);
   if (!most_drop) return kNoBound;
   const double gain =
       MemoFragGainBound(workload_id, workload, *packed, *most_drop);
