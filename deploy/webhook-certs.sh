@@ -17,13 +17,17 @@
 # Keep ca.key out of version control. serve reads the Secret's files again
 # when they change, so renewing is: run this again, `kubectl apply -k`.
 # Environment: SERVICE (deviceshare-scheduler), NAMESPACE (kube-system),
-# DAYS (serving certificate, 365), CA_DAYS (3650).
+# DAYS (serving certificate, 365), CA_DAYS (3650), EXTRA_SANS (more
+# subjectAltName entries, comma-separated in openssl's form, e.g.
+# "IP:10.0.0.5,DNS:webhook.example.com", for a webhook registered by url:
+# serve running outside the cluster).
 set -euo pipefail
 
 service=${SERVICE:-deviceshare-scheduler}
 namespace=${NAMESPACE:-kube-system}
 days=${DAYS:-365}
 ca_days=${CA_DAYS:-3650}
+extra_sans=${EXTRA_SANS:-}
 out=${1:-./deviceshare-webhook-tls}
 deploy_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -50,7 +54,7 @@ cat >"$work/ext.cnf" <<EXT
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=DNS:${service},DNS:${service}.${namespace},DNS:${dns},DNS:${dns}.cluster.local
+subjectAltName=DNS:${service},DNS:${service}.${namespace},DNS:${dns},DNS:${dns}.cluster.local${extra_sans:+,${extra_sans}}
 EXT
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/tls.key"
 openssl req -new -key "$work/tls.key" -subj "/CN=${dns}" -out "$work/tls.csr"

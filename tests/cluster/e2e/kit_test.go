@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The kit as a user runs it: node agents of both dialects register
+// through the real API; pods of both dialects created without a
+// schedulerName go through the real API server's call of the webhook
+// (its matchConditions evaluated there), are scheduled by the stock
+// kube-scheduler through the extender and bound with the records HAMi's
+// and Volcano's device plugins read; a pod that can never fit is refused
+// with the reason; a pod that asks no GPU never reaches the webhook.
+func TestKitPlacesPodsOfBothDialects(t *testing.T) {
+	c := newCluster(t)
+	c.gpuNode("hami-node", "hami", 4)
+	c.gpuNode("volcano-node", "volcano", 4)
+	extender, err := c.kit.StartExtender(c.ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := extender.WaitReady(c.ctx, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.kit.StartKubeScheduler(c.ctx); err != nil {
+		t.Fatal(err)
+	}
+	const ns = "team-a"
+	c.createNamespace(ns)
+	pods := c.kit.Client.CoreV1().Pods(ns)
+
+	hami := pod("hami-share", map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "20000", "nvidia.com/gpucores": "30"})
+	volcano := pod("volcano-share", map[string]string{"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "10000"})
+	for _, p := range []*corev1.Pod{hami, volcano} {
+		created, err := pods.Create(c.ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create %s: %v", p.Name, err)
+		}
+		if created.Spec.SchedulerName != "deviceshare-scheduler" {
+			t.Errorf("%s: schedulerName %q after admission, want deviceshare-scheduler", p.Name, created.Spec.SchedulerName)
+		}
+	}
+	boundHami := c.waitBound(ns, "hami-share", 60*time.Second)
+	if record := boundHami.Annotations["hami.io/vgpu-devices-allocated"]; !strings.Contains(record, ",NVIDIA,20000,30:") {
+		t.Errorf("hami-share: hami.io/vgpu-devices-allocated = %q, want one GPU with 20000 MiB and 30 cores", record)
+	}
+	boundVolcano := c.waitBound(ns, "volcano-share", 60*time.Second)
+	if record := boundVolcano.Annotations["volcano.sh/vgpu-ids-new"]; !strings.Contains(record, ",NVIDIA,10000,") {
+		t.Errorf("volcano-share: volcano.sh/vgpu-ids-new = %q, want one GPU with 10000 MiB", record)
+	}
+
+	// 200000 MiB fits no H100: refused with the reason, never bound.
+	if _, err := pods.Create(c.ctx, pod("too-big", map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "200000"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually("too-big refused with InsufficientMemory", 60*time.Second, func() (bool, string) {
+		p, err := pods.Get(c.ctx, "too-big", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if p.Spec.NodeName != "" {
+			t.Fatalf("too-big bound to %s", p.Spec.NodeName)
+		}
+		for _, condition := range p.Status.Conditions {
+			if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
+				strings.Contains(condition.Message, "InsufficientMemory") {
+				return true, ""
+			}
+		}
+		return false, conditions(p)
+	})
+
+	// With the extender (and so the webhook) down, failurePolicy Fail
+	// refuses a GPU pod, and matchConditions keep every other pod away
+	// from the webhook: it is admitted, its schedulerName untouched.
+	extender.Kill()
+	_, err = pods.Create(c.ctx, pod("gpu-while-down", map[string]string{"volcano.sh/vgpu-number": "1"}), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "deviceshare-scheduler") {
+		t.Errorf("GPU pod created while the webhook is down: err = %v, want the webhook's failure", err)
+	}
+	plain, err := pods.Create(c.ctx, pod("no-gpu", map[string]string{"cpu": "1"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a pod without GPUs was sent to the webhook: %v", err)
+	}
+	if plain.Spec.SchedulerName != "default-scheduler" {
+		t.Errorf("no-gpu: schedulerName %q, want default-scheduler", plain.Spec.SchedulerName)
+	}
+}
