@@ -3,6 +3,7 @@
 // restart; a wrong guess between confusable pods is caught at PreStart.
 #include "deviceshare/agent/allocation_matcher.h"
 
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -55,6 +56,7 @@ class MatcherTest : public ::testing::Test {
     options.node_name = kNode;
     options.kubelet_checkpoint_path = (dir_ / "checkpoint").string();
     options.pod_watch_grace = grace_;
+    options.list_pods = list_pods_;
     absl::StatusOr<std::unique_ptr<AllocationMatcher>> matcher =
         AllocationMatcher::Create(
             options, Config{}, *std::move(journal),
@@ -92,6 +94,8 @@ class MatcherTest : public ::testing::Test {
   std::filesystem::path dir_;
   // Refusals are asserted often here; the grace has its own test.
   absl::Duration grace_ = absl::ZeroDuration();
+  // The API server's answer to the agent's second look (none by default).
+  std::function<absl::StatusOr<std::vector<nlohmann::json>>()> list_pods_;
   std::unique_ptr<AllocationMatcher> matcher_;
   std::map<std::string, nlohmann::json> patches_;
 };
@@ -159,6 +163,72 @@ TEST_F(MatcherTest, AnAllocateAheadOfThePodWatchWaitsForIt) {
   absl::StatusOr<ContainerGrant> none = matcher_->Allocate({"GPU-1::0"});
   EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+}
+
+// Found with the real kube-apiserver (tests/cluster e2e): kubelet asked
+// GetPreferredAllocation for a pod the agent's watch had not delivered
+// yet, got replicas of another GPU, and the Allocate that followed could
+// only refuse them. Preferred now waits for the watch as Allocate does.
+TEST_F(MatcherTest, APreferredAheadOfThePodWatchWaitsForIt) {
+  grace_ = absl::Seconds(5);
+  Start();
+  matcher_->ReplacePods({});
+  std::thread watch([this] {
+    absl::SleepFor(absl::Milliseconds(200));
+    matcher_->ApplyPod(
+        "ADDED", BoundPod(PodSpec{.name = "late", .memory_mib = 3000},
+                          Dialect::kHami, kNode, {ShareOf("GPU-1", 3000, 0)}));
+  });
+  absl::StatusOr<std::vector<std::string>> preferred =
+      matcher_->Preferred({"GPU-0::0", "GPU-0::1", "GPU-1::0"}, {}, 1);
+  watch.join();
+  ASSERT_TRUE(preferred.ok()) << preferred.status();
+  EXPECT_THAT(*preferred, ElementsAre("GPU-1::0"));
+  absl::StatusOr<ContainerGrant> late = matcher_->Allocate(*preferred);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(EnvOf(*late)["NVIDIA_VISIBLE_DEVICES"], "GPU-1");
+
+  // With no pod coming, any valid answer once the grace has passed.
+  grace_ = absl::Milliseconds(100);
+  Start();
+  const absl::Time start = absl::Now();
+  preferred = matcher_->Preferred({"GPU-0::0", "GPU-1::0"}, {}, 1);
+  ASSERT_TRUE(preferred.ok()) << preferred.status();
+  EXPECT_THAT(*preferred, ElementsAre("GPU-0::0"));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+}
+
+// Found with the real kube-apiserver killed and restarted (tests/cluster
+// e2e): the agent's watch came back later than kubelet's by more than the
+// grace, and the Allocate refused a pod its own watch had not delivered.
+// Past the grace the agent reads the node's pods afresh, once.
+TEST_F(MatcherTest, PastTheGraceTheApiServerIsAskedOnce) {
+  int lists = 0;
+  list_pods_ = [&lists]() -> absl::StatusOr<std::vector<nlohmann::json>> {
+    ++lists;
+    return std::vector<nlohmann::json>{
+        BoundPod(PodSpec{.name = "lagging", .memory_mib = 3000}, Dialect::kHami,
+                 kNode, {ShareOf("GPU-1", 3000, 0)})};
+  };
+  Start();
+  matcher_->ReplacePods({});
+  absl::StatusOr<std::vector<std::string>> preferred =
+      matcher_->Preferred({"GPU-0::0", "GPU-1::0"}, {}, 1);
+  ASSERT_TRUE(preferred.ok()) << preferred.status();
+  EXPECT_THAT(*preferred, ElementsAre("GPU-1::0"));
+  EXPECT_EQ(lists, 1);
+  absl::StatusOr<ContainerGrant> grant = matcher_->Allocate(*preferred);
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ(EnvOf(*grant)["NVIDIA_VISIBLE_DEVICES"], "GPU-1");
+  EXPECT_EQ(lists, 1);  // the pod was known by then
+
+  // A read that fails leaves the refusal as it was.
+  list_pods_ = []() -> absl::StatusOr<std::vector<nlohmann::json>> {
+    return absl::UnavailableError("connection refused");
+  };
+  Start();
+  absl::StatusOr<ContainerGrant> none = matcher_->Allocate({"GPU-0::0"});
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(MatcherTest, PreferredSteersKubeletToTheWaitingContainersGpus) {

@@ -83,7 +83,8 @@ std::string Rejections(const json& filtered) {
 std::set<std::string> PublishedDevices(const std::vector<json>& slices) {
   std::set<std::string> names;
   for (const json& slice : slices) {
-    for (const json& device : slice["spec"]["devices"]) {
+    // A slice of counter sets has no devices list.
+    for (const json& device : slice["spec"].value("devices", json::array())) {
       names.insert(device["name"].get<std::string>());
     }
   }

@@ -76,6 +76,47 @@ std::vector<DiscoveredGpu> EightH100(bool mig) {
   return gpus;
 }
 
+// The pool's counter sets by name, from whichever slice holds them.
+std::map<std::string, const dra::CounterSet*> PoolSets(
+    const NodeSlices& built) {
+  std::map<std::string, const dra::CounterSet*> sets;
+  for (const dra::ResourceSlice& slice : built.slices) {
+    for (const dra::CounterSet& set : slice.shared_counters) {
+      EXPECT_TRUE(sets.emplace(set.name, &set).second) << set.name;
+    }
+  }
+  return sets;
+}
+
+// Every slice passes our limits and the tests' independent API server
+// rules, is of one pool of `count` slices, and the pool's references
+// resolve.
+void ExpectOnePool(const NodeSlices& built, size_t count) {
+  ASSERT_EQ(built.slices.size(), count);
+  for (size_t k = 0; k < built.slices.size(); ++k) {
+    const dra::ResourceSlice& slice = built.slices[k];
+    EXPECT_EQ(slice.name, absl::StrCat("node-a-", slice.driver, "-", k));
+    EXPECT_THAT(dra::CheckSliceLimits(slice), IsOk()) << slice.name;
+    EXPECT_THAT(testing::ValidateResourceSlice(dra::ResourceSliceToJson(slice)),
+                IsEmpty())
+        << slice.name;
+    EXPECT_EQ(slice.pool.name, "node-a");
+    EXPECT_EQ(slice.pool.resource_slice_count, static_cast<int64_t>(count));
+  }
+  EXPECT_THAT(dra::CheckPoolCounters(built.slices), IsOk());
+}
+
+// Which slice holds each GPU's devices ("gpu-3" -> {2}).
+std::map<std::string, std::set<size_t>> SlicesOfGpus(const NodeSlices& built) {
+  std::map<std::string, std::set<size_t>> where;
+  for (size_t k = 0; k < built.slices.size(); ++k) {
+    for (const dra::Device& device : built.slices[k].devices) {
+      where[device.name.substr(0, device.name.find("-mig-"))].insert(k);
+    }
+  }
+  return where;
+}
+
 TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
   absl::StatusOr<NodeSlices> built = Build(EightH100(true), kDefaultDraDriver);
   ASSERT_THAT(built.status(), IsOk());
@@ -98,23 +139,27 @@ TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
     }
   }
   ASSERT_EQ(expected.size(), 25u);  // H100 80GB: 7+7+4+3+2+1+1
-  // 9 counters per GPU (computeSlices and 8 memory slices): 3 GPUs per
-  // slice under the 32-counter limit.
-  ASSERT_EQ(built->slices.size(), 3u);
+  // The 8 counter sets in one slice of their own (at most 8 to a slice),
+  // then 200 devices that consume counters, at most 64 to a slice: two
+  // GPUs' 50 in each of 4 slices.
+  ExpectOnePool(*built, 5);
+  EXPECT_EQ(built->slices[0].shared_counters.size(), 8u);
+  EXPECT_THAT(built->slices[0].devices, IsEmpty());
+  for (size_t k = 1; k < 5; ++k) {
+    EXPECT_THAT(built->slices[k].shared_counters, IsEmpty());
+    EXPECT_EQ(built->slices[k].devices.size(), 50u);
+  }
+  const std::map<std::string, const dra::CounterSet*> sets = PoolSets(*built);
+  ASSERT_EQ(sets.size(), 8u);
+  for (const auto& [name, set] : sets) {
+    EXPECT_EQ(set->counters.at("compute-slices").value, 7);
+    EXPECT_EQ(set->counters.size(), 9u);
+    for (int s = 0; s < 8; ++s) {
+      EXPECT_EQ(set->counters.at(absl::StrCat("memory-slice-", s)).value, 1);
+    }
+  }
   std::set<std::string> seen;
   for (const dra::ResourceSlice& slice : built->slices) {
-    EXPECT_THAT(dra::CheckSliceLimits(slice), IsOk());
-    EXPECT_EQ(slice.pool.resource_slice_count, 3);
-    EXPECT_EQ(slice.pool.name, "node-a");
-    std::map<std::string, const dra::CounterSet*> sets;
-    for (const dra::CounterSet& set : slice.shared_counters) {
-      sets[set.name] = &set;
-      EXPECT_EQ(set.counters.at("compute-slices").value, 7);
-      EXPECT_EQ(set.counters.size(), 9u);
-      for (int s = 0; s < 8; ++s) {
-        EXPECT_EQ(set.counters.at(absl::StrCat("memory-slice-", s)).value, 1);
-      }
-    }
     for (const dra::Device& device : slice.devices) {
       seen.insert(device.name);
       const size_t dash = device.name.find("-mig-");
@@ -127,6 +172,9 @@ TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
                 profile.memory_mib * (int64_t{1} << 20));
       ASSERT_EQ(device.consumes_counters.size(), 1u);
       const dra::CounterConsumption& use = device.consumes_counters[0];
+      // The GPU's own set, published in another slice of the pool.
+      EXPECT_EQ(use.counter_set,
+                absl::StrCat(device.name.substr(0, dash), "-counters"));
       ASSERT_TRUE(sets.contains(use.counter_set)) << device.name;
       EXPECT_EQ(use.counters.at("compute-slices").value,
                 profile.compute_slices);
@@ -141,6 +189,55 @@ TEST(ResourceSlicesTest, EightMigH100sFollowTheCatalogAndTheLimits) {
     }
   }
   EXPECT_EQ(seen.size(), 8 * expected.size());
+  // Each GPU's devices stay together.
+  const auto where = SlicesOfGpus(*built);
+  ASSERT_EQ(where.size(), 8u);
+  for (const auto& [gpu, slices] : where) {
+    EXPECT_EQ(slices.size(), 1u) << gpu;
+  }
+}
+
+// The node kube-apiserver 1.37 refused the 1.34 layout of (HTTP 422: both
+// sharedCounters and devices, 79 devices over 64): 4 MIG GPUs and 4
+// hami-core ones.
+TEST(ResourceSlicesTest, FourMigAndFourSharedH100sMakeThreeSlices) {
+  std::vector<DiscoveredGpu> gpus;
+  for (int i = 0; i < 8; ++i) gpus.push_back(H100(i, i < 4));
+  absl::StatusOr<NodeSlices> built = Build(gpus, kDefaultDraDriver);
+  ASSERT_THAT(built.status(), IsOk());
+  EXPECT_THAT(built->withdrawn, IsEmpty());
+  ExpectOnePool(*built, 3);
+  EXPECT_EQ(built->slices[0].shared_counters.size(), 4u);
+  EXPECT_THAT(built->slices[0].devices, IsEmpty());
+  EXPECT_EQ(built->slices[1].devices.size(), 50u);  // GPUs 0 and 1
+  EXPECT_EQ(built->slices[2].devices.size(), 54u);  // GPUs 2 and 3, 4..7
+  const auto where = SlicesOfGpus(*built);
+  const std::map<std::string, std::set<size_t>> expected = {
+      {"gpu-0", {1}}, {"gpu-1", {1}}, {"gpu-2", {2}}, {"gpu-3", {2}},
+      {"gpu-4", {2}}, {"gpu-5", {2}}, {"gpu-6", {2}}, {"gpu-7", {2}}};
+  EXPECT_EQ(where, expected);
+  // The shared GPUs are one device each, consuming no counters.
+  for (const dra::Device& device : built->slices[2].devices) {
+    EXPECT_EQ(device.consumes_counters.empty(),
+              device.name.find("-mig-") == std::string::npos)
+        << device.name;
+  }
+  // What the agent writes has no devices list beside the counter sets.
+  const nlohmann::json json = dra::ResourceSliceToJson(built->slices[0]);
+  EXPECT_FALSE(json["spec"].contains("devices"));
+  EXPECT_EQ(json["spec"]["sharedCounters"].size(), 4u);
+}
+
+// Shared GPUs alone take up to 128 devices to a slice; once a MIG GPU's
+// devices join, the cap is 64 and a new slice starts.
+TEST(ResourceSlicesTest, SharedGpusFirstThenMigStartsANewSlice) {
+  std::vector<DiscoveredGpu> gpus;
+  for (int i = 0; i < 8; ++i) gpus.push_back(H100(i, i >= 6));
+  absl::StatusOr<NodeSlices> built = Build(gpus, kDefaultDraDriver);
+  ASSERT_THAT(built.status(), IsOk());
+  ExpectOnePool(*built, 2);
+  EXPECT_EQ(built->slices[0].shared_counters.size(), 2u);
+  EXPECT_EQ(built->slices[1].devices.size(), 56u);  // 6 shared + 2 x 25
 }
 
 TEST(ResourceSlicesTest, HamiCoreGpuIsOneSharedDeviceWithPolicies) {
@@ -253,14 +350,24 @@ TEST(ResourceSlicesCommandTest, DiscoverPrintsValidSlices) {
       0);
   const nlohmann::json list = nlohmann::json::parse(ReadWholeFile(out));
   EXPECT_EQ(list["kind"], "List");
-  ASSERT_EQ(list["items"].size(), 1u);
-  const nlohmann::json& slice = list["items"][0];
-  EXPECT_THAT(testing::ValidateResourceSlice(slice), IsEmpty());
-  EXPECT_EQ(slice["spec"]["nodeName"], "node-x");
+  // The MIG GPU's counter set, then the devices, in slices of their own.
+  ASSERT_EQ(list["items"].size(), 2u);
   std::set<std::string> names;
-  for (const nlohmann::json& device : slice["spec"]["devices"]) {
-    names.insert(device["name"].get<std::string>());
+  std::set<std::string> sets;
+  for (const nlohmann::json& slice : list["items"]) {
+    EXPECT_THAT(testing::ValidateResourceSlice(slice), IsEmpty());
+    EXPECT_EQ(slice["spec"]["nodeName"], "node-x");
+    EXPECT_EQ(slice["spec"]["pool"]["resourceSliceCount"], 2);
+    for (const nlohmann::json& set :
+         slice["spec"].value("sharedCounters", nlohmann::json::array())) {
+      sets.insert(set["name"].get<std::string>());
+    }
+    for (const nlohmann::json& device :
+         slice["spec"].value("devices", nlohmann::json::array())) {
+      names.insert(device["name"].get<std::string>());
+    }
   }
+  EXPECT_THAT(sets, ElementsAre("gpu-0-counters"));
   EXPECT_TRUE(names.contains("gpu-0-mig-7g80gb-0"));
   EXPECT_TRUE(names.contains("gpu-1"));
   EXPECT_EQ(names.size(), 26u);  // 25 placements and one shared GPU

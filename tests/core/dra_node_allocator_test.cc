@@ -101,12 +101,18 @@ class NodeAllocatorTest : public ::testing::Test {
   std::unique_ptr<NodeAllocator> Make(const ResourceSlice& slice,
                                       DeviceOrder order = DeviceOrder::kBestFit,
                                       int64_t max_steps = 100000) {
+    return MakePool({&slice}, order, max_steps);
+  }
+
+  std::unique_ptr<NodeAllocator> MakePool(
+      const std::vector<const ResourceSlice*>& slices,
+      DeviceOrder order = DeviceOrder::kBestFit, int64_t max_steps = 100000) {
     AllocatorOptions options;
     options.order = order;
     options.max_steps = max_steps;
     options.new_share_id = [this] { return absl::StrCat("share-", ++ids_); };
     auto made =
-        NodeAllocator::Create("node-a", {&slice}, &classes_, &cel_, options);
+        NodeAllocator::Create("node-a", slices, &classes_, &cel_, options);
     EXPECT_THAT(made.status(), IsOk());
     return made.ok() ? *std::move(made) : nullptr;
   }
@@ -374,12 +380,18 @@ TEST_F(NodeAllocatorTest, UnknownClassIsAnError) {
 }
 
 TEST_F(NodeAllocatorTest, PartitionsExcludeOverlappingOnesThroughCounters) {
-  ResourceSlice slice = SliceOf({});
+  // As 1.35+ publishes a pool: the counter set in a slice of its own, the
+  // partitions consuming it in another.
+  ResourceSlice counters = SliceOf({});
+  counters.pool.resource_slice_count = 2;
   CounterSet set{"gpu-0-counters", {{"compute-slices", {7}}}};
   for (int m = 0; m < 8; ++m) {
     set.counters[absl::StrCat("memory-slice-", m)] = {1};
   }
-  slice.shared_counters.push_back(set);
+  counters.shared_counters.push_back(set);
+  ResourceSlice slice = SliceOf({});
+  slice.name = "node-a-1";
+  slice.pool.resource_slice_count = 2;
   auto placement = [](const std::string& name, int compute, int start,
                       int size) {
     Device d;
@@ -395,7 +407,7 @@ TEST_F(NodeAllocatorTest, PartitionsExcludeOverlappingOnesThroughCounters) {
   slice.devices = {placement("gpu-0-mig-7g80gb-0", 7, 0, 8),
                    placement("gpu-0-mig-4g40gb-0", 4, 0, 4),
                    placement("gpu-0-mig-3g40gb-4", 3, 4, 4)};
-  std::unique_ptr<NodeAllocator> allocator = Make(slice);
+  std::unique_ptr<NodeAllocator> allocator = MakePool({&counters, &slice});
   ExactRequest one;
   one.device_class = "whole";
   one.selectors = {

@@ -1,6 +1,7 @@
 // DRA value types (lib/deviceshare/dra): the slice limits, the JSON a slice
 // becomes, and the ResourceClaim decoder.
 #include <string>
+#include <vector>
 
 #include "deviceshare/dra/allocated_claim.h"
 #include "deviceshare/dra/resource_slice.h"
@@ -33,6 +34,37 @@ ResourceSlice SharedGpuSlice() {
       RequestPolicy{
           int64_t{80} << 30, 1 << 20, int64_t{80} << 30, 1 << 20, {}}};
   slice.devices.push_back(device);
+  return slice;
+}
+
+// The counter slice of a MIG pool: `sets` GPUs' counter sets.
+ResourceSlice CounterSlice(int sets) {
+  ResourceSlice slice = SharedGpuSlice();
+  slice.devices.clear();
+  for (int i = 0; i < sets; ++i) {
+    slice.shared_counters.push_back(
+        {"gpu-" + std::to_string(i) + "-counters",
+         {{"memory", {int64_t{80} << 30, QuantityFormat::kBinary}},
+          {"compute-slices", {7}}}});
+  }
+  return slice;
+}
+
+// A device slice of `devices` partitions of GPU 0, consuming counters of
+// its set (which CounterSlice publishes).
+ResourceSlice PartitionSlice(int devices) {
+  ResourceSlice slice = SharedGpuSlice();
+  slice.devices.clear();
+  for (int i = 0; i < devices; ++i) {
+    Device device;
+    device.name = "gpu-0-mig-" + std::to_string(i);
+    device.capacity["memory"] = {int64_t{10} << 30, QuantityFormat::kBinary};
+    device.consumes_counters.push_back(
+        {"gpu-0-counters",
+         {{"memory", {int64_t{10} << 30, QuantityFormat::kBinary}},
+          {"compute-slices", {1}}}});
+    slice.devices.push_back(device);
+  }
   return slice;
 }
 
@@ -84,19 +116,130 @@ TEST(SliceLimitsTest, EachLimitNamesTheField) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("longer than 64")));
 
-  slice = SharedGpuSlice();
-  slice.devices[0].consumes_counters.push_back({"missing", {}});
+  slice = CounterSlice(1);
+  for (int i = 0; i < 31; ++i) {  // beside memory and compute-slices
+    slice.shared_counters[0].counters["c" + std::to_string(i)] = {1};
+  }
   EXPECT_THAT(CheckSliceLimits(slice),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("not a counter set of this slice")));
+                       HasSubstr("spec.sharedCounters[0].counters: \"33\" "
+                                 "counters, more than 32")));
 
-  slice = SharedGpuSlice();
-  CounterSet set{"gpu-0-counters", {}};
-  for (int i = 0; i < 33; ++i) set.counters["c" + std::to_string(i)] = {1};
-  slice.shared_counters.push_back(set);
+  slice = CounterSlice(1);
+  slice.shared_counters[0].counters.clear();
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("has no counters")));
+}
+
+TEST(SliceLimitsTest, ASliceHasCounterSetsOrDevicesNotBoth) {
+  EXPECT_THAT(CheckSliceLimits(CounterSlice(1)), IsOk());
+  ResourceSlice slice = PartitionSlice(1);
+  slice.shared_counters = CounterSlice(1).shared_counters;
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec: \"\" only one of `sharedCounters` or "
+                                 "`devices` is allowed")));
+  // Neither: an empty pool's slice.
+  EXPECT_THAT(CheckSliceLimits(ResourceSlice{}), IsOk());
+}
+
+TEST(SliceLimitsTest, AtMost64DevicesWhenOneConsumesCounters) {
+  EXPECT_EQ(kMaxDevicesPerSliceWithAdvancedFeatures, 64);
+  ResourceSlice slice = PartitionSlice(64);
+  EXPECT_THAT(CheckSliceLimits(slice), IsOk());
+  EXPECT_EQ(MaxDevicesPerSlice(slice.devices), 64);
+  slice = PartitionSlice(65);
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.devices: \"65\" devices, more than "
+                                 "64")));
+  // The same 65 without counters: up to 128.
+  for (Device& device : slice.devices) device.consumes_counters.clear();
+  EXPECT_EQ(MaxDevicesPerSlice(slice.devices), 128);
+  EXPECT_THAT(CheckSliceLimits(slice), IsOk());
+}
+
+TEST(SliceLimitsTest, AtMost8CounterSetsPerSlice) {
+  EXPECT_THAT(CheckSliceLimits(CounterSlice(8)), IsOk());
+  EXPECT_THAT(CheckSliceLimits(CounterSlice(9)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.sharedCounters: \"9\" counter sets, "
+                                 "more than 8")));
+  ResourceSlice slice = CounterSlice(2);
+  slice.shared_counters[1].name = slice.shared_counters[0].name;
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.sharedCounters[1].name: "
+                                 "\"gpu-0-counters\" is not a unique")));
+}
+
+TEST(SliceLimitsTest, AtMost2ConsumptionsOfDistinctSetsPerDevice) {
+  ResourceSlice slice = PartitionSlice(1);
+  Device& device = slice.devices[0];
+  device.consumes_counters.push_back({"gpu-1-counters", {{"memory", {1}}}});
+  EXPECT_THAT(CheckSliceLimits(slice), IsOk());
+  device.consumes_counters.push_back({"gpu-2-counters", {{"memory", {1}}}});
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.devices[0].consumesCounters: "
+                                 "\"gpu-0-mig-0\" consumes from more than 2 "
+                                 "counter sets")));
+  device.consumes_counters.pop_back();
+  device.consumes_counters[1].counter_set = "gpu-0-counters";
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.devices[0].consumesCounters[1]."
+                                 "counterSet: \"gpu-0-counters\" is consumed "
+                                 "from twice")));
+  device.consumes_counters.pop_back();
+  for (int i = 0; i < 31; ++i) {  // beside memory and compute-slices
+    device.consumes_counters[0].counters["c" + std::to_string(i)] = {1};
+  }
+  EXPECT_THAT(CheckSliceLimits(slice),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("consumesCounters[0].counters: \"33\" "
+                                 "counters, more than 32")));
+}
+
+TEST(PoolCountersTest, ConsumedSetsAndCountersAreThePools) {
+  std::vector<ResourceSlice> pool = {CounterSlice(2), PartitionSlice(3)};
+  pool[1].name = "node-a-gpu.deviceshare.io-1";
+  pool[1].devices[2].consumes_counters[0].counter_set = "gpu-1-counters";
+  EXPECT_THAT(CheckPoolCounters(pool), IsOk());
+
+  pool[1].devices[2].consumes_counters[0].counter_set = "gpu-9-counters";
   EXPECT_THAT(
-      CheckSliceLimits(slice),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("more than 32")));
+      CheckPoolCounters(pool),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("node-a-gpu.deviceshare.io-1: spec.devices[2]."
+                         "consumesCounters[0].counterSet: \"gpu-9-counters\" "
+                         "is not a counter set of pool \"node-a\"")));
+
+  pool[1].devices[2].consumes_counters[0].counter_set = "gpu-1-counters";
+  pool[1].devices[2].consumes_counters[0].counters["cores"] = {1};
+  EXPECT_THAT(CheckPoolCounters(pool),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.devices[2].consumesCounters[0]."
+                                 "counters: \"cores\" is not a counter of set "
+                                 "\"gpu-1-counters\"")));
+}
+
+TEST(PoolCountersTest, SetNamesAreUniqueInThePoolAndOnePool) {
+  std::vector<ResourceSlice> pool = {CounterSlice(1), CounterSlice(1)};
+  pool[1].name = "node-a-gpu.deviceshare.io-1";
+  EXPECT_THAT(CheckPoolCounters(pool),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("node-a-gpu.deviceshare.io-1: "
+                                 "spec.sharedCounters[0].name: "
+                                 "\"gpu-0-counters\" is defined twice in "
+                                 "pool \"node-a\"")));
+  pool[1] = PartitionSlice(1);
+  pool[1].pool.name = "node-b";
+  EXPECT_THAT(CheckPoolCounters(pool),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is not pool \"node-a\"")));
+  EXPECT_THAT(CheckPoolCounters({}), IsOk());
 }
 
 TEST(SliceJsonTest, WritesTheApiShape) {
@@ -111,6 +254,24 @@ TEST(SliceJsonTest, WritesTheApiShape) {
   EXPECT_EQ(device["capacity"]["memory"]["value"], "80Gi");
   EXPECT_EQ(device["capacity"]["memory"]["requestPolicy"]["validRange"]["step"],
             "1Mi");
+}
+
+TEST(SliceJsonTest, ACounterSliceHasNoDevicesList) {
+  // The API server takes an empty list as set, and refuses it beside
+  // sharedCounters.
+  const nlohmann::json counters = ResourceSliceToJson(CounterSlice(2));
+  EXPECT_FALSE(counters["spec"].contains("devices"));
+  EXPECT_EQ(counters["spec"]["sharedCounters"][1]["name"], "gpu-1-counters");
+  EXPECT_EQ(
+      counters["spec"]["sharedCounters"][1]["counters"]["memory"]["value"],
+      "80Gi");
+  const nlohmann::json devices = ResourceSliceToJson(PartitionSlice(1));
+  EXPECT_FALSE(devices["spec"].contains("sharedCounters"));
+  EXPECT_EQ(devices["spec"]["devices"][0]["consumesCounters"][0]["counterSet"],
+            "gpu-0-counters");
+  // An empty pool's slice still lists its devices: none.
+  EXPECT_EQ(ResourceSliceToJson(ResourceSlice{})["spec"]["devices"],
+            nlohmann::json::array());
 }
 
 TEST(SliceJsonTest, QuantitiesStayExact) {

@@ -238,7 +238,7 @@ TEST_F(DraApiTest, SeveralErrorsAreListedInBrackets) {
   EXPECT_THAT(created.status().message(),
               HasSubstr("is invalid: [spec.pool.resourceSliceCount: Invalid "
                         "value: 0: must be greater than zero, "
-                        "spec.devices[1].name: Duplicate value: \"gpu-0\"]"));
+                        "spec.devices[1]: Duplicate value: \"gpu-0\"]"));
 }
 
 TEST_F(DraApiTest, AnInvalidPatchOrPutChangesNothing) {

@@ -47,8 +47,12 @@ json Device(const std::string& name) {
           {"capacity", {{"memory", {{"value", "80Gi"}}}}}};
 }
 
-// A slice every rule accepts: one GPU with its counters, shared by a
-// partition.
+json& Spec(json& slice) { return slice["spec"]; }
+json& FirstDevice(json& slice) { return slice["spec"]["devices"][0]; }
+
+// A device slice every rule accepts: one GPU and a partition of it, both
+// consuming the GPU's counters, which another slice of the pool publishes
+// (GoodCounterSlice).
 json GoodSlice() {
   json partition = Device("gpu-0-part-0");
   partition["consumesCounters"] =
@@ -68,11 +72,27 @@ json GoodSlice() {
        {{"driver", "gpu.deviceshare.io"},
         {"nodeName", "node-1"},
         {"pool",
-         {{"name", "node-1"}, {"generation", 0}, {"resourceSliceCount", 1}}},
-        {"sharedCounters",
-         json::array({{{"name", "gpu-0"},
-                       {"counters", {{"memory", {{"value", "80Gi"}}}}}}})},
+         {{"name", "node-1"}, {"generation", 0}, {"resourceSliceCount", 2}}},
         {"devices", json::array({whole, partition})}}}};
+}
+
+// The counter slice of GoodSlice's pool.
+json GoodCounterSlice() {
+  json slice = GoodSlice();
+  slice["metadata"]["name"] = "node-1-gpu.deviceshare.io-fghij";
+  Spec(slice).erase("devices");
+  Spec(slice)["sharedCounters"] = json::array(
+      {{{"name", "gpu-0"}, {"counters", {{"memory", {{"value", "80Gi"}}}}}}});
+  return slice;
+}
+
+json CounterSet(const std::string& name) {
+  return {{"name", name}, {"counters", {{"memory", {{"value", "1"}}}}}};
+}
+
+json Consumption(const std::string& counter_set) {
+  return {{"counterSet", counter_set},
+          {"counters", {{"memory", {{"value", "1"}}}}}};
 }
 
 std::vector<std::string> Errors(const json& slice) {
@@ -82,9 +102,6 @@ std::vector<std::string> Errors(const json& slice) {
   }
   return out;
 }
-
-json& Spec(json& slice) { return slice["spec"]; }
-json& FirstDevice(json& slice) { return slice["spec"]["devices"][0]; }
 
 // A device allowing multiple allocations with `policy` on 80Gi of memory.
 json WithPolicy(json policy) {
@@ -98,6 +115,50 @@ constexpr char kPolicy[] = "spec.devices[0].capacity[memory].requestPolicy";
 
 TEST(ResourceSliceRulesTest, AGoodSliceHasNoErrors) {
   EXPECT_THAT(Errors(GoodSlice()), IsEmpty());
+  EXPECT_THAT(Errors(GoodCounterSlice()), IsEmpty());
+}
+
+TEST(ResourceSliceRulesTest, ASliceHasCounterSetsOrDevicesNotBoth) {
+  json slice = GoodSlice();
+  Spec(slice)["sharedCounters"] = GoodCounterSlice()["spec"]["sharedCounters"];
+  EXPECT_THAT(Errors(slice),
+              ElementsAre("spec: Invalid value: \"\": only one of "
+                          "`sharedCounters` or `devices` is allowed"));
+  // An empty list is set all the same; null is not.
+  Spec(slice)["devices"] = json::array();
+  EXPECT_THAT(Errors(slice), ElementsAre(HasSubstr("only one of")));
+  Spec(slice)["devices"] = nullptr;
+  EXPECT_THAT(Errors(slice), IsEmpty());
+  // Neither is a valid (empty) slice.
+  Spec(slice).erase("devices");
+  Spec(slice).erase("sharedCounters");
+  EXPECT_THAT(Errors(slice), IsEmpty());
+}
+
+// What kube-apiserver 1.37.2 answered for the node agent's 1.34-style slice
+// of an 8 x H100 node with 4 MIG GPUs.
+TEST(ResourceSliceRulesTest, TheOneSliceOfA34StylePoolIsRefused) {
+  json slice = GoodSlice();
+  slice["metadata"]["name"] = "dra-node-gpu.deviceshare.io-0";
+  Spec(slice)["sharedCounters"] = json::array();
+  for (int gpu = 0; gpu < 3; ++gpu) {
+    Spec(slice)["sharedCounters"].push_back(
+        CounterSet(absl::StrCat("gpu-", gpu, "-counters")));
+  }
+  Spec(slice)["devices"] = json::array();
+  for (int i = 0; i < 79; ++i) {
+    json device = Device(absl::StrCat("gpu-", i / 25, "-mig-", i % 25));
+    device["consumesCounters"] =
+        json::array({Consumption(absl::StrCat("gpu-", i / 25, "-counters"))});
+    Spec(slice)["devices"].push_back(device);
+  }
+  EXPECT_EQ(InvalidMessage("ResourceSlice.resource.k8s.io",
+                           "dra-node-gpu.deviceshare.io-0",
+                           ValidateResourceSlice(slice)),
+            "ResourceSlice.resource.k8s.io \"dra-node-gpu.deviceshare.io-0\" "
+            "is invalid: [spec: Invalid value: \"\": only one of "
+            "`sharedCounters` or `devices` is allowed, spec.devices: Too "
+            "many: 79: must have at most 64 items]");
 }
 
 TEST(ResourceSliceRulesTest, MetadataNameIsARequiredDnsSubdomain) {
@@ -245,6 +306,45 @@ TEST(ResourceSliceRulesTest, AtMost128Devices) {
                           "items"));
 }
 
+TEST(ResourceSliceRulesTest, AtMost64DevicesWhenOneHasCountersOrTaints) {
+  json slice = GoodSlice();
+  Spec(slice)["devices"] = json::array();
+  for (int i = 0; i < kSliceMaxDevicesWithCounters; ++i) {
+    // Two consumptions of 32 counters each: no total over the slice any
+    // more (1.34 had 1024).
+    json device = Device(absl::StrCat("gpu-0-mig-", i));
+    device["consumesCounters"] =
+        json::array({Consumption("gpu-0"), Consumption("gpu-1")});
+    for (json& use : device["consumesCounters"]) {
+      for (int c = 1; c < kConsumptionMaxCounters; ++c) {
+        use["counters"][absl::StrCat("c", c)] = {{"value", "1"}};
+      }
+    }
+    Spec(slice)["devices"].push_back(device);
+  }
+  EXPECT_THAT(Errors(slice), IsEmpty());
+  // Over the limit that is the one error: the devices are not looked into.
+  Spec(slice)["devices"].push_back(Device("GPU_X"));
+  EXPECT_THAT(Errors(slice),
+              ElementsAre("spec.devices: Too many: 65: must have at most 64 "
+                          "items"));
+  // Without counters the same 65 devices are fine, until one has a taint.
+  for (json& device : Spec(slice)["devices"]) {
+    device.erase("consumesCounters");
+  }
+  Spec(slice)["devices"].back()["name"] = "gpu-x";
+  EXPECT_THAT(Errors(slice), IsEmpty());
+  FirstDevice(slice)["taints"] = json::array(
+      {{{"key", "gpu.deviceshare.io/unhealthy"}, {"effect", "NoSchedule"}}});
+  EXPECT_THAT(Errors(slice),
+              ElementsAre("spec.devices: Too many: 65: must have at most 64 "
+                          "items"));
+  // An empty list is no feature.
+  FirstDevice(slice)["taints"] = json::array();
+  FirstDevice(slice)["consumesCounters"] = json::array();
+  EXPECT_THAT(Errors(slice), IsEmpty());
+}
+
 TEST(ResourceSliceRulesTest, DeviceNamesAreUniqueDnsLabels) {
   json slice = GoodSlice();
   Spec(slice)["devices"].push_back(Device("gpu-0"));
@@ -256,7 +356,7 @@ TEST(ResourceSliceRulesTest, DeviceNamesAreUniqueDnsLabels) {
                                        kLabelMessage),
                           HasSubstr("spec.devices[4].name: Invalid value: "
                                     "\"aaaa"),
-                          "spec.devices[2].name: Duplicate value: \"gpu-0\""));
+                          "spec.devices[2]: Duplicate value: \"gpu-0\""));
   EXPECT_THAT(Errors(slice)[1],
               HasSubstr("must be no more than 63 characters"));
 }
@@ -510,7 +610,7 @@ TEST(ResourceSliceRulesTest, ValidValuesAreFewSortedAndHoldTheDefault) {
                           HasSubstr("default value is not valid")));
 }
 
-TEST(ResourceSliceRulesTest, AtMostFourTaintsWithAKnownEffect) {
+TEST(ResourceSliceRulesTest, AtMost16TaintsWithAKnownEffect) {
   json slice = GoodSlice();
   json& taints = FirstDevice(slice)["taints"];
   taints[0]["effect"] = "PreferNoSchedule";
@@ -524,127 +624,149 @@ TEST(ResourceSliceRulesTest, AtMostFourTaintsWithAKnownEffect) {
               ElementsAre(HasSubstr("spec.devices[0].taints[0].value: Invalid "
                                     "value: \"bad value\": a valid label")));
   taints[0].erase("value");
-  for (int i = 0; i < 3; ++i) taints.push_back(taints[0]);
+  for (int i = 1; i < kDeviceMaxTaints; ++i) taints.push_back(taints[0]);
   EXPECT_THAT(Errors(slice), IsEmpty());
   taints.push_back(taints[0]);
   EXPECT_THAT(Errors(slice),
-              ElementsAre("spec.devices[0].taints: Too many: 5: must have at "
-                          "most 4 items"));
+              ElementsAre("spec.devices[0].taints: Too many: 17: must have at "
+                          "most 16 items"));
 }
 
 TEST(ResourceSliceRulesTest, CounterSetsAreUniqueDnsLabels) {
-  json slice = GoodSlice();
+  json slice = GoodCounterSlice();
   json& sets = Spec(slice)["sharedCounters"];
   sets.push_back(sets[0]);
-  sets.push_back(
-      {{"name", "GPU_1"}, {"counters", {{"memory", {{"value", "1"}}}}}});
+  sets.push_back(CounterSet("GPU_1"));
+  // Declarative errors: the duplicate (shown whole) before the items'.
   EXPECT_THAT(Errors(slice),
-              ElementsAre(absl::StrCat("spec.sharedCounters[2].name: Invalid "
+              ElementsAre("spec.sharedCounters[1]: Duplicate value: "
+                          "{\"name\":\"gpu-0\",\"counters\":{\"memory\":"
+                          "{\"value\":\"80Gi\"}}}",
+                          absl::StrCat("spec.sharedCounters[2].name: Invalid "
                                        "value: \"GPU_1\": ",
-                                       kLabelMessage),
-                          "spec.sharedCounters[1].name: Duplicate value: "
-                          "\"gpu-0\""));
+                                       kLabelMessage)));
+  sets[2].erase("name");
+  EXPECT_THAT(Errors(slice),
+              ElementsAre(HasSubstr("Duplicate value"),
+                          "spec.sharedCounters[2].name: Required value"));
 }
 
 TEST(ResourceSliceRulesTest, CounterNamesAreDnsLabelsWithQuantities) {
-  json slice = GoodSlice();
+  json slice = GoodCounterSlice();
   Spec(slice)["sharedCounters"][0]["counters"]["multi_processors"] = {
       {"value", "132"}};
   Spec(slice)["sharedCounters"][0]["counters"]["copy-engines"] = {
       {"value", "seven"}};
+  // The quantity is hand-written validation, the name declarative (after
+  // it, and on the map rather than the key).
   EXPECT_THAT(
       Errors(slice),
       ElementsAre(
           "spec.sharedCounters[0].counters[copy-engines].value: Invalid value: "
           "\"seven\": quantities must match the regular expression "
           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-          absl::StrCat("spec.sharedCounters[0].counters[multi_processors]: "
-                       "Invalid value: \"multi_processors\": ",
+          absl::StrCat("spec.sharedCounters[0].counters: Invalid value: "
+                       "\"multi_processors\": ",
                        kLabelMessage)));
   Spec(slice)["sharedCounters"][0]["counters"] = json::object();
-  // The devices' errors come first, as on the server.
   EXPECT_THAT(Errors(slice),
-              ElementsAre(HasSubstr("must reference a counter defined"),
-                          HasSubstr("must reference a counter defined"),
-                          "spec.sharedCounters[0].counters: Required value"));
+              ElementsAre("spec.sharedCounters[0].counters: Required value"));
+  // A counter without a value is 0, which is valid.
+  Spec(slice)["sharedCounters"][0]["counters"]["memory"] = json::object();
+  EXPECT_THAT(Errors(slice), IsEmpty());
 }
 
-TEST(ResourceSliceRulesTest, AtMost32SharedCountersInTheSlice) {
-  json slice = GoodSlice();
-  json& counters = Spec(slice)["sharedCounters"][0]["counters"];
-  for (int i = 1; i < kSliceMaxSharedCounters; ++i) {
+TEST(ResourceSliceRulesTest, AtMost8CounterSetsOf32Counters) {
+  json slice = GoodCounterSlice();
+  json& sets = Spec(slice)["sharedCounters"];
+  json& counters = sets[0]["counters"];
+  for (int i = 1; i < kCounterSetMaxCounters; ++i) {
     counters[absl::StrCat("c", i)] = {{"value", "1"}};
   }
+  // 32 counters in each of 8 sets: the limits are per set now (1.34 had
+  // 32 over the slice).
+  for (int i = 1; i < kSliceMaxCounterSets; ++i) {
+    sets.push_back(sets[0]);
+    sets.back()["name"] = absl::StrCat("gpu-", i);
+  }
   EXPECT_THAT(Errors(slice), IsEmpty());
-  Spec(slice)["sharedCounters"].push_back(
-      {{"name", "gpu-1"}, {"counters", {{"memory", {{"value", "1"}}}}}});
+  sets[1]["counters"]["c32"] = {{"value", "1"}};
   EXPECT_THAT(Errors(slice),
-              ElementsAre("spec.sharedCounters: Invalid value: 33: the total "
-                          "number of shared counters must not exceed 32"));
+              ElementsAre("spec.sharedCounters[1].counters: Too many: 33: "
+                          "must have at most 32 items"));
+  sets[1]["counters"].erase("c32");
+  // A ninth set is the one error: the sets are not looked into.
+  sets.push_back(CounterSet("GPU_8"));
+  EXPECT_THAT(Errors(slice),
+              ElementsAre("spec.sharedCounters: Too many: 9: must have at most "
+                          "8 items"));
 }
 
-TEST(ResourceSliceRulesTest, ConsumedCountersExistInThisSlice) {
+TEST(ResourceSliceRulesTest, ConsumedCounterSetsLiveInOtherSlices) {
   json slice = GoodSlice();
+  // Neither the set nor the counter is in this slice: the server cannot
+  // tell, so it does not check.
   FirstDevice(slice)["consumesCounters"][0]["counterSet"] = "gpu-9";
   Spec(slice)["devices"][1]["consumesCounters"][0]["counters"]["cores"] = {
       {"value", "1"}};
-  EXPECT_THAT(
-      Errors(slice),
-      ElementsAre("spec.devices[0].consumesCounters[0].counterSet: Invalid "
-                  "value: \"gpu-9\": must reference a counterSet defined in "
-                  "the ResourceSlice sharedCounters",
-                  "spec.devices[1].consumesCounters[0].counters: Invalid "
-                  "value: \"cores\": must reference a counter defined in the "
-                  "ResourceSlice sharedCounters"));
+  EXPECT_THAT(Errors(slice), IsEmpty());
   FirstDevice(slice)["consumesCounters"][0]["counterSet"] = "";
   EXPECT_THAT(Errors(slice),
-              ::testing::Contains(
-                  "spec.devices[0].consumesCounters[0].counterSet: Required "
+              ElementsAre("spec.devices[0].consumesCounters[0].counterSet: "
+                          "Required value"));
+  FirstDevice(slice)["consumesCounters"][0]["counterSet"] = "GPU_9";
+  FirstDevice(slice)["consumesCounters"][0]["counters"] = json::object();
+  EXPECT_THAT(
+      Errors(slice),
+      ElementsAre(absl::StrCat("spec.devices[0].consumesCounters[0]."
+                               "counterSet: Invalid value: \"GPU_9\": ",
+                               kLabelMessage),
+                  "spec.devices[0].consumesCounters[0].counters: Required "
                   "value"));
 }
 
-TEST(ResourceSliceRulesTest, AtMost32ConsumedCountersPerDevice) {
+TEST(ResourceSliceRulesTest, AtMost2ConsumptionsOf32CountersPerDevice) {
   json slice = GoodSlice();
-  json& counters = Spec(slice)["sharedCounters"][0]["counters"];
-  json& consumed = FirstDevice(slice)["consumesCounters"][0]["counters"];
-  for (int i = 1; i < kDeviceMaxCounters; ++i) {
-    counters[absl::StrCat("c", i)] = {{"value", "1"}};
+  json& entries = FirstDevice(slice)["consumesCounters"];
+  json& consumed = entries[0]["counters"];
+  for (int i = 1; i < kConsumptionMaxCounters; ++i) {
     consumed[absl::StrCat("c", i)] = {{"value", "1"}};
   }
+  entries.push_back(Consumption("gpu-1"));
   EXPECT_THAT(Errors(slice), IsEmpty());
-  json& entries = FirstDevice(slice)["consumesCounters"];
-  for (int i = 0; i < kDeviceMaxCounterConsumptions; ++i) {
-    entries.push_back({{"counterSet", "gpu-0"},
-                       {"counters", {{"memory", {{"value", "1"}}}}}});
-  }
+  consumed["c32"] = {{"value", "1"}};
   EXPECT_THAT(Errors(slice),
-              ElementsAre("spec.devices[0].consumesCounters: Too many: 33: "
-                          "must have at most 32 items",
-                          "spec.devices[0]: Invalid value: 64: the total "
-                          "number of counters must not exceed 32"));
+              ElementsAre("spec.devices[0].consumesCounters[0].counters: Too "
+                          "many: 33: must have at most 32 items"));
+  consumed.erase("c32");
+  // A third entry is the one error: the entries are not looked into.
+  entries.push_back(Consumption("GPU_2"));
+  EXPECT_THAT(Errors(slice),
+              ElementsAre("spec.devices[0].consumesCounters: Too many: 3: "
+                          "must have at most 2 items"));
 }
 
-TEST(ResourceSliceRulesTest, AtMost1024ConsumedCountersInTheSlice) {
+TEST(ResourceSliceRulesTest, ADeviceConsumesFromACounterSetOnce) {
   json slice = GoodSlice();
-  json& counters = Spec(slice)["sharedCounters"][0]["counters"];
-  json consumed = json::object();
-  for (int i = 0; i < 8; ++i) {
-    counters[absl::StrCat("c", i)] = {{"value", "1"}};
-    consumed[absl::StrCat("c", i)] = {{"value", "1"}};
-  }
-  Spec(slice)["devices"] = json::array();
-  for (int i = 0; i < 128; ++i) {
-    json device = {{"name", absl::StrCat("d", i)}};
-    device["consumesCounters"] =
-        json::array({{{"counterSet", "gpu-0"}, {"counters", consumed}}});
-    Spec(slice)["devices"].push_back(device);
-  }
-  EXPECT_THAT(Errors(slice), IsEmpty());  // 128 x 8 = 1024
-  Spec(slice)["devices"][0]["consumesCounters"][0]["counters"]["memory"] = {
-      {"value", "1"}};
+  FirstDevice(slice)["consumesCounters"].push_back(Consumption("gpu-0"));
   EXPECT_THAT(Errors(slice),
-              ElementsAre("spec.devices: Invalid value: 1025: the total number "
-                          "of counters in devices must not exceed 1024"));
+              ElementsAre("spec.devices[0].consumesCounters[1]: Duplicate "
+                          "value: {\"counterSet\":\"gpu-0\",\"counters\":"
+                          "{\"memory\":{\"value\":\"1\"}}}"));
+}
+
+TEST(ResourceSliceRulesTest, DeclarativeCounterErrorsComeLast) {
+  json slice = GoodSlice();
+  Spec(slice)["sharedCounters"] = json::array({CounterSet("gpu-0")});
+  Spec(slice)["sharedCounters"].push_back(CounterSet("gpu-0"));
+  FirstDevice(slice)["consumesCounters"].push_back(Consumption("gpu-0"));
+  FirstDevice(slice)["name"] = "GPU_0";
+  EXPECT_THAT(
+      Errors(slice),
+      ElementsAre(HasSubstr("only one of"),
+                  HasSubstr("spec.devices[0].name: Invalid value: \"GPU_0\""),
+                  HasSubstr("spec.devices[0].consumesCounters[1]: Duplicate"),
+                  HasSubstr("spec.sharedCounters[1]: Duplicate")));
 }
 
 TEST(ResourceSliceRulesTest, UpdatesKeepDriverPoolAndNode) {

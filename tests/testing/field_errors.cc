@@ -134,6 +134,10 @@ FieldError DuplicateString(const FieldPath& path, absl::string_view value) {
   return {FieldError::Type::kDuplicate, path.str(), GoQuote(value), ""};
 }
 
+FieldError DuplicateRaw(const FieldPath& path, std::string value) {
+  return {FieldError::Type::kDuplicate, path.str(), std::move(value), ""};
+}
+
 FieldError TooLong(const FieldPath& path, int max_bytes) {
   return {FieldError::Type::kTooLong, path.str(), "",
           absl::StrCat("may not be more than ", max_bytes,

@@ -74,6 +74,8 @@ FieldError InvalidRaw(const FieldPath& path, std::string value,
                       std::string detail);
 FieldError Required(const FieldPath& path, std::string detail);
 FieldError DuplicateString(const FieldPath& path, absl::string_view value);
+// `value` printed as is (the JSON of a whole list item).
+FieldError DuplicateRaw(const FieldPath& path, std::string value);
 FieldError TooLong(const FieldPath& path, int max_bytes);
 FieldError TooMany(const FieldPath& path, int64_t count, int max_items);
 FieldError Forbidden(const FieldPath& path, std::string detail);

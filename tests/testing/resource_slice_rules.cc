@@ -179,7 +179,7 @@ Errors CIdentifierRule(const std::string& id, const FieldPath& path) {
 }
 
 // An attribute or capacity name: [domain "/"] C identifier. More than one
-// '/' passes, as on the 1.34 server.
+// '/' passes, as on the 1.37 server (a TODO there).
 Errors QualifiedNameRule(const std::string& name, const FieldPath& path) {
   std::vector<std::string> parts = absl::StrSplit(name, '/');
   if (parts.size() == 1) return CIdentifierRule(parts[0], path);
@@ -564,42 +564,129 @@ Errors TaintRule(const json& taint, const FieldPath& path) {
   return errors;
 }
 
-// The counters of a counter set or of a consumption: a non-empty map of
-// DNS labels to {"value": quantity}. Their names, in order.
-std::vector<std::string> CounterMapRule(const json& owner,
-                                        const FieldPath& path, Errors& errors) {
-  std::vector<std::string> names;
+// The hand-written rules of a counter set's or a consumption's counters
+// (validateMap): at most `max`, stopping there; each value a quantity.
+// Whether there are any and how they are named are declarative rules
+// (CounterNamesDeclared).
+Errors CounterValuesRule(const json& owner, const FieldPath& path, int max) {
+  Errors errors;
   const json& counters = ObjectMember(owner, "counters", path, errors);
-  if (counters.empty()) {
-    errors.push_back(Required(path, ""));
-    return names;
+  if (counters.size() > static_cast<size_t>(max)) {
+    errors.push_back(TooMany(path, static_cast<int64_t>(counters.size()), max));
+    return errors;
   }
   for (const auto& [name, counter] : counters.items()) {
     const FieldPath counter_path = path.Key(KeyInPath(name));
-    names.push_back(name);
-    InvalidEach(errors, counter_path, name, DnsLabelErrors(name));
     if (!counter.is_object()) {
       errors.push_back(WrongType(counter_path, counter, "an object"));
       continue;
     }
-    const FieldPath value_path = counter_path.Child("value");
-    if (Member(counter, "value") == nullptr) {
-      errors.push_back(Required(value_path, ""));
-    } else {
-      QuantityAt(Member(counter, "value"), value_path, errors);
-    }
+    // A missing value decodes as 0, which is valid.
+    QuantityAt(Member(counter, "value"), counter_path.Child("value"), errors);
   }
-  return names;
+  return errors;
 }
 
-// Counter set name -> its counters.
-using CounterSets = std::map<std::string, std::set<std::string>>;
+// The declarative rules of the same counters: required, keys DNS labels
+// (the key errors name the map, not the key, as on the server).
+Errors CounterNamesDeclared(const json& owner, const FieldPath& path) {
+  Errors errors;
+  const json* counters = Member(owner, "counters");
+  if (counters == nullptr || !counters->is_object()) {
+    if (counters == nullptr) errors.push_back(Required(path, ""));
+    return errors;
+  }
+  if (counters->empty()) {
+    errors.push_back(Required(path, ""));
+    return errors;
+  }
+  for (const auto& [name, counter] : counters->items()) {
+    InvalidEach(errors, path, name, DnsLabelErrors(name));
+  }
+  return errors;
+}
 
-Errors SharedCountersRule(const json& spec, const FieldPath& path,
-                          CounterSets& sets) {
+// A counter set's or a consumption's name, declaratively: required, then
+// a DNS label.
+Errors ShortNameDeclared(const json& owner, const char* key,
+                         const FieldPath& path) {
+  Errors errors;
+  const json* name = Member(owner, key);
+  if (name == nullptr || !name->is_string() ||
+      name->get<std::string>().empty()) {
+    if (name == nullptr || name->is_string()) {
+      errors.push_back(Required(path, ""));
+    }
+    return errors;
+  }
+  InvalidEach(errors, path, name->get<std::string>(),
+              DnsLabelErrors(name->get<std::string>()));
+  return errors;
+}
+
+// An item of sharedCounters or consumesCounters as Go's json.Marshal
+// writes the versioned object, which the declarative Duplicate error shows
+// whole: `key` first, then the counters (omitted when empty). Quantities
+// keep the text they were given.
+std::string ItemAsGo(const json& item, const char* key) {
+  const json* name = Member(item, key);
+  std::string out = absl::StrCat(
+      "{\"", key,
+      "\":", name != nullptr && name->is_string() ? Dump(*name) : "\"\"");
+  const json* counters = Member(item, "counters");
+  if (counters != nullptr && counters->is_object() && !counters->empty()) {
+    json go = json::object();
+    for (const auto& [counter, value] : counters->items()) {
+      const json* quantity = Member(value, "value");
+      go[counter]["value"] = quantity == nullptr     ? json("0")
+                             : quantity->is_string() ? *quantity
+                                                     : json(Dump(*quantity));
+    }
+    absl::StrAppend(&out, ",\"counters\":", Dump(go));
+  }
+  return out + "}";
+}
+
+// The declarative rules of a list of counter sets or consumptions keyed by
+// `key`: at most `max` (stopping there), unique by key (each later
+// duplicate, shown whole), then each item's name and counter names.
+Errors CounterListDeclared(const json& list, const char* key,
+                           const FieldPath& path, int max) {
+  Errors errors;
+  if (list.size() > static_cast<size_t>(max)) {
+    errors.push_back(TooMany(path, static_cast<int64_t>(list.size()), max));
+    return errors;
+  }
+  auto key_of = [key](const json& item) {
+    const json* name = Member(item, key);
+    return name != nullptr && name->is_string() ? name->get<std::string>()
+                                                : std::string();
+  };
+  for (size_t j = 1; j < list.size(); ++j) {
+    for (size_t i = 0; i < j; ++i) {
+      if (list[i].is_object() && list[j].is_object() &&
+          key_of(list[i]) == key_of(list[j])) {
+        errors.push_back(DuplicateRaw(path.Index(j), ItemAsGo(list[j], key)));
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) continue;
+    const FieldPath item_path = path.Index(i);
+    Append(errors, ShortNameDeclared(list[i], key, item_path.Child(key)));
+    Append(errors, CounterNamesDeclared(list[i], item_path.Child("counters")));
+  }
+  return errors;
+}
+
+// sharedCounters, hand-written part: each set an object with at most 32
+// counters of quantities. Its size, names and uniqueness are declarative.
+Errors SharedCountersRule(const json& spec, const FieldPath& path) {
   Errors errors;
   const json& list = ArrayMember(spec, "sharedCounters", path, errors);
-  size_t total = 0;
+  // The size check is declarative, but it stops the hand-written one too.
+  if (list.size() > static_cast<size_t>(kSliceMaxCounterSets)) return errors;
   for (size_t i = 0; i < list.size(); ++i) {
     const FieldPath set_path = path.Index(i);
     const json& set = list[i];
@@ -607,52 +694,23 @@ Errors SharedCountersRule(const json& spec, const FieldPath& path,
       errors.push_back(WrongType(set_path, set, "an object"));
       continue;
     }
-    const FieldPath name_path = set_path.Child("name");
-    const std::string name =
-        StringMember(set, "name", name_path, errors).value_or("");
-    if (name.empty()) {
-      errors.push_back(Required(name_path, ""));
-    } else {
-      InvalidEach(errors, name_path, name, DnsLabelErrors(name));
-    }
-    std::vector<std::string> counters =
-        CounterMapRule(set, set_path.Child("counters"), errors);
-    total += counters.size();
-    // The first set of a name counts; later ones are duplicates.
-    if (!name.empty() && sets.count(name) == 0) {
-      sets[name] = std::set<std::string>(counters.begin(), counters.end());
-    }
-  }
-  // Duplicates after the sets' own errors, as the server lists them.
-  std::set<std::string> seen;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const json* name = Member(list[i], "name");
-    if (name == nullptr || !name->is_string()) continue;
-    if (!seen.insert(name->get<std::string>()).second) {
-      errors.push_back(DuplicateString(path.Index(i).Child("name"),
-                                       name->get<std::string>()));
-    }
-  }
-  if (total > static_cast<size_t>(kSliceMaxSharedCounters)) {
-    errors.push_back(InvalidNumber(
-        path, static_cast<int64_t>(total),
-        absl::StrCat("the total number of shared counters must not exceed ",
-                     kSliceMaxSharedCounters)));
+    StringMember(set, "name", set_path.Child("name"), errors);
+    Append(errors, CounterValuesRule(set, set_path.Child("counters"),
+                                     kCounterSetMaxCounters));
   }
   return errors;
 }
 
-// A device's consumesCounters; adds its counters to `*slice_total`.
-Errors ConsumesCountersRule(const json& device, const FieldPath& device_path,
-                            const CounterSets& sets, size_t* slice_total) {
+// A device's consumesCounters, hand-written part: each entry an object
+// with at most 32 counters of quantities. Which counter sets they name is
+// not checked: since 1.35 the sets live in other slices of the pool.
+Errors ConsumesCountersRule(const json& device, const FieldPath& device_path) {
   Errors errors;
   const FieldPath path = device_path.Child("consumesCounters");
   const json& list = ArrayMember(device, "consumesCounters", path, errors);
   if (list.size() > static_cast<size_t>(kDeviceMaxCounterConsumptions)) {
-    errors.push_back(TooMany(path, static_cast<int64_t>(list.size()),
-                             kDeviceMaxCounterConsumptions));
+    return errors;
   }
-  size_t total = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     const FieldPath entry_path = path.Index(i);
     const json& entry = list[i];
@@ -660,43 +718,36 @@ Errors ConsumesCountersRule(const json& device, const FieldPath& device_path,
       errors.push_back(WrongType(entry_path, entry, "an object"));
       continue;
     }
-    const FieldPath set_path = entry_path.Child("counterSet");
-    const std::string set_name =
-        StringMember(entry, "counterSet", set_path, errors).value_or("");
-    if (set_name.empty()) {
-      errors.push_back(Required(set_path, ""));
-    } else {
-      InvalidEach(errors, set_path, set_name, DnsLabelErrors(set_name));
-    }
-    const FieldPath counters_path = entry_path.Child("counters");
-    std::vector<std::string> counters =
-        CounterMapRule(entry, counters_path, errors);
-    total += counters.size();
-    // 1.34: a device consumes only counters of this slice's sets.
-    auto set = sets.find(set_name);
-    if (set == sets.end()) {
-      errors.push_back(InvalidString(
-          set_path, set_name,
-          "must reference a counterSet defined in the ResourceSlice "
-          "sharedCounters"));
-      continue;
-    }
-    for (const std::string& counter : counters) {
-      if (set->second.count(counter) == 0) {
-        errors.push_back(InvalidString(
-            counters_path, counter,
-            "must reference a counter defined in the ResourceSlice "
-            "sharedCounters"));
-      }
+    StringMember(entry, "counterSet", entry_path.Child("counterSet"), errors);
+    Append(errors, CounterValuesRule(entry, entry_path.Child("counters"),
+                                     kConsumptionMaxCounters));
+  }
+  return errors;
+}
+
+// The counter rules 1.37 validates declaratively (beta, on by default):
+// the server reports them after every hand-written error, the devices'
+// consumesCounters first, then sharedCounters.
+Errors DeclaredCounterRules(const json& spec, const FieldPath& spec_path) {
+  Errors errors;
+  const json* devices = Member(spec, "devices");
+  if (devices != nullptr && devices->is_array()) {
+    for (size_t i = 0; i < devices->size(); ++i) {
+      const json* list = Member((*devices)[i], "consumesCounters");
+      if (list == nullptr || !list->is_array()) continue;
+      Append(errors,
+             CounterListDeclared(
+                 *list, "counterSet",
+                 spec_path.Child("devices").Index(i).Child("consumesCounters"),
+                 kDeviceMaxCounterConsumptions));
     }
   }
-  if (total > static_cast<size_t>(kDeviceMaxCounters)) {
-    errors.push_back(InvalidNumber(
-        device_path, static_cast<int64_t>(total),
-        absl::StrCat("the total number of counters must not exceed ",
-                     kDeviceMaxCounters)));
+  const json* sets = Member(spec, "sharedCounters");
+  if (sets != nullptr && sets->is_array()) {
+    Append(errors,
+           CounterListDeclared(*sets, "name", spec_path.Child("sharedCounters"),
+                               kSliceMaxCounterSets));
   }
-  *slice_total += total;
   return errors;
 }
 
@@ -752,8 +803,7 @@ Errors DeviceNodeSelectionRule(const json& device, bool per_device,
 }
 
 Errors DeviceRule(const json& device, const FieldPath& path,
-                  const CounterSets& sets, bool per_device_nodes,
-                  size_t* slice_counters) {
+                  bool per_device_nodes) {
   Errors errors;
   if (!device.is_object()) {
     errors.push_back(WrongType(path, device, "an object"));
@@ -803,44 +853,66 @@ Errors DeviceRule(const json& device, const FieldPath& path,
       Append(errors, TaintRule(taints[i], taints_path.Index(i)));
     }
   }
-  Append(errors, ConsumesCountersRule(device, path, sets, slice_counters));
+  Append(errors, ConsumesCountersRule(device, path));
   Append(errors, DeviceNodeSelectionRule(device, per_device_nodes, path));
   return errors;
 }
 
-Errors DevicesRule(const json& spec, const FieldPath& path,
-                   const CounterSets& sets) {
+// Whether a device makes its slice hold at most 64 devices: it has taints
+// or consumes counters. (List attributes would too; their feature gate is
+// off by default, and the server drops them before it validates.)
+bool UsesAdvancedFeatures(const json& device) {
+  for (const char* key : {"taints", "consumesCounters"}) {
+    const json* list = Member(device, key);
+    if (list != nullptr && list->is_array() && !list->empty()) return true;
+  }
+  return false;
+}
+
+int MaxDevices(const json& devices) {
+  for (const json& device : devices) {
+    if (UsesAdvancedFeatures(device)) return kSliceMaxDevicesWithCounters;
+  }
+  return kSliceMaxDevices;
+}
+
+Errors DevicesRule(const json& spec, const FieldPath& path) {
   Errors errors;
   const json& devices = ArrayMember(spec, "devices", path, errors);
-  if (devices.size() > static_cast<size_t>(kSliceMaxDevices)) {
+  const int max_devices = MaxDevices(devices);
+  if (devices.size() > static_cast<size_t>(max_devices)) {
     // The server stops here rather than list errors of thousands.
     errors.push_back(
-        TooMany(path, static_cast<int64_t>(devices.size()), kSliceMaxDevices));
+        TooMany(path, static_cast<int64_t>(devices.size()), max_devices));
     return errors;
   }
   const bool per_device_nodes =
       Member(spec, "perDeviceNodeSelection") != nullptr &&
       spec["perDeviceNodeSelection"].is_boolean() &&
       spec["perDeviceNodeSelection"].get<bool>();
-  size_t slice_counters = 0;
   std::set<std::string> names;
   for (size_t i = 0; i < devices.size(); ++i) {
-    Append(errors, DeviceRule(devices[i], path.Index(i), sets, per_device_nodes,
-                              &slice_counters));
+    Append(errors, DeviceRule(devices[i], path.Index(i), per_device_nodes));
   }
   for (size_t i = 0; i < devices.size(); ++i) {
     const json* name = Member(devices[i], "name");
     if (name == nullptr || !name->is_string()) continue;
     if (!names.insert(name->get<std::string>()).second) {
-      errors.push_back(DuplicateString(path.Index(i).Child("name"),
-                                       name->get<std::string>()));
+      errors.push_back(
+          DuplicateString(path.Index(i), name->get<std::string>()));
     }
   }
-  if (slice_counters > static_cast<size_t>(kSliceMaxDeviceCounters)) {
-    errors.push_back(InvalidNumber(
-        path, static_cast<int64_t>(slice_counters),
-        absl::StrCat("the total number of counters in devices must not exceed ",
-                     kSliceMaxDeviceCounters)));
+  return errors;
+}
+
+// Since 1.35 a slice publishes counter sets or devices, not both; an empty
+// list counts as set (JSON's [] decodes to a non-nil slice).
+Errors SliceTypeRule(const json& spec, const FieldPath& path) {
+  Errors errors;
+  if (Member(spec, "sharedCounters") != nullptr &&
+      Member(spec, "devices") != nullptr) {
+    errors.push_back(InvalidString(
+        path, "", "only one of `sharedCounters` or `devices` is allowed"));
   }
   return errors;
 }
@@ -875,11 +947,10 @@ std::vector<FieldError> ValidateResourceSlice(const json& slice) {
          PoolRule(ObjectMember(spec, "pool", spec_path.Child("pool"), errors),
                   spec_path.Child("pool")));
   Append(errors, NodeSelectionRule(spec, spec_path));
-  CounterSets sets;
-  Errors counter_errors =
-      SharedCountersRule(spec, spec_path.Child("sharedCounters"), sets);
-  Append(errors, DevicesRule(spec, spec_path.Child("devices"), sets));
-  Append(errors, std::move(counter_errors));
+  Append(errors, SliceTypeRule(spec, spec_path));
+  Append(errors, DevicesRule(spec, spec_path.Child("devices")));
+  Append(errors, SharedCountersRule(spec, spec_path.Child("sharedCounters")));
+  Append(errors, DeclaredCounterRules(spec, spec_path));
   return errors;
 }
 

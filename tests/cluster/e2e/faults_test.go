@@ -62,7 +62,7 @@ func TestControlPlaneKilledDuringBurst(t *testing.T) {
 		defer wg.Done()
 		for i := from; i < to; i++ {
 			p := pod(fmt.Sprintf("p-%03d", i), map[string]string{"nvidia.com/gpu": "1",
-				"nvidia.com/gpumem": "6000", "nvidia.com/gpucores": "12"})
+				"nvidia.com/gpumem": "6000", "nvidia.com/gpucores": "10"})
 			for attempt := 0; ; attempt++ {
 				_, err := client.Create(c.ctx, p, metav1.CreateOptions{})
 				if err == nil || isAlreadyExists(err) {
@@ -100,6 +100,7 @@ func TestControlPlaneKilledDuringBurst(t *testing.T) {
 		n := bound()
 		return n == pods, strconv.Itoa(n)
 	})
+	c.expectAdmitted()
 	checkCapacityFromRecords(t, c, ns, nodes*gpusPerNode)
 	checkLedgerMatchesRecords(t, c, ns, extender)
 	relists := metricSum(t, extender, "deviceshare_watch_relists_total")

@@ -129,6 +129,7 @@ func TestLeaderKilledDuringBurst(t *testing.T) {
 		n := bound()
 		return n == pods, strconv.Itoa(n)
 	})
+	c.expectAdmitted()
 	checkCapacityFromRecords(t, c, ns, gpusPerNode*nodes)
 }
 

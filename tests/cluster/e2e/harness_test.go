@@ -46,8 +46,9 @@ func environment(t *testing.T) env {
 type cluster struct {
 	t     *testing.T
 	ctx   context.Context
-	plane *controlplane.ControlPlane
-	kit   *kit.Kit
+	plane    *controlplane.ControlPlane
+	kit      *kit.Kit
+	kubelets []*kit.DeviceKubelet
 }
 
 // clusterOption changes how a test's control plane or kit is set up.
@@ -132,9 +133,11 @@ func (c *cluster) gpuNode(name, dialect string, gpus int, extraArgs ...string) {
 	}
 	// kubelet's device manager, which admits the node's pods through the
 	// agent's device plugin (the agent then marks them bind-phase success).
-	if _, err := c.kit.StartDeviceKubelet(c.ctx, name); err != nil {
+	kubelet, err := c.kit.StartDeviceKubelet(c.ctx, name)
+	if err != nil {
 		c.t.Fatal(err)
 	}
+	c.kubelets = append(c.kubelets, kubelet)
 	agent, err := c.kit.StartNodeAgent(c.ctx, name, kit.AgentOptions{Dialect: dialect,
 		Inventory: kit.Inventory(kit.H100s(name, gpus)), ExtraArgs: extraArgs})
 	if err != nil {
@@ -154,6 +157,17 @@ func (c *cluster) gpuNode(name, dialect string, gpus int, extraArgs ...string) {
 		}
 		return node.Annotations[key] != "", fmt.Sprint(node.Annotations)
 	})
+}
+
+// expectAdmitted fails the test for every pod a node's kubelet could not
+// admit (the device plugin refused its devices).
+func (c *cluster) expectAdmitted() {
+	c.t.Helper()
+	for _, kubelet := range c.kubelets {
+		for _, failure := range kubelet.Errors() {
+			c.t.Errorf("kubelet admission failed: %s", failure)
+		}
+	}
 }
 
 // eventually polls until check holds, failing with its last word.

@@ -12,11 +12,14 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	"k8s.io/kubernetes/pkg/kubelet/checkpointmanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/checkpoint"
 )
 
 // DeviceKubelet stands in for the part of kubelet a device plugin talks
@@ -26,20 +29,25 @@ import (
 // manager does when it admits the pod: per container that asks for a
 // registered resource, GetPreferredAllocation (when the plugin offers it)
 // among the healthy devices not yet given out, then Allocate and
-// PreStartContainer. Nothing runs afterwards: there are no containers.
+// PreStartContainer, writing kubelet_internal_checkpoint in between with
+// kubelet's own checkpoint code (the agent's PreStart reads it). Nothing
+// runs afterwards: there are no containers.
 // (kubelet's own device manager cannot be reused: it listens on the
 // fixed /var/lib/kubelet path, one per machine.)
 type DeviceKubelet struct {
 	pluginapi.UnimplementedRegistrationServer
 	node, dir string
 	client    podWatcher
+	pods      func(namespace string) podStatusWriter
 	server    *grpc.Server
 
 	mu        sync.Mutex
 	plugins   map[string]*registeredPlugin // by resource name
 	admitted  map[string]bool              // pod uid
 	allocated map[string]map[string]bool   // resource -> device ids given out
+	entries   []checkpoint.PodDevicesEntry // what kubelet checkpoints
 	errors    []string
+	log       *os.File
 	cancel    context.CancelFunc
 }
 
@@ -52,6 +60,10 @@ type registeredPlugin struct {
 
 type podWatcher interface {
 	Watch(ctx context.Context, options metav1.ListOptions) (watch.Interface, error)
+}
+
+type podStatusWriter interface {
+	UpdateStatus(ctx context.Context, pod *corev1.Pod, options metav1.UpdateOptions) (*corev1.Pod, error)
 }
 
 // StartDeviceKubelet serves kubelet.sock in node's device-plugin folder
@@ -68,7 +80,14 @@ func (k *Kit) StartDeviceKubelet(ctx context.Context, node string) (*DeviceKubel
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	kubelet := &DeviceKubelet{node: node, dir: dir, client: k.Client.CoreV1().Pods(""),
+	log, err := os.Create(filepath.Join(k.Dir, "device-kubelet-"+node+".log"))
+	if err != nil {
+		listener.Close()
+		cancel()
+		return nil, err
+	}
+	kubelet := &DeviceKubelet{node: node, dir: dir, client: k.Client.CoreV1().Pods(""), log: log,
+		pods:   func(namespace string) podStatusWriter { return k.Client.CoreV1().Pods(namespace) },
 		server: grpc.NewServer(), plugins: map[string]*registeredPlugin{},
 		admitted: map[string]bool{}, allocated: map[string]map[string]bool{}, cancel: cancel}
 	pluginapi.RegisterRegistrationServer(kubelet.server, kubelet)
@@ -143,9 +162,12 @@ func (d *DeviceKubelet) admitPods(ctx context.Context) {
 			d.mu.Unlock()
 			if !seen {
 				if err := d.admit(ctx, pod); err != nil {
+					message := fmt.Sprintf("%s/%s: %v", pod.Namespace, pod.Name, err)
+					fmt.Fprintf(d.log, "%s admission failed: %s\n", time.Now().Format(time.RFC3339Nano), message)
 					d.mu.Lock()
-					d.errors = append(d.errors, fmt.Sprintf("%s/%s: %v", pod.Namespace, pod.Name, err))
+					d.errors = append(d.errors, message)
 					d.mu.Unlock()
+					d.fail(ctx, pod, err)
 				}
 			}
 		}
@@ -163,7 +185,7 @@ func (d *DeviceKubelet) admit(ctx context.Context, pod *corev1.Pod) error {
 			if plugin == nil || quantity.Value() == 0 {
 				continue
 			}
-			if err := d.allocate(ctx, plugin, string(name), int(quantity.Value())); err != nil {
+			if err := d.allocate(ctx, plugin, pod, container.Name, string(name), int(quantity.Value())); err != nil {
 				return fmt.Errorf("container %s, %s: %w", container.Name, name, err)
 			}
 		}
@@ -171,7 +193,7 @@ func (d *DeviceKubelet) admit(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func (d *DeviceKubelet) allocate(ctx context.Context, plugin *registeredPlugin, resource string, count int) error {
+func (d *DeviceKubelet) allocate(ctx context.Context, plugin *registeredPlugin, pod *corev1.Pod, containerName, resource string, count int) error {
 	d.mu.Lock()
 	if d.allocated[resource] == nil {
 		d.allocated[resource] = map[string]bool{}
@@ -199,21 +221,69 @@ func (d *DeviceKubelet) allocate(ctx context.Context, plugin *registeredPlugin, 
 			chosen = ids
 		}
 	}
-	if _, err := plugin.client.Allocate(ctx, &pluginapi.AllocateRequest{
-		ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: chosen}}}); err != nil {
-		return fmt.Errorf("Allocate: %w", err)
+	response, err := plugin.client.Allocate(ctx, &pluginapi.AllocateRequest{
+		ContainerRequests: []*pluginapi.ContainerAllocateRequest{{DevicesIds: chosen}}})
+	if err != nil {
+		return fmt.Errorf("Allocate %v: %w", chosen, err)
+	}
+	if len(response.ContainerResponses) != 1 {
+		return fmt.Errorf("Allocate %v: %d container responses", chosen, len(response.ContainerResponses))
+	}
+	answer, err := proto.Marshal(response.ContainerResponses[0])
+	if err != nil {
+		return err
 	}
 	d.mu.Lock()
 	for _, id := range chosen {
 		d.allocated[resource][id] = true
 	}
+	// Devices without NUMA affinity are kept under -1, as kubelet does.
+	d.entries = append(d.entries, checkpoint.PodDevicesEntry{PodUID: string(pod.UID),
+		ContainerName: containerName, ResourceName: resource,
+		DeviceIDs: checkpoint.DevicesPerNUMA{-1: chosen}, AllocResp: answer})
+	err = d.writeCheckpointLocked()
 	d.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	fmt.Fprintf(d.log, "%s %s/%s container %s: %s %v\n", time.Now().Format(time.RFC3339Nano),
+		pod.Namespace, pod.Name, containerName, resource, chosen)
 	if plugin.options != nil && plugin.options.PreStartRequired {
 		if _, err := plugin.client.PreStartContainer(ctx, &pluginapi.PreStartContainerRequest{DevicesIds: chosen}); err != nil {
 			return fmt.Errorf("PreStartContainer: %w", err)
 		}
 	}
 	return nil
+}
+
+// fail ends the pod as kubelet ends a pod its device manager could not
+// admit: phase Failed, reason UnexpectedAdmissionError. A finished pod
+// holds no GPU, for the extender and the node agent alike.
+func (d *DeviceKubelet) fail(ctx context.Context, pod *corev1.Pod, err error) {
+	failed := pod.DeepCopy()
+	failed.Status.Phase = corev1.PodFailed
+	failed.Status.Reason = "UnexpectedAdmissionError"
+	failed.Status.Message = fmt.Sprintf("Allocate failed due to %v, which is unexpected", err)
+	if _, err := d.pods(pod.Namespace).UpdateStatus(ctx, failed, metav1.UpdateOptions{}); err != nil {
+		fmt.Fprintf(d.log, "%s status of %s/%s not written: %v\n", time.Now().Format(time.RFC3339Nano), pod.Namespace, pod.Name, err)
+	}
+}
+
+// writeCheckpointLocked writes kubelet_internal_checkpoint as kubelet's
+// device manager does after each allocation.
+func (d *DeviceKubelet) writeCheckpointLocked() error {
+	manager, err := checkpointmanager.NewCheckpointManager(d.dir)
+	if err != nil {
+		return err
+	}
+	registered := map[string][]string{}
+	for resource, plugin := range d.plugins {
+		for id := range plugin.healthy {
+			registered[resource] = append(registered[resource], id)
+		}
+		sort.Strings(registered[resource])
+	}
+	return manager.CreateCheckpoint("kubelet_internal_checkpoint", checkpoint.New(d.entries, registered))
 }
 
 // Errors are the admissions that failed so far.
@@ -232,4 +302,5 @@ func (d *DeviceKubelet) Stop() {
 	for _, plugin := range d.plugins {
 		plugin.connected.Close()
 	}
+	d.log.Close()
 }

@@ -106,9 +106,13 @@ nlohmann::json ResourceSliceToJson(const ResourceSlice& slice) {
           {{"name", set.name}, {"counters", CountersToJson(set.counters)}});
     }
   }
-  json& devices = spec["devices"] = json::array();
-  for (const Device& device : slice.devices) {
-    devices.push_back(DeviceToJson(device));
+  // A counter-set slice has no devices list at all: the API server takes
+  // an empty list as set and refuses it beside sharedCounters.
+  if (!slice.devices.empty() || slice.shared_counters.empty()) {
+    json& devices = spec["devices"] = json::array();
+    for (const Device& device : slice.devices) {
+      devices.push_back(DeviceToJson(device));
+    }
   }
   return {{"apiVersion", kResourceApiVersion},
           {"kind", "ResourceSlice"},

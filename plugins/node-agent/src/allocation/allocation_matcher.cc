@@ -332,7 +332,59 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
     DS_ASSIGN_OR_RETURN(ReplicaId replica, ParseDeviceId(id));
     included_gpus.push_back(replica.gpu_uuid);
   }
+  for (const std::string& id : available) {
+    DS_RETURN_IF_ERROR(ParseDeviceId(id).status());
+  }
   absl::MutexLock lock(&mu_);
+  // As in Allocate: kubelet may ask before this agent's watch has the pod.
+  // Answering "anything" then would steer kubelet to replicas of other
+  // GPUs, and the Allocate that follows could only refuse them.
+  const absl::Time deadline = absl::Now() + options_.pod_watch_grace;
+  std::vector<std::string> answer;
+  while (true) {
+    if (PreferredLocked(available, must_include, included_gpus, size,
+                        &answer)) {
+      return answer;
+    }
+    if (!AwaitPodEventLocked(deadline)) break;
+  }
+  if (RefreshFromApiLocked()) {
+    PreferredLocked(available, must_include, included_gpus, size, &answer);
+  }
+  return answer;
+}
+
+bool AllocationMatcher::RefreshFromApiLocked() {
+  if (!options_.list_pods) return false;
+  // The LIST must not hold up the watch, which takes the lock to deliver.
+  mu_.Unlock();
+  absl::StatusOr<std::vector<nlohmann::json>> pods = options_.list_pods();
+  mu_.Lock();
+  if (!pods.ok()) {
+    spdlog::warn("pods of node {}: cannot read them afresh: {}",
+                 options_.node_name, pods.status().ToString());
+    return false;
+  }
+  for (const nlohmann::json& pod : *pods) UpsertLocked(pod);
+  ++pod_events_;
+  return true;
+}
+
+bool AllocationMatcher::AwaitPodEventLocked(absl::Time deadline) {
+  struct PodEventSince {
+    const int64_t* events;
+    int64_t seen;
+    bool Arrived() const { return *events != seen; }
+  } since{&pod_events_, pod_events_};
+  return mu_.AwaitWithDeadline(absl::Condition(&since, &PodEventSince::Arrived),
+                               deadline);
+}
+
+bool AllocationMatcher::PreferredLocked(
+    const std::vector<std::string>& available,
+    const std::vector<std::string>& must_include,
+    const std::vector<std::string>& included_gpus, int size,
+    std::vector<std::string>* answer) {
   const absl::Time now = absl::Now();
   for (auto it = offered_.begin(); it != offered_.end();) {
     it = it->second <= now ? offered_.erase(it) : std::next(it);
@@ -348,28 +400,21 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
   std::map<std::string, std::vector<std::string>> free_by_gpu;
   std::vector<std::pair<std::string, std::string>> offered_elsewhere;
   for (const std::string& id : Sorted(available)) {
-    absl::StatusOr<ReplicaId> replica = ParseDeviceId(id);
-    if (!replica.ok()) return replica.status();
+    const ReplicaId replica = *ParseDeviceId(id);  // checked by Preferred
     if (std::find(must_include.begin(), must_include.end(), id) !=
             must_include.end() ||
         served_ids.contains(id)) {
       continue;
     }
     if (offered_.contains(id)) {
-      offered_elsewhere.emplace_back(replica->gpu_uuid, id);
+      offered_elsewhere.emplace_back(replica.gpu_uuid, id);
     } else {
-      free_by_gpu[replica->gpu_uuid].push_back(id);
+      free_by_gpu[replica.gpu_uuid].push_back(id);
     }
   }
   for (const auto& [gpu, id] : offered_elsewhere) {
     free_by_gpu[gpu].push_back(id);
   }
-  auto offer = [&](const std::vector<std::string>& ids) {
-    for (const std::string& id : ids) {
-      offered_[id] = now + absl::Seconds(30);
-    }
-    return ids;
-  };
   // Containers whose record is refused come after those waiting: offered
   // their own GPUs, kubelet's Allocate then says why they are refused.
   std::vector<Candidate> candidates = WaitingLocked();
@@ -392,7 +437,7 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
       wanted.erase(at);
     }
     std::map<std::string, size_t> taken;
-    std::vector<std::string> answer = must_include;
+    std::vector<std::string> chosen = must_include;
     for (const std::string& gpu : wanted) {
       if (!fits) break;
       auto free = free_by_gpu.find(gpu);
@@ -401,20 +446,26 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
         fits = false;
         break;
       }
-      answer.push_back(free->second[used++]);
+      chosen.push_back(free->second[used++]);
     }
-    if (fits) return offer(answer);
+    if (fits) {
+      for (const std::string& id : chosen) {
+        offered_[id] = now + absl::Seconds(30);
+      }
+      *answer = std::move(chosen);
+      return true;
+    }
   }
   // Nobody waits for this size here: any valid answer lets kubelet go on;
   // Allocate will say what is wrong.
-  std::vector<std::string> answer = must_include;
+  *answer = must_include;
   for (const auto& [gpu, ids] : free_by_gpu) {
     for (const std::string& id : ids) {
-      if (static_cast<int>(answer.size()) >= size) break;
-      answer.push_back(id);
+      if (static_cast<int>(answer->size()) >= size) break;
+      answer->push_back(id);
     }
   }
-  return answer;
+  return false;
 }
 
 absl::StatusOr<ContainerGrant> AllocationMatcher::EditsLocked(
@@ -472,24 +523,22 @@ absl::StatusOr<ContainerGrant> AllocationMatcher::Allocate(
     return gpus.status();
   }
   std::vector<Candidate> candidates;
-  const absl::Time deadline = absl::Now() + options_.pod_watch_grace;
-  while (true) {
+  auto match = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const Candidate& candidate : WaitingLocked()) {
       const auto& grants =
           candidate.pod->record.allocation.containers[candidate.container_index]
               .devices;
       if (GrantGpus(grants) == *gpus) candidates.push_back(candidate);
     }
-    if (!candidates.empty()) break;
-    // The pod may not have reached the agent's watch yet: wait for the
-    // next pod event (or the grace to pass) and match again.
-    struct PodEventSince {
-      const int64_t* events;
-      int64_t seen;
-      bool Arrived() const { return *events != seen; }
-    } since{&pod_events_, pod_events_};
-    if (!mu_.AwaitWithDeadline(absl::Condition(&since, &PodEventSince::Arrived),
-                               deadline)) {
+    return !candidates.empty();
+  };
+  const absl::Time deadline = absl::Now() + options_.pod_watch_grace;
+  // The pod may not have reached the agent's watch yet: wait for the next
+  // pod event (or the grace to pass) and match again; then read the pods
+  // afresh once.
+  while (!match()) {
+    if (!AwaitPodEventLocked(deadline)) {
+      if (RefreshFromApiLocked()) match();
       break;
     }
   }

@@ -1,6 +1,8 @@
 #include "deviceshare/agent/resource_slices.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/dra/slice_limits.h"
@@ -8,29 +10,100 @@
 namespace deviceshare::agent {
 namespace {
 
-// What a slice holds so far, against the limits a GPU must fit under.
-struct SliceUsage {
-  int devices = 0;
-  int counters = 0;
-  int consumed = 0;
+// The devices of one device-only slice, and whether any of them lowers its
+// cap to kMaxDevicesPerSliceWithAdvancedFeatures.
+struct DeviceSlice {
+  std::vector<dra::Device> devices;
+  bool advanced = false;
 };
 
-SliceUsage UsageOf(const dra::GpuDevices& gpu) {
-  SliceUsage usage;
-  usage.devices = static_cast<int>(gpu.devices.size());
-  for (const dra::CounterSet& set : gpu.counter_sets) {
-    usage.counters += dra::CounterCount(set);
-  }
-  for (const dra::Device& device : gpu.devices) {
-    usage.consumed += dra::ConsumedCounterCount(device);
-  }
-  return usage;
+bool AnyAdvanced(const std::vector<dra::Device>& devices) {
+  return std::any_of(devices.begin(), devices.end(), dra::UsesAdvancedFeatures);
 }
 
-bool Fits(const SliceUsage& used, const SliceUsage& more) {
-  return used.devices + more.devices <= dra::kMaxDevicesPerSlice &&
-         used.counters + more.counters <= dra::kMaxCountersPerSlice &&
-         used.consumed + more.consumed <= dra::kMaxConsumedCountersPerSlice;
+int CapOf(bool advanced) {
+  return advanced ? dra::kMaxDevicesPerSliceWithAdvancedFeatures
+                  : dra::kMaxDevicesPerSlice;
+}
+
+// Appends one GPU's devices to the device slices: beside the last slice's
+// when they fit under the cap the joined slice would have, else in a new
+// slice. Only a GPU with more devices than one slice may hold is split, in
+// order, over as few new slices as it needs; the allocator reads the pool
+// as a whole, so a split GPU stays correct, just harder to read.
+void AddGpuDevices(std::vector<dra::Device> devices,
+                   std::vector<DeviceSlice>& slices) {
+  if (devices.empty()) return;
+  const bool advanced = AnyAdvanced(devices);
+  if (!slices.empty()) {
+    DeviceSlice& last = slices.back();
+    const bool joined = last.advanced || advanced;
+    if (last.devices.size() + devices.size() <=
+        static_cast<size_t>(CapOf(joined))) {
+      for (dra::Device& device : devices) {
+        last.devices.push_back(std::move(device));
+      }
+      last.advanced = joined;
+      return;
+    }
+  }
+  const size_t cap = static_cast<size_t>(CapOf(advanced));
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (i % cap == 0) slices.push_back(DeviceSlice{{}, advanced});
+    slices.back().devices.push_back(std::move(devices[i]));
+  }
+}
+
+// The pool's slices, the 1.35+ way (as NVIDIA's DRA driver packs them):
+// first the counter sets, at most kMaxCounterSetsPerSlice to a slice, then
+// the devices in device-only slices, each GPU's together where they fit.
+std::vector<dra::ResourceSlice> PackPool(std::vector<dra::GpuDevices> gpus) {
+  std::vector<dra::ResourceSlice> slices;
+  for (dra::GpuDevices& gpu : gpus) {
+    for (dra::CounterSet& set : gpu.counter_sets) {
+      if (slices.empty() ||
+          slices.back().shared_counters.size() ==
+              static_cast<size_t>(dra::kMaxCounterSetsPerSlice)) {
+        slices.emplace_back();
+      }
+      slices.back().shared_counters.push_back(std::move(set));
+    }
+  }
+  std::vector<DeviceSlice> device_slices;
+  for (dra::GpuDevices& gpu : gpus) {
+    AddGpuDevices(std::move(gpu.devices), device_slices);
+  }
+  for (DeviceSlice& packed : device_slices) {
+    slices.emplace_back().devices = std::move(packed.devices);
+  }
+  // A node without a publishable GPU still has its pool, empty, so that
+  // consumers see the withdrawal rather than a stale slice.
+  if (slices.empty()) slices.emplace_back();
+  return slices;
+}
+
+// Names the slices and makes them one pool, then checks each slice and the
+// pool as the API server and the allocator will read them.
+absl::Status NameAndCheck(const SliceOptions& options,
+                          std::vector<dra::ResourceSlice>& slices) {
+  const int64_t count = static_cast<int64_t>(slices.size());
+  for (size_t k = 0; k < slices.size(); ++k) {
+    dra::ResourceSlice& slice = slices[k];
+    slice.name = absl::StrCat(options.node_name, "-", options.driver, "-", k);
+    slice.driver = options.driver;
+    slice.node_name = options.node_name;
+    slice.pool =
+        dra::ResourcePool{options.node_name, options.generation, count};
+    if (absl::Status status = dra::CheckSliceLimits(slice); !status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("slice ", slice.name, ": ", status.message()));
+    }
+  }
+  if (absl::Status status = dra::CheckPoolCounters(slices); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool ", options.node_name, ": ", status.message()));
+  }
+  return absl::OkStatus();
 }
 
 // The GPU's devices with the attributes every GPU carries; the backend's
@@ -92,39 +165,9 @@ absl::StatusOr<NodeSlices> BuildResourceSlices(
     }
     groups.push_back(*std::move(devices));
   }
-  SliceUsage used;
-  for (dra::GpuDevices& group : groups) {
-    const SliceUsage more = UsageOf(group);
-    if (out.slices.empty() || !Fits(used, more)) {
-      out.slices.emplace_back();
-      used = SliceUsage{};
-    }
-    dra::ResourceSlice& slice = out.slices.back();
-    for (dra::CounterSet& set : group.counter_sets) {
-      slice.shared_counters.push_back(std::move(set));
-    }
-    for (dra::Device& device : group.devices) {
-      slice.devices.push_back(std::move(device));
-    }
-    used.devices += more.devices;
-    used.counters += more.counters;
-    used.consumed += more.consumed;
-  }
-  // A node without a publishable GPU still has its pool, empty, so that
-  // consumers see the withdrawal rather than a stale slice.
-  if (out.slices.empty()) out.slices.emplace_back();
-  const int64_t count = static_cast<int64_t>(out.slices.size());
-  for (size_t k = 0; k < out.slices.size(); ++k) {
-    dra::ResourceSlice& slice = out.slices[k];
-    slice.name = absl::StrCat(options.node_name, "-", options.driver, "-", k);
-    slice.driver = options.driver;
-    slice.node_name = options.node_name;
-    slice.pool =
-        dra::ResourcePool{options.node_name, options.generation, count};
-    if (absl::Status status = dra::CheckSliceLimits(slice); !status.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("slice ", slice.name, ": ", status.message()));
-    }
+  out.slices = PackPool(std::move(groups));
+  if (absl::Status status = NameAndCheck(options, out.slices); !status.ok()) {
+    return status;
   }
   return out;
 }

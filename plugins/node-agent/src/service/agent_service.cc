@@ -167,6 +167,12 @@ std::unique_ptr<MigControl> OpenMigControl(const AgentOptions& options,
 
 // The matcher that answers kubelet; the records it updates are written
 // through `patches`.
+std::string NodePodsPath(const std::string& node_name) {
+  return kube::WithQuery(
+      kube::PodsPath(),
+      {{"fieldSelector", absl::StrCat("spec.nodeName=", node_name)}});
+}
+
 absl::StatusOr<std::unique_ptr<AllocationMatcher>> CreateMatcher(
     const AgentOptions& options, const Config& config,
     const std::string& resource, std::unique_ptr<ServedJournal> journal,
@@ -197,6 +203,16 @@ absl::StatusOr<std::unique_ptr<AllocationMatcher>> CreateMatcher(
   matcher_options.kubelet_checkpoint_path =
       absl::StrCat(options.device_plugin_dir, "/kubelet_internal_checkpoint");
   matcher_options.cdi_kind = options.cdi_kind;
+  matcher_options.list_pods = [client, path = NodePodsPath(options.node_name)]()
+      -> absl::StatusOr<std::vector<nlohmann::json>> {
+    DS_ASSIGN_OR_RETURN(nlohmann::json list, client->Get(path));
+    std::vector<nlohmann::json> items;
+    if (list.contains("items") && list["items"].is_array()) {
+      for (nlohmann::json& item : list["items"])
+        items.push_back(std::move(item));
+    }
+    return items;
+  };
   return AllocationMatcher::Create(
       matcher_options, config, std::move(journal),
       [&patches](const std::string& key, const std::string& uid,
@@ -215,12 +231,6 @@ kube::ReflectorHandler FeedMatcher(AllocationMatcher* matcher) {
       [matcher](absl::string_view type, const nlohmann::json& pod) {
         matcher->ApplyPod(type, pod);
       }};
-}
-
-std::string NodePodsPath(const std::string& node_name) {
-  return kube::WithQuery(
-      kube::PodsPath(),
-      {{"fieldSelector", absl::StrCat("spec.nodeName=", node_name)}});
 }
 
 // Answering kubelet before the pods are known would refuse every pod.

@@ -1,9 +1,10 @@
 // File: dra/resource_slice.h
 //
-// The parts of Kubernetes' resource.k8s.io/v1 ResourceSlice (1.34) that a
-// GPU-sharing driver publishes, as value types: devices with typed
-// attributes, consumable capacities with their request policies, and the
-// shared counters that keep partitions (MIG placements) from overlapping.
+// The parts of Kubernetes' resource.k8s.io/v1 ResourceSlice (1.35 and
+// later) that a GPU-sharing driver publishes, as value types: devices with
+// typed attributes, consumable capacities with their request policies, and
+// the shared counters that keep partitions (MIG placements) from
+// overlapping.
 // dra/slice_json.h writes them as the API's JSON; dra/slice_limits.h checks
 // them against the API's validation limits.
 //
@@ -76,7 +77,7 @@ struct Counter {
 
 // A set of counters shared by the devices of one physical GPU.
 struct CounterSet {
-  std::string name;  // DNS label, unique in the slice
+  std::string name;  // DNS label, unique in the pool
   std::map<std::string, Counter> counters;
 
   bool operator==(const CounterSet& other) const = default;
@@ -84,7 +85,7 @@ struct CounterSet {
 
 // What one device takes from a counter set when it is allocated.
 struct CounterConsumption {
-  std::string counter_set;
+  std::string counter_set;  // a set of this pool, in any of its slices
   std::map<std::string, Counter> counters;
 
   bool operator==(const CounterConsumption& other) const = default;
@@ -115,6 +116,8 @@ struct ResourceSlice {
   std::string driver;
   std::string node_name;
   ResourcePool pool;
+  // At most one of the two is non-empty (1.35+): counter sets and the
+  // devices consuming them are published in different slices of a pool.
   std::vector<CounterSet> shared_counters;
   std::vector<Device> devices;
 
@@ -122,8 +125,9 @@ struct ResourceSlice {
 };
 
 // The devices one GPU contributes to a pool, with the counter set they
-// consume (none for a GPU that is not partitioned). Counters and the
-// devices that consume them must go into the same slice (1.34).
+// consume (none for a GPU that is not partitioned). The node agent puts
+// the counter sets and the devices into different slices of the pool, as
+// 1.35 and later require.
 struct GpuDevices {
   std::vector<CounterSet> counter_sets;
   std::vector<Device> devices;

@@ -83,9 +83,16 @@ struct AllocationMatcherOptions {
   // "<kind>=<uuid>" for every GPU or MIG uuid they see.
   std::string cdi_kind;
   // Kubelet and the agent watch pods separately, so kubelet may admit a pod
-  // a moment before the agent's watch delivers it: an Allocate that matches
-  // no waiting container waits this long for pod events before refusing.
+  // a moment before the agent's watch delivers it: a GetPreferredAllocation
+  // or Allocate that matches no waiting container waits this long for pod
+  // events before answering without a match.
   absl::Duration pod_watch_grace = absl::Seconds(2);
+  // The node's pods read afresh from the API server (a LIST), asked once
+  // when the grace has passed without a match: a watch that comes back
+  // after an API server restart can lag kubelet's by longer than the grace,
+  // and refusing would fail the pod's admission for good. Empty: no second
+  // look.
+  std::function<absl::StatusOr<std::vector<nlohmann::json>>()> list_pods;
   // Set: serve only records these keys signed (not owned). Null: any.
   trust::RecordKeySource* record_keys = nullptr;
   trust::RecordPolicy record_policy;
@@ -187,6 +194,21 @@ class AllocationMatcher : public ContainerAllocator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetLocked(const std::string& uid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ServedLocked(const std::string& uid, int32_t container) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Upserts the pods options_.list_pods reads (the lock is released
+  // meanwhile); false when there is no list_pods or the read failed.
+  bool RefreshFromApiLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits for the pod watch's next event until `deadline`; false when none
+  // came.
+  bool AwaitPodEventLocked(absl::Time deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // GetPreferredAllocation's match against the containers waiting now: true
+  // with the replicas of the first waiting container of `size`'s GPUs;
+  // false with any valid answer when none waits.
+  bool PreferredLocked(const std::vector<std::string>& available,
+                       const std::vector<std::string>& must_include,
+                       const std::vector<std::string>& included_gpus, int size,
+                       std::vector<std::string>* answer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waiting containers in decision order.
   std::vector<Candidate> WaitingLocked() const

@@ -1,16 +1,28 @@
 // File: agent/resource_slices.h
 //
-// The node's DRA ResourceSlices (resource.k8s.io/v1, Kubernetes 1.34): one
-// pool named after the node, built from the same discovery and registration
-// as the device plugin path. Each healthy GPU contributes what its sharing
-// backend describes (SharingBackend::DraDevices: one shared device for
-// hami-core and mps, one partitionable device per MIG placement), plus the
-// facts every GPU carries (GpuAttributes). GPUs go into slices whole -- a
-// GPU's counter set and the devices consuming it share a slice, as 1.34
-// requires -- and a new slice starts where the next GPU would break a
-// limit of dra/slice_limits.h. An unhealthy GPU is withdrawn (device taints
-// are alpha in 1.34, so a taint would be dropped by most API servers); it
-// comes back when healthy.
+// The node's DRA ResourceSlices (resource.k8s.io/v1, Kubernetes 1.35 and
+// later): one pool named after the node, built from the same discovery and
+// registration as the device plugin path. Each healthy GPU contributes what
+// its sharing backend describes (SharingBackend::DraDevices: one shared
+// device for hami-core and mps, one partitionable device per MIG placement
+// with a counter set per GPU), plus the facts every GPU carries
+// (GpuAttributes).
+//
+// The pool is packed as 1.35+ requires and NVIDIA's DRA driver does it: a
+// slice holds counter sets or devices, never both. The counter sets come
+// first, at most 8 to a slice; then the devices, in GPU order, in
+// device-only slices of at most 64 devices when any of them consumes
+// counters, else 128 (dra/slice_limits.h). A GPU's devices stay in one
+// slice: a new slice starts where the next GPU's would not fit, and only a
+// GPU with more devices than a slice may hold is split. Every slice is
+// checked, and the pool as a whole (every consumed counter set is
+// published), before anything is returned. An 8 x H100 node with 4 MIG
+// GPUs (25 placements each) and 4 hami-core GPUs is 3 slices: the 4
+// counter sets; GPUs 0-1's 50 devices; GPUs 2-3's 50 and the 4 shared
+// devices (when the MIG GPUs come first).
+//
+// An unhealthy GPU is withdrawn rather than tainted (a taint would also
+// lower its slice's cap to 64); it comes back when healthy.
 //
 // Device names: "gpu-<index>" for our driver; with HAMi's driver name
 // (kHamiDraDriver) "hami-gpu-<index>" and HAMi's attributes and capacities,
