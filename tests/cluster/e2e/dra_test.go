@@ -74,19 +74,7 @@ func TestDRASlicesAllocatedByStockScheduler(t *testing.T) {
 	}
 	const ns = "ml"
 	c.createNamespace(ns)
-	template := &resourcev1.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: "share-8g"},
-		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{
-			Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
-				Name: "gpu",
-				Exactly: &resourcev1.ExactDeviceRequest{
-					DeviceClassName: "hami-core.gpu.deviceshare.io",
-					Capacity: &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]resource.Quantity{
-						"memory": resource.MustParse("8Gi"), "cores": resource.MustParse("25")}},
-				},
-			}}},
-		}},
-	}
+	template := kit.ShareTemplate("share-8g", "8Gi", "25")
 	if _, err := c.kit.Client.ResourceV1().ResourceClaimTemplates(ns).Create(c.ctx, template, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,32 +31,11 @@ func TestControlPlaneKilledDuringBurst(t *testing.T) {
 	for i := 0; i < nodes; i++ {
 		c.gpuNode(fmt.Sprintf("gpu-%d", i), "hami", gpusPerNode)
 	}
-	extender, err := c.kit.StartExtender(c.ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := extender.WaitReady(c.ctx, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.kit.StartKubeScheduler(c.ctx); err != nil {
-		t.Fatal(err)
-	}
+	extender := c.startScheduling()
 	const ns = "faults"
 	c.createNamespace(ns)
 	client := c.kit.Client.CoreV1().Pods(ns)
-	bound := func() int {
-		list, err := client.List(c.ctx, metav1.ListOptions{})
-		if err != nil {
-			return -1
-		}
-		n := 0
-		for _, p := range list.Items {
-			if p.Spec.NodeName != "" {
-				n++
-			}
-		}
-		return n
-	}
+	bound := func() int { return c.boundPods(ns) }
 	var wg sync.WaitGroup
 	create := func(from, to int) {
 		defer wg.Done()

@@ -92,19 +92,7 @@ func TestLeaderKilledDuringBurst(t *testing.T) {
 		close(work)
 	}()
 
-	bound := func() int {
-		list, err := client.List(c.ctx, metav1.ListOptions{})
-		if err != nil {
-			return -1
-		}
-		n := 0
-		for _, p := range list.Items {
-			if p.Spec.NodeName != "" {
-				n++
-			}
-		}
-		return n
-	}
+	bound := func() int { return c.boundPods(ns) }
 	c.eventually("100 pods bound before the kill", 120*time.Second, func() (bool, string) {
 		n := bound()
 		return n >= 100, strconv.Itoa(n)

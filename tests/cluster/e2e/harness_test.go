@@ -44,8 +44,8 @@ func environment(t *testing.T) env {
 // cluster is a control plane with the kit applied, removed at the end of
 // the test (its programs' logs printed first when the test failed).
 type cluster struct {
-	t     *testing.T
-	ctx   context.Context
+	t        *testing.T
+	ctx      context.Context
 	plane    *controlplane.ControlPlane
 	kit      *kit.Kit
 	kubelets []*kit.DeviceKubelet
@@ -157,6 +157,39 @@ func (c *cluster) gpuNode(name, dialect string, gpus int, extraArgs ...string) {
 		}
 		return node.Annotations[key] != "", fmt.Sprint(node.Annotations)
 	})
+}
+
+// startScheduling runs one extender replica and, once it is ready, the
+// kit's kube-scheduler.
+func (c *cluster) startScheduling() *kit.Extender {
+	c.t.Helper()
+	extender, err := c.kit.StartExtender(c.ctx, 0)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := extender.WaitReady(c.ctx, 60*time.Second); err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.kit.StartKubeScheduler(c.ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	return extender
+}
+
+// boundPods counts the namespace's pods bound to a node (-1 when the
+// API server does not answer).
+func (c *cluster) boundPods(namespace string) int {
+	list, err := c.kit.Client.CoreV1().Pods(namespace).List(c.ctx, metav1.ListOptions{})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // expectAdmitted fails the test for every pod a node's kubelet could not

@@ -20,16 +20,7 @@ func TestKitPlacesPodsOfBothDialects(t *testing.T) {
 	c := newCluster(t)
 	c.gpuNode("hami-node", "hami", 4)
 	c.gpuNode("volcano-node", "volcano", 4)
-	extender, err := c.kit.StartExtender(c.ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := extender.WaitReady(c.ctx, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.kit.StartKubeScheduler(c.ctx); err != nil {
-		t.Fatal(err)
-	}
+	extender := c.startScheduling()
 	const ns = "team-a"
 	c.createNamespace(ns)
 	pods := c.kit.Client.CoreV1().Pods(ns)
@@ -88,7 +79,7 @@ func TestKitPlacesPodsOfBothDialects(t *testing.T) {
 	// refuses a GPU pod, and matchConditions keep every other pod away
 	// from the webhook: it is admitted, its schedulerName untouched.
 	extender.Kill()
-	_, err = pods.Create(c.ctx, pod("gpu-while-down", map[string]string{"volcano.sh/vgpu-number": "1"}), metav1.CreateOptions{})
+	_, err := pods.Create(c.ctx, pod("gpu-while-down", map[string]string{"volcano.sh/vgpu-number": "1"}), metav1.CreateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "deviceshare-scheduler") {
 		t.Errorf("GPU pod created while the webhook is down: err = %v, want the webhook's failure", err)
 	}

@@ -8,29 +8,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/deviceshare/deviceshare/tests/cluster/kit"
 )
 
 const namespace = "bench"
 
 func createTemplate(ctx context.Context, client kubernetes.Interface) error {
-	template := &resourcev1.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: "share"},
-		Spec: resourcev1.ResourceClaimTemplateSpec{Spec: resourcev1.ResourceClaimSpec{
-			Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
-				Name: "gpu",
-				Exactly: &resourcev1.ExactDeviceRequest{
-					DeviceClassName: "hami-core.gpu.deviceshare.io",
-					Capacity: &resourcev1.CapacityRequirements{Requests: map[resourcev1.QualifiedName]resource.Quantity{
-						"memory": resource.MustParse("8Gi"), "cores": resource.MustParse("10")}},
-				},
-			}}},
-		}},
-	}
+	template := kit.ShareTemplate("share", "8Gi", "10")
 	_, err := client.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, template, metav1.CreateOptions{})
 	return err
 }
