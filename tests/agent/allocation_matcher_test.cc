@@ -3,9 +3,9 @@
 // restart; a wrong guess between confusable pods is caught at PreStart.
 #include "deviceshare/agent/allocation_matcher.h"
 
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <thread>
 
