@@ -52,7 +52,6 @@ type Kit struct {
 	Client kubernetes.Interface
 	Dir    string
 
-	webhookTLS   string
 	webhookPort  int
 	extenders    []*Extender
 	agents       map[string]*controlplane.Process
@@ -86,9 +85,9 @@ func Apply(ctx context.Context, plane *controlplane.ControlPlane, options Option
 	}
 	// webhook-certs.sh writes the certificate and an overlay of deploy/
 	// with the Secret and caBundle; for deploy/dra, point it there.
-	k.webhookTLS = filepath.Join(k.Dir, "webhook-tls")
+	webhookTLS := filepath.Join(k.Dir, "webhook-tls")
 	script := filepath.Join(k.RepoRoot, "deploy", "webhook-certs.sh")
-	certs := exec.CommandContext(ctx, "bash", script, k.webhookTLS)
+	certs := exec.CommandContext(ctx, "bash", script, webhookTLS)
 	certs.Env = append(os.Environ(), "EXTRA_SANS=IP:127.0.0.1")
 	if out, err := certs.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("webhook-certs.sh: %v\n%s", err, out)
@@ -97,7 +96,7 @@ func Apply(ctx context.Context, plane *controlplane.ControlPlane, options Option
 	if err := os.MkdirAll(overlay, 0o700); err != nil {
 		return nil, err
 	}
-	caBundle, err := os.ReadFile(filepath.Join(k.webhookTLS, "ca.crt"))
+	caBundle, err := os.ReadFile(filepath.Join(webhookTLS, "ca.crt"))
 	if err != nil {
 		return nil, err
 	}
@@ -162,39 +161,6 @@ func (k *Kit) ServiceAccountKubeconfig(ctx context.Context, account string) (str
 		controlplane.Credentials{Token: token.Status.Token})
 }
 
-// ConfigMapFile writes one key of a ConfigMap of the kit to a file, as a
-// volume mount would show it.
-func (k *Kit) ConfigMapFile(ctx context.Context, name, key string) (string, error) {
-	configMap, err := k.Client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	data, ok := configMap.Data[key]
-	if !ok {
-		return "", fmt.Errorf("ConfigMap %s/%s has no key %q", namespace, name, key)
-	}
-	path := filepath.Join(k.Dir, name+"-"+key)
-	return path, os.WriteFile(path, []byte(data), 0o600)
-}
-
-// secretFiles writes a Secret's keys into a folder, as a volume mount.
-func (k *Kit) secretFiles(ctx context.Context, name string) (string, error) {
-	secret, err := k.Client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(k.Dir, "secret-"+name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	for key, value := range secret.Data {
-		if err := os.WriteFile(filepath.Join(dir, key), value, 0o600); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-}
-
 // container finds a container of a pod template by name.
 func container(spec corev1.PodSpec, name string) (corev1.Container, error) {
 	for _, c := range spec.Containers {
@@ -205,7 +171,7 @@ func container(spec corev1.PodSpec, name string) (corev1.Container, error) {
 	return corev1.Container{}, fmt.Errorf("no container %q", name)
 }
 
-// waitHTTP polls url until it answers 200 or the process exits.
+// waitFor polls ready until it holds, failing once the process exits.
 func waitFor(ctx context.Context, what string, timeout time.Duration, process *controlplane.Process, ready func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

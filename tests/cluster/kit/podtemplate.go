@@ -175,17 +175,3 @@ func setFlag(args []string, name, value string) []string {
 	}
 	return append(args, flag, value)
 }
-
-// flagValue is the value of --name in args, or "".
-func flagValue(args []string, name string) string {
-	flag := "--" + name
-	for i, arg := range args {
-		if arg == flag && i+1 < len(args) {
-			return args[i+1]
-		}
-		if strings.HasPrefix(arg, flag+"=") {
-			return arg[len(flag)+1:]
-		}
-	}
-	return ""
-}

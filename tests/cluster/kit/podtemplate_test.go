@@ -43,7 +43,4 @@ func TestSetFlagBothForms(t *testing.T) {
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("got %q, want %q", args, want)
 	}
-	if got := flagValue(args, "dialect"); got != "volcano" {
-		t.Errorf("flagValue = %q", got)
-	}
 }
