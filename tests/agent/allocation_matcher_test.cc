@@ -57,6 +57,8 @@ class MatcherTest : public ::testing::Test {
     options.kubelet_checkpoint_path = (dir_ / "checkpoint").string();
     options.pod_watch_grace = grace_;
     options.list_pods = list_pods_;
+    options.api_unreachable_wait = api_unreachable_wait_;
+    options.list_retry_interval = absl::Milliseconds(20);
     absl::StatusOr<std::unique_ptr<AllocationMatcher>> matcher =
         AllocationMatcher::Create(
             options, Config{}, *std::move(journal),
@@ -96,6 +98,7 @@ class MatcherTest : public ::testing::Test {
   absl::Duration grace_ = absl::ZeroDuration();
   // The API server's answer to the agent's second look (none by default).
   std::function<absl::StatusOr<std::vector<nlohmann::json>>()> list_pods_;
+  absl::Duration api_unreachable_wait_ = absl::Seconds(5);
   std::unique_ptr<AllocationMatcher> matcher_;
   std::map<std::string, nlohmann::json> patches_;
 };
@@ -222,13 +225,44 @@ TEST_F(MatcherTest, PastTheGraceTheApiServerIsAskedOnce) {
   EXPECT_EQ(EnvOf(*grant)["NVIDIA_VISIBLE_DEVICES"], "GPU-1");
   EXPECT_EQ(lists, 1);  // the pod was known by then
 
-  // A read that fails leaves the refusal as it was.
-  list_pods_ = []() -> absl::StatusOr<std::vector<nlohmann::json>> {
+  // A read that keeps failing past api_unreachable_wait leaves the
+  // refusal as it was.
+  lists = 0;
+  list_pods_ = [&lists]() -> absl::StatusOr<std::vector<nlohmann::json>> {
+    ++lists;
     return absl::UnavailableError("connection refused");
   };
+  api_unreachable_wait_ = absl::Milliseconds(300);
   Start();
   absl::StatusOr<ContainerGrant> none = matcher_->Allocate({"GPU-0::0"});
   EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_GE(lists, 2);
+}
+
+// Found with the real kube-apiserver killed during a burst (tests/cluster
+// e2e, TestControlPlaneKilledDuringBurst): kubelet admitted a pod its own
+// watch had seen bound just before the kill, the agent's watch had not, and
+// the agent's one fresh read met the API server still down: the pod was
+// refused and kubelet failed it for good. The agent now retries the read
+// while the API server is unreachable.
+TEST_F(MatcherTest, AnApiServerComingBackIsWaitedFor) {
+  int lists = 0;
+  list_pods_ = [&lists]() -> absl::StatusOr<std::vector<nlohmann::json>> {
+    if (++lists < 3) return absl::UnavailableError("connection refused");
+    return std::vector<nlohmann::json>{
+        BoundPod(PodSpec{.name = "bound-before-the-kill", .memory_mib = 3000},
+                 Dialect::kHami, kNode, {ShareOf("GPU-1", 3000, 0)})};
+  };
+  Start();
+  matcher_->ReplacePods({});
+  absl::StatusOr<std::vector<std::string>> preferred =
+      matcher_->Preferred({"GPU-0::0", "GPU-1::0"}, {}, 1);
+  ASSERT_TRUE(preferred.ok()) << preferred.status();
+  EXPECT_THAT(*preferred, ElementsAre("GPU-1::0"));
+  EXPECT_EQ(lists, 3);
+  absl::StatusOr<ContainerGrant> grant = matcher_->Allocate(*preferred);
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ(EnvOf(*grant)["NVIDIA_VISIBLE_DEVICES"], "GPU-1");
 }
 
 TEST_F(MatcherTest, PreferredSteersKubeletToTheWaitingContainersGpus) {

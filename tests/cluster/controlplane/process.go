@@ -20,10 +20,18 @@ type Process struct {
 	Args    []string
 	Env     []string
 	LogFile string
+	// RestartOnExit: when the program exits by itself it is started again
+	// a second later, as kubelet restarts a static pod's container.
+	// kube-scheduler and kube-controller-manager exit when they lose their
+	// lease, which an API server down past the renew deadline makes them
+	// do; a cluster brings them back, and so must the tests.
+	RestartOnExit bool
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	signals  int // Kill/Stop calls: a restart planned before one is dropped
+	restarts int
 }
 
 // NewProcess describes a program; nothing runs until Start.
@@ -59,9 +67,38 @@ func (p *Process) Start() error {
 		cmd.Wait()
 		log.Close()
 		close(done)
+		p.restartAfterExit(cmd)
 	}()
 	p.cmd, p.done = cmd, done
 	return nil
+}
+
+// restartAfterExit starts the program again when it exited by itself and
+// RestartOnExit is set.
+func (p *Process) restartAfterExit(exited *exec.Cmd) {
+	p.mu.Lock()
+	if !p.RestartOnExit || p.cmd != exited {
+		p.mu.Unlock()
+		return
+	}
+	signals := p.signals
+	p.cmd, p.done = nil, nil
+	p.restarts++
+	p.mu.Unlock()
+	time.Sleep(time.Second)
+	p.mu.Lock()
+	stopped := p.signals != signals
+	p.mu.Unlock()
+	if !stopped {
+		p.Start()
+	}
+}
+
+// Restarts says how often RestartOnExit started the program again.
+func (p *Process) Restarts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
 }
 
 // Running says whether the program has been started and not exited.
@@ -84,6 +121,13 @@ func (p *Process) Running() bool {
 func (p *Process) Signal(sig syscall.Signal) {
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
+	stopping := sig == syscall.SIGKILL || sig == syscall.SIGTERM
+	if stopping {
+		p.signals++
+		// Taken over here, so that the exit is not seen as the program's
+		// own and restarted.
+		p.cmd, p.done = nil, nil
+	}
 	p.mu.Unlock()
 	if cmd == nil {
 		return
@@ -98,9 +142,6 @@ func (p *Process) Signal(sig syscall.Signal) {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
-	p.mu.Lock()
-	p.cmd, p.done = nil, nil
-	p.mu.Unlock()
 }
 
 // Kill is kill -9.

@@ -83,7 +83,8 @@ func TestControlPlaneKilledDuringBurst(t *testing.T) {
 	checkCapacityFromRecords(t, c, ns, nodes*gpusPerNode)
 	checkLedgerMatchesRecords(t, c, ns, extender)
 	relists := metricSum(t, extender, "deviceshare_watch_relists_total")
-	t.Logf("extender relisted %v times", relists)
+	t.Logf("extender relisted %v times; kube-scheduler restarted %d times after losing its lease",
+		relists, c.kit.Scheduler.Restarts())
 }
 
 // checkLedgerMatchesRecords compares the extender's per-GPU memory gauge

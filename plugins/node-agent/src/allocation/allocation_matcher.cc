@@ -356,18 +356,34 @@ absl::StatusOr<std::vector<std::string>> AllocationMatcher::Preferred(
 
 bool AllocationMatcher::RefreshFromApiLocked() {
   if (!options_.list_pods) return false;
-  // The LIST must not hold up the watch, which takes the lock to deliver.
-  mu_.Unlock();
-  absl::StatusOr<std::vector<nlohmann::json>> pods = options_.list_pods();
-  mu_.Lock();
-  if (!pods.ok()) {
-    spdlog::warn("pods of node {}: cannot read them afresh: {}",
-                 options_.node_name, pods.status().ToString());
-    return false;
+  const absl::Time give_up = absl::Now() + options_.api_unreachable_wait;
+  for (int attempt = 1;; ++attempt) {
+    // The LIST must not hold up the watch, which takes the lock to deliver.
+    mu_.Unlock();
+    absl::StatusOr<std::vector<nlohmann::json>> pods = options_.list_pods();
+    mu_.Lock();
+    if (pods.ok()) {
+      for (const nlohmann::json& pod : *pods) UpsertLocked(pod);
+      ++pod_events_;
+      return true;
+    }
+    const absl::Time now = absl::Now();
+    if (now >= give_up) {
+      spdlog::warn("pods of node {}: cannot read them afresh ({} tries): {}",
+                   options_.node_name, attempt, pods.status().ToString());
+      return false;
+    }
+    if (attempt == 1) {
+      spdlog::info("pods of node {}: cannot read them afresh, retrying: {}",
+                   options_.node_name, pods.status().ToString());
+    }
+    // The watch delivering meanwhile does not prove the pod is there: the
+    // next LIST does.
+    const absl::Time next =
+        std::min(give_up, now + options_.list_retry_interval);
+    static constexpr bool kNever = false;
+    mu_.AwaitWithDeadline(absl::Condition(&kNever), next);
   }
-  for (const nlohmann::json& pod : *pods) UpsertLocked(pod);
-  ++pod_events_;
-  return true;
 }
 
 bool AllocationMatcher::AwaitPodEventLocked(absl::Time deadline) {

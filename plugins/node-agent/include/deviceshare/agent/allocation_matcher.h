@@ -93,6 +93,14 @@ struct AllocationMatcherOptions {
   // and refusing would fail the pod's admission for good. Empty: no second
   // look.
   std::function<absl::StatusOr<std::vector<nlohmann::json>>()> list_pods;
+  // While list_pods fails (the API server is down or restarting), it is
+  // asked again every list_retry_interval for up to api_unreachable_wait
+  // before the call is answered without a match. Kubelet turns a refused
+  // Allocate into the pod's failed admission, for good, so waiting out an
+  // API server restart is the lesser harm; kubelet sets no deadline on the
+  // call.
+  absl::Duration api_unreachable_wait = absl::Seconds(60);
+  absl::Duration list_retry_interval = absl::Seconds(1);
   // Set: serve only records these keys signed (not owned). Null: any.
   trust::RecordKeySource* record_keys = nullptr;
   trust::RecordPolicy record_policy;
@@ -196,7 +204,8 @@ class AllocationMatcher : public ContainerAllocator {
   bool ServedLocked(const std::string& uid, int32_t container) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Upserts the pods options_.list_pods reads (the lock is released
-  // meanwhile); false when there is no list_pods or the read failed.
+  // meanwhile), retrying a failed read as options_ say; false when there is
+  // no list_pods or every read failed.
   bool RefreshFromApiLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits for the pod watch's next event until `deadline`; false when none
   // came.
