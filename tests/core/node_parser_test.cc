@@ -42,6 +42,29 @@ TEST(NodeParserTest, HamiJsonRegistrationAndAllocatable) {
   EXPECT_EQ(inventory->memory_mib, 65536);
   EXPECT_EQ(inventory->gpus,
             *DecodeHamiNodeRegisterJson(goldens::kHamiRegisterJson));
+  EXPECT_THAT(inventory->gpu_resources,
+              ::testing::ElementsAre("nvidia.com/gpu"));
+}
+
+// Which device plugins kubelet calls there: the GPU count resources with a
+// positive count (a plugin gone leaves 0 behind).
+TEST(NodeParserTest, GpuResourcesFromAllocatable) {
+  json node = NodeWith({{keys::kHamiNodeRegister, goldens::kHamiRegisterJson}});
+  node["status"]["allocatable"] = {{"nvidia.com/gpu", "0"},
+                                   {"volcano.sh/vgpu-number", 40},
+                                   {"example.com/fpga", "2"}};
+  auto inventory = ParseNodeInventory(node, 1);
+  ASSERT_OK(inventory);
+  EXPECT_THAT(inventory->gpu_resources,
+              ::testing::ElementsAre("volcano.sh/vgpu-number"));
+  node["status"]["allocatable"]["volcano.sh/vgpu-number"] = "lots";
+  EXPECT_THAT(ParseNodeInventory(node, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("status.allocatable.volcano.sh/vgpu-number")));
+  node["status"].erase("allocatable");
+  inventory = ParseNodeInventory(node, 1);
+  ASSERT_OK(inventory);
+  EXPECT_THAT(inventory->gpu_resources, ::testing::IsEmpty());
 }
 
 TEST(NodeParserTest, HamiLegacyRegistration) {

@@ -201,6 +201,9 @@ spec:
   EXPECT_THAT(pod.containers[0], Asks(Ask{2, 10240, 0, 50}));
   EXPECT_EQ(pod.containers[1].name, "logger");
   EXPECT_THAT(pod.containers[1], Asks(Ask{0, 0, 0, 0}));
+  // The device plugin kubelet will call for it.
+  EXPECT_EQ(pod.containers[0].count_resource, "volcano.sh/vgpu-number");
+  EXPECT_EQ(pod.containers[1].count_resource, "");
 }
 
 TEST(PodParserVolcanoTest, CountingRules) {
@@ -364,6 +367,9 @@ spec:
   EXPECT_EQ(pod.containers[2].name, "proxy");
   EXPECT_FALSE(pod.containers[2].is_init);
   EXPECT_THAT(pod.containers[2], Asks(Ask{0, 0, 0, 0}));
+  EXPECT_EQ(pod.containers[0].count_resource, "nvidia.com/gpu");
+  EXPECT_EQ(pod.containers[1].count_resource, "nvidia.com/gpu");
+  EXPECT_EQ(pod.containers[2].count_resource, "");
   // max(init 2 CPUs / 3 GiB, apps 1.5 CPUs / 2.5 GiB): the init container
   // wins on both, it is not added.
   EXPECT_EQ(pod.cpu_milli, 2000);

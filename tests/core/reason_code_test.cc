@@ -38,6 +38,7 @@ TEST(ReasonCodeTest, EveryOrderIsUnique) {
       ReasonCode::kInsufficientCpu,
       ReasonCode::kInsufficientNodeMemory,
       ReasonCode::kNodeUnknown,
+      ReasonCode::kResourceNotServed,
       dra::kClaimNotReady,
       dra::kClaimElsewhere,
       dra::kNoDraDevices,

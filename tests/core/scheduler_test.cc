@@ -486,6 +486,55 @@ TEST(SchedulerTest, HostMemoryIsChecked) {
   EXPECT_EQ(Place(*scheduler, second), "a");
 }
 
+// Found on the real control plane (tests/cluster e2e): a Volcano-dialect
+// pod was placed on a node whose device plugin serves only nvidia.com/gpu,
+// and kubelet, which admits a pod whose extended resource the node lacks
+// without calling any plugin, would have run it without its share. A node
+// that advertises GPU count resources serves only pods asking by one of
+// them; one that advertises none is not checked.
+TEST(SchedulerTest, ANodeServesOnlyTheGpuResourcesItAdvertises) {
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_NE(scheduler, nullptr);
+  for (int i = 0; i < 4; ++i) {
+    NodeInventory hami = MakeNode(absl::StrCat("hami-", i), 2);
+    hami.gpu_resources = {"nvidia.com/gpu"};
+    ASSERT_OK(scheduler->UpsertNode(hami));
+    NodeInventory volcano = MakeNode(absl::StrCat("volcano-", i), 2);
+    volcano.gpu_resources = {"volcano.sh/vgpu-number"};
+    ASSERT_OK(scheduler->UpsertNode(volcano));
+  }
+  for (int i = 0; i < 8; ++i) {
+    PodRequest hami = SmallPod(absl::StrCat("hami-pod-", i));
+    hami.containers[0].count_resource = "nvidia.com/gpu";
+    EXPECT_THAT(Place(*scheduler, hami), ::testing::StartsWith("hami-"));
+    PodRequest volcano = SmallPod(absl::StrCat("volcano-pod-", i));
+    volcano.dialect = Dialect::kVolcano;
+    volcano.containers[0].count_resource = "volcano.sh/vgpu-number";
+    EXPECT_THAT(Place(*scheduler, volcano), ::testing::StartsWith("volcano-"));
+  }
+  PodRequest hami = SmallPod("hami-pod");
+  hami.containers[0].count_resource = "nvidia.com/gpu";
+  const std::string node = "volcano-0";
+  std::vector<NodeVerdict> verdicts =
+      *scheduler->Filter(hami, absl::MakeConstSpan(&node, 1));
+  ASSERT_THAT(verdicts, SizeIs(1));
+  EXPECT_EQ(verdicts[0].fit.code, ReasonCode::kResourceNotServed);
+  EXPECT_EQ(verdicts[0].fit.message,
+            "ResourceNotServed node=volcano-0 advertises "
+            "volcano.sh/vgpu-number, not nvidia.com/gpu");
+  EXPECT_TRUE(verdicts[0].fit.code.unresolvable());
+  // A pod too big for every node: the Volcano nodes are counted as not
+  // serving it, not as short of memory.
+  PodRequest huge = SmallPod("huge", 1000 * kGiB);
+  huge.containers[0].count_resource = "nvidia.com/gpu";
+  absl::StatusOr<Decision> refused = scheduler->Schedule(huge);
+  ASSERT_OK(refused);
+  EXPECT_FALSE(refused->allocation.has_value());
+  EXPECT_EQ(refused->reason_counts["ResourceNotServed"], 4);
+  // Asked by no known resource (a hand-built request): not checked.
+  EXPECT_THAT(Place(*scheduler, SmallPod("unknown")), ::testing::Not(""));
+}
+
 TEST(SchedulerTest, UntrackedHostResourcesAreNotChecked) {
   auto scheduler = MakeScheduler(MakeConfig());
   ASSERT_NE(scheduler, nullptr);

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,21 +28,34 @@ func TestKitPlacesPodsOfBothDialects(t *testing.T) {
 
 	hami := pod("hami-share", map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "20000", "nvidia.com/gpucores": "30"})
 	volcano := pod("volcano-share", map[string]string{"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "10000"})
-	// Each pod is pinned to the node whose device plugin serves its
-	// resource name: the extender does not yet check which resource a
-	// node's device plugin advertises, and kubelet admits a pod whose
-	// extended resource the node lacks without calling any plugin, so the
-	// pod would run without its share (found here; README, "Behaviour
-	// worth knowing").
-	hami.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "hami-node"}
-	volcano.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "volcano-node"}
-	for _, p := range []*corev1.Pod{hami, volcano} {
+	// More of each, pinned nowhere: each dialect's pods must land on the
+	// node whose device plugin serves their resource (the node's
+	// allocatable, as kubelet advertises it). Kubelet admits a pod whose
+	// extended resource the node lacks without calling any plugin, so a
+	// pod placed on the other node would run without its share.
+	all := []*corev1.Pod{hami, volcano}
+	for i := 0; i < 3; i++ {
+		all = append(all,
+			pod(fmt.Sprintf("hami-%d", i), map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "5000"}),
+			pod(fmt.Sprintf("volcano-%d", i), map[string]string{"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "5000"}))
+	}
+	for _, p := range all {
 		created, err := pods.Create(c.ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create %s: %v", p.Name, err)
 		}
 		if created.Spec.SchedulerName != "deviceshare-scheduler" {
 			t.Errorf("%s: schedulerName %q after admission, want deviceshare-scheduler", p.Name, created.Spec.SchedulerName)
+		}
+	}
+	for _, p := range all {
+		bound := c.waitBound(ns, p.Name, 60*time.Second)
+		want := "hami-node"
+		if strings.HasPrefix(p.Name, "volcano") {
+			want = "volcano-node"
+		}
+		if bound.Spec.NodeName != want {
+			t.Errorf("%s bound to %s, whose device plugin does not serve its resource; want %s", p.Name, bound.Spec.NodeName, want)
 		}
 	}
 	boundHami := c.waitBound(ns, "hami-share", 60*time.Second)

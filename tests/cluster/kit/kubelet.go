@@ -38,6 +38,7 @@ type DeviceKubelet struct {
 	pluginapi.UnimplementedRegistrationServer
 	node, dir string
 	client    podWatcher
+	nodes     nodeStatusPatcher
 	pods      func(namespace string) podStatusWriter
 	server    *grpc.Server
 
@@ -87,6 +88,7 @@ func (k *Kit) StartDeviceKubelet(ctx context.Context, node string) (*DeviceKubel
 		return nil, err
 	}
 	kubelet := &DeviceKubelet{node: node, dir: dir, client: k.Client.CoreV1().Pods(""), log: log,
+		nodes:  k.Client.CoreV1().Nodes(),
 		pods:   func(namespace string) podStatusWriter { return k.Client.CoreV1().Pods(namespace) },
 		server: grpc.NewServer(), plugins: map[string]*registeredPlugin{},
 		admitted: map[string]bool{}, allocated: map[string]map[string]bool{}, cancel: cancel}
@@ -136,6 +138,7 @@ func (d *DeviceKubelet) Register(ctx context.Context, request *pluginapi.Registe
 			d.mu.Lock()
 			plugin.healthy = healthy
 			d.mu.Unlock()
+			d.advertise(request.ResourceName, len(healthy))
 		}
 	}()
 	return &pluginapi.Empty{}, nil

@@ -248,6 +248,18 @@ absl::StatusOr<NodeInventory> ParseNodeInventory(const Json& node,
   if (!memory.ok()) return WithNode(inventory.name, memory.status());
   inventory.cpu_milli = *cpu;
   inventory.memory_mib = *memory;
+  for (const std::string& resource :
+       {config.resource_count_name, std::string(keys::kVolcanoGpuNumber)}) {
+    if (resource.empty()) continue;
+    auto count =
+        Allocatable(allocatable, resource.c_str(), &ParseQuantityMilli);
+    if (!count.ok()) return WithNode(inventory.name, count.status());
+    if (*count > 0) inventory.gpu_resources.push_back(resource);
+  }
+  std::sort(inventory.gpu_resources.begin(), inventory.gpu_resources.end());
+  inventory.gpu_resources.erase(std::unique(inventory.gpu_resources.begin(),
+                                            inventory.gpu_resources.end()),
+                                inventory.gpu_resources.end());
 
   DS_RETURN_IF_ERROR(ValidateInventory(inventory));
   return inventory;

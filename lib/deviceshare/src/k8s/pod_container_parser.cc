@@ -393,10 +393,15 @@ absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(
   }
   if (volcano.any()) {
     DS_RETURN_IF_ERROR(ParseVolcano(volcano, config, request));
+    if (volcano.count != nullptr) {
+      request.count_resource = keys::kVolcanoGpuNumber;
+    }
     return Dialect::kVolcano;
   }
   if (hami.any()) {
     DS_RETURN_IF_ERROR(ParseHami(hami, config, request));
+    if (hami.count != nullptr)
+      request.count_resource = config.resource_count_name;
     return Dialect::kHami;
   }
   return std::nullopt;

@@ -54,6 +54,22 @@ NodeFit HostUnfit(ReasonCode code, const PodRequest& request,
                         request.memory_mib));
 }
 
+// The GPU count resource the pod asks by that `node` does not advertise,
+// or nullptr (also when the node advertises none: not known).
+const std::string* UnservedResource(const PodRequest& request,
+                                    const NodeInventory& node) {
+  if (node.gpu_resources.empty()) return nullptr;
+  for (const ContainerRequest& container : request.containers) {
+    if (!container.wants_gpu() || container.count_resource.empty()) continue;
+    if (!std::binary_search(node.gpu_resources.begin(),
+                            node.gpu_resources.end(),
+                            container.count_resource)) {
+      return &container.count_resource;
+    }
+  }
+  return nullptr;
+}
+
 // The allocation of a pod that asks for no annotated GPU: its containers,
 // none with a device.
 PodAllocation WithoutGpus(const PodRequest& request, const NodeState& node) {
@@ -294,6 +310,16 @@ NodeVerdict DecisionPath::Filter(const PodCycle& cycle, const NodeState& node,
     verdict.fit = HostUnfit(host, request, node, explain);
     return verdict;
   }
+  if (const std::string* resource =
+          UnservedResource(request, node.inventory())) {
+    verdict.fit = Unfit(
+        ReasonCode::kResourceNotServed,
+        MaybeFormat(explain, "ResourceNotServed node=%s advertises %s, not %s",
+                    node.name(),
+                    absl::StrJoin(node.inventory().gpu_resources, ","),
+                    *resource));
+    return verdict;
+  }
   if (request.HasGpuRequest() || !request.HasClaims()) {
     FilterGpus(cycle, node, explain, verdict);
   } else {
@@ -318,6 +344,9 @@ ReasonCode DecisionPath::GpuFilterCode(const PodCycle& cycle,
   // Claims are filtered after the GPUs fit: the whole verdict decides.
   if (request.HasClaims()) {
     return Filter(cycle, node, /*explain=*/false).fit.code;
+  }
+  if (UnservedResource(request, node.inventory()) != nullptr) {
+    return ReasonCode::kResourceNotServed;
   }
   if (cycle.backends.empty()) return ReasonCode::kModeMismatch;
   // FilterGpus: the node fits when any backend fits; else the first

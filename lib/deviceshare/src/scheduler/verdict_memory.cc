@@ -17,7 +17,7 @@ std::string GpuShapeKey(const PodRequest& request) {
   for (const ContainerRequest& c : request.containers) {
     absl::StrAppend(&key, c.is_init ? "i" : "a", c.gpu_count, ",", c.memory_mib,
                     ",", c.memory_percent, ",", c.cores, ",", c.mig_profile,
-                    ";");
+                    ",", c.count_resource, ";");
   }
   absl::StrAppend(
       &key, "|", request.mode ? SharingModeName(*request.mode) : "", "|",

@@ -19,6 +19,12 @@ struct NodeInventory {
   int64_t cpu_milli = 0;   // 0 = not tracked (CPU is kube-scheduler's job)
   int64_t memory_mib = 0;  // 0 = not tracked
   std::vector<Gpu> gpus;   // in Gpu::index order
+  // The GPU count resources ("nvidia.com/gpu" or its configured name,
+  // "volcano.sh/vgpu-number") the node's status.allocatable advertises
+  // with a positive count, sorted: the device plugins kubelet will call
+  // there. Empty when it advertises none (no plugin registered yet, or a
+  // node from a file or trace): then nothing is checked against it.
+  std::vector<std::string> gpu_resources;
 
   bool operator==(const NodeInventory& other) const = default;
 };

@@ -53,6 +53,12 @@ struct ContainerRequest {
   // HAMi's nvidia.com/priority (resourcePriorityName): the container runs
   // with CUDA_TASK_PRIORITY set to it; unset when the pod names none.
   std::optional<int32_t> task_priority;
+  // The extended resource the GPU count was asked by ("nvidia.com/gpu" or
+  // its configured name, "volcano.sh/vgpu-number"): kubelet calls only the
+  // device plugin that serves it, so only a node advertising it can give
+  // the container its share. Empty when not known (MIG resources, requests
+  // built by hand or from traces): not checked.
+  std::string count_resource;
 
   bool wants_gpu() const { return gpu_count > 0; }
   bool exclusive() const { return cores >= 100; }

@@ -29,7 +29,7 @@ struct ReasonInfo {
   // listings follow it), and its identity: unique per code. The core's
   // codes keep the numbers they had when the set was closed, so that
   // nothing printed changed; a backend picks unused numbers (mps 11, mig
-  // 12-14, DRA 22-25; the core leaves 29-99 free for itself, 100 and up to
+  // 12-14, DRA 22-25; the core leaves 30-99 free for itself, 100 and up to
   // others). ReasonCodeTest.EveryOrderIsUnique holds them apart.
   int order;
   // Making room on the node (preempting pods) would not help: the node or
@@ -76,6 +76,10 @@ inline constexpr ReasonInfo kNumaNotFit{"NumaNotFit", 17, false};
 inline constexpr ReasonInfo kInsufficientCpu{"InsufficientCpu", 18, false};
 inline constexpr ReasonInfo kInsufficientNodeMemory{"InsufficientNodeMemory", 19, false};
 inline constexpr ReasonInfo kNodeUnknown{"NodeUnknown", 20, true};  // not in the cluster state
+// The node's allocatable advertises GPU count resources, but not the one
+// the pod asks by: kubelet would admit the pod there without calling any
+// device plugin, and it would run without its share.
+inline constexpr ReasonInfo kResourceNotServed{"ResourceNotServed", 29, true};
 // clang-format on
 }  // namespace reasons
 
@@ -126,6 +130,7 @@ class ReasonCode {
   static const ReasonCode kInsufficientCpu;
   static const ReasonCode kInsufficientNodeMemory;
   static const ReasonCode kNodeUnknown;
+  static const ReasonCode kResourceNotServed;
 
  private:
   const ReasonInfo* info_;
@@ -161,6 +166,8 @@ inline constexpr ReasonCode ReasonCode::kInsufficientCpu{
 inline constexpr ReasonCode ReasonCode::kInsufficientNodeMemory{
     reasons::kInsufficientNodeMemory};
 inline constexpr ReasonCode ReasonCode::kNodeUnknown{reasons::kNodeUnknown};
+inline constexpr ReasonCode ReasonCode::kResourceNotServed{
+    reasons::kResourceNotServed};
 
 // "InsufficientMemory", ...: code.name().
 inline absl::string_view ReasonCodeName(ReasonCode code) { return code.name(); }
