@@ -57,6 +57,7 @@ type Kit struct {
 	agents       map[string]*controlplane.Process
 	hosts        map[string]int
 	kubelets     []*DeviceKubelet
+	draKubelets  []*DRAKubelet
 	Scheduler    *controlplane.Process
 	extenderPort int
 	service      *service

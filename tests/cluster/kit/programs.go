@@ -241,6 +241,9 @@ func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*con
 		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
 		"--v=2"}, extraArgs...)
 	k.Scheduler = controlplane.NewProcess("kube-scheduler", filepath.Join(k.BinDir, "kube-scheduler"), args, k.Dir)
+	// It exits when it loses its lease (an API server down past the renew
+	// deadline); kubelet would start it again.
+	k.Scheduler.RestartOnExit = true
 	return k.Scheduler, k.Scheduler.Start()
 }
 
@@ -270,6 +273,9 @@ func (k *Kit) Stop() {
 		agent.Stop()
 	}
 	for _, kubelet := range k.kubelets {
+		kubelet.Stop()
+	}
+	for _, kubelet := range k.draKubelets {
 		kubelet.Stop()
 	}
 	for _, extender := range k.extenders {
