@@ -108,6 +108,22 @@ TEST_F(DraAgentE2eTest, PublishesPreparesAndUnprepares) {
   EXPECT_FALSE(std::filesystem::exists(CdiPath(ref.uid)));
 }
 
+// Found with kubelet's own DRA manager (tests/cluster e2e): kubelet
+// deletes every ResourceSlice of its node when it starts, and the agent
+// published them again only at its next health round, 30 s later, the
+// node's GPUs invisible to every scheduler meanwhile. The agent watches its
+// slices and publishes a deleted one again at once.
+TEST_F(DraAgentE2eTest, ADeletedSliceIsPublishedAgainAtOnce) {
+  ASSERT_TRUE(WaitFor([&] { return rig_->api().ResourceSlices().size() == 1; },
+                      absl::Seconds(20)))
+      << rig_->Log();
+  const std::string name = rig_->api().ResourceSlices()[0]["metadata"]["name"];
+  ASSERT_TRUE(rig_->api().DeleteResourceSlice(name));
+  EXPECT_TRUE(WaitFor([&] { return rig_->api().ResourceSlices().size() == 1; },
+                      absl::Seconds(10)))
+      << rig_->Log();
+}
+
 TEST_F(DraAgentE2eTest, KilledDuringPrepareAnswersTheSameAfterRestart) {
   const agent::ClaimRef ref =
       Add(AllocatedClaim("k", {Share("a", "gpu-2", "2Gi", "20")}));

@@ -1,7 +1,9 @@
 #include "service/dra_driver.h"
 
+#include "absl/strings/str_cat.h"
 #include "deviceshare/agent/resource_slices.h"
 #include "deviceshare/builtin_backends.h"
+#include "deviceshare/kube/object_paths.h"
 #include "deviceshare/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -49,7 +51,8 @@ absl::StatusOr<std::unique_ptr<DraDriver>> DraDriver::Start(
   std::unique_ptr<DraDriver> driver(
       new DraDriver(options, api, std::move(backends), std::move(discovered),
                     mig_control, record_keys));
-  driver->Publish(gpus);
+  driver->Publish(&gpus);
+  driver->WatchSlices(api);
   DraPluginServerOptions server_options;
   server_options.driver_name = options.dra_driver_name;
   server_options.plugin_dir = options.dra_plugin_dir;
@@ -63,7 +66,30 @@ absl::StatusOr<std::unique_ptr<DraDriver>> DraDriver::Start(
   return driver;
 }
 
-void DraDriver::Publish(const std::vector<Gpu>& gpus) {
+void DraDriver::WatchSlices(kube::ApiClient* api) {
+  const std::string path = kube::WithQuery(
+      kube::ResourceSlicesPath(),
+      {{"fieldSelector",
+        absl::StrCat("spec.nodeName=", node_name_, ",spec.driver=", driver_)}});
+  kube::ReflectorHandler handler;
+  // A relist may also follow a deletion the watch missed: Publish compares
+  // with what the API server has and writes nothing when all is there.
+  handler.replace = [this](std::vector<nlohmann::json>) { Publish(nullptr); };
+  handler.event = [this](absl::string_view type, const nlohmann::json& slice) {
+    if (type != "DELETED") return;
+    spdlog::info("ResourceSlice {} was deleted; publishing the pool again",
+                 slice["metadata"].value("name", "?"));
+    Publish(nullptr);
+  };
+  slice_watch_ =
+      std::make_unique<kube::Reflector>(api, path, std::move(handler));
+  slice_watch_->Start();
+}
+
+void DraDriver::Publish(const std::vector<Gpu>* given) {
+  absl::MutexLock lock(&publish_mu_);
+  if (given != nullptr) last_gpus_ = *given;
+  const std::vector<Gpu>& gpus = last_gpus_;
   std::vector<DiscoveredGpu> now = discovered_;
   for (DiscoveredGpu& gpu : now) {
     for (const Gpu& registered : gpus) {
@@ -93,9 +119,10 @@ void DraDriver::Publish(const std::vector<Gpu>& gpus) {
   }
 }
 
-void DraDriver::Update(const std::vector<Gpu>& gpus) { Publish(gpus); }
+void DraDriver::Update(const std::vector<Gpu>& gpus) { Publish(&gpus); }
 
 void DraDriver::Stop() {
+  if (slice_watch_) slice_watch_->Stop();
   if (server_) server_->Stop();
 }
 
