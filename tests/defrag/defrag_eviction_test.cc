@@ -71,6 +71,23 @@ TEST_F(EvictionTest, BudgetAllowsItsDisruptionsThenRefuses) {
   EXPECT_TRUE(server_.GetPod("default", "b").has_value());
 }
 
+// Seen against the real API server (tests/cluster e2e, defrag): a budget
+// whose latest edit the disruption controller has not observed refuses
+// every eviction, whatever disruptionsAllowed says.
+TEST_F(EvictionTest, AnUnobservedBudgetRefuses) {
+  server_.UpsertPod(RunningPod("a", "web"));
+  json budget = Budget("web", "web", 1);
+  budget["metadata"]["generation"] = 2;
+  budget["status"]["observedGeneration"] = 1;
+  server_.UpsertPodDisruptionBudget(budget);
+  absl::Status refused = kube::EvictPod(*client_, "default", "a");
+  EXPECT_THAT(kube::HttpStatusOf(refused), Optional(429));
+  EXPECT_TRUE(server_.GetPod("default", "a").has_value());
+  budget["status"]["observedGeneration"] = 2;
+  server_.UpsertPodDisruptionBudget(budget);
+  ASSERT_OK(kube::EvictPod(*client_, "default", "a"));
+}
+
 TEST_F(EvictionTest, MissingPodIsNotFound) {
   EXPECT_THAT(kube::HttpStatusOf(kube::EvictPod(*client_, "default", "x")),
               Optional(404));

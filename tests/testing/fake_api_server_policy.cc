@@ -42,10 +42,26 @@ constexpr char kBudgets[] = R"(/apis/policy/v1/poddisruptionbudgets)";
 constexpr char kNamespacedBudgets[] =
     R"(/apis/policy/v1/namespaces/([^/]+)/poddisruptionbudgets)";
 
+// Whether the disruption controller has not yet seen the budget's latest
+// spec: the API server then refuses every eviction under it.
+bool Unobserved(const json& budget) {
+  const json& metadata = MetadataOf(budget);
+  const json& status = budget.value("status", json::object());
+  const json generation = metadata.value("generation", json(0));
+  const json observed = status.value("observedGeneration", json(0));
+  return generation.is_number_integer() && observed.is_number_integer() &&
+         observed.get<int64_t>() < generation.get<int64_t>();
+}
+
 // What the API server answers when a budget refuses (pkg/registry/core/pod/
-// storage/eviction.go): 429 TooManyRequests with a DisruptionBudget cause.
+// storage/eviction.go): 429 TooManyRequests with a DisruptionBudget cause,
+// which says why: no disruption left, or the budget's latest edit not yet
+// observed by the disruption controller (status.observedGeneration below
+// metadata.generation; seen against the real API server, tests/cluster).
 json RefusedStatus(const json& budget) {
   const json& status = budget.value("status", json::object());
+  const std::string name = StringAt(MetadataOf(budget), "name");
+  const bool unobserved = Unobserved(budget);
   return {
       {"kind", "Status"},
       {"apiVersion", "v1"},
@@ -60,11 +76,14 @@ json RefusedStatus(const json& budget) {
          json::array(
              {{{"reason", "DisruptionBudget"},
                {"message",
-                absl::StrCat(
-                    "The disruption budget ",
-                    StringAt(MetadataOf(budget), "name"), " needs ",
-                    status.value("desiredHealthy", 0), " healthy pods and has ",
-                    status.value("currentHealthy", 0), " currently")}}})}}},
+                unobserved
+                    ? absl::StrCat("The disruption budget ", name,
+                                   " is still being processed by the server.")
+                    : absl::StrCat("The disruption budget ", name, " needs ",
+                                   status.value("desiredHealthy", 0),
+                                   " healthy pods and has ",
+                                   status.value("currentHealthy", 0),
+                                   " currently")}}})}}},
       {"code", 429}};
 }
 
@@ -156,7 +175,7 @@ bool FakeApiServer::EvictUnderBudget(const std::string& ns, const json& pod,
     if (selecting.size() == 1) {
       json& status = (*selecting[0])["status"];
       const int64_t allowed = status.value("disruptionsAllowed", 0);
-      if (allowed <= 0) {
+      if (allowed <= 0 || Unobserved(*selecting[0])) {
         SendJson(res, 429, RefusedStatus(*selecting[0]));
         return false;
       }
