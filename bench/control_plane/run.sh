@@ -11,30 +11,37 @@
 #              DynamicResources allocating from deviceshare's slices
 #   dra-serve  the same claims allocated by the extender
 # and the ratios of each row to plain and to dra-stock, one line per row
-# (tests/cluster/cmd/throughput says what runs). Needs the CMake build in
+# (tests/cluster/cmd/throughput says what runs). A row still binding after
+# DEADLINE (default 20m) is reported at the rate it bound the pods it did,
+# with that count in the "bound" column. Needs the CMake build in
 # BUILD_DIR (default ./build): `cmake --build build`. Not a test: minutes.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-$repo/build}
 pods=${PODS:-10000}
+deadline=${DEADLINE:-20m}
 export PATH="$PATH:/usr/local/go/bin"
 cmake --build "$build" --target kubernetes_binaries deviceshare-scheduler \
   deviceshare-node-agent fake_nvml >/dev/null
 (cd "$repo/tests/cluster" && go build -o "$build/k8s-bin/throughput" ./cmd/throughput)
 nodes=("$@")
 ((${#nodes[@]})) || nodes=(500 5000)
+status=0
 for n in "${nodes[@]}"; do
   out=$("$build/k8s-bin/throughput" --bin "$build/k8s-bin" --repo "$repo" \
-          --build "$build" --nodes "$n" --pods "$pods")
+          --build "$build" --nodes "$n" --pods "$pods" --deadline "$deadline") || status=1
   echo "$out"
   awk -v n="$n" '
-    { split($4, kv, "="); rate[$1] = kv[2]; order[++rows] = $1 }
+    { split($4, kv, "="); rate[$1] = kv[2]; split($5, kv, "="); bound[$1] = kv[2]
+      order[++rows] = $1 }
+    function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
     END {
-      printf "| nodes | row | pods/s | / plain | / dra-stock |\n|---|---|---|---|---|\n"
+      printf "| nodes | row | pods/s | bound | / plain | / dra-stock |\n|---|---|---|---|---|---|\n"
       for (i = 1; i <= rows; i++) {
         r = order[i]
-        printf "| %d | %s | %.1f | %.2f | %.2f |\n", n, r, rate[r],
-               rate[r] / rate["plain"], rate[r] / rate["dra-stock"]
+        printf "| %d | %s | %.1f | %d | %s | %s |\n", n, r, rate[r], bound[r],
+               ratio(rate[r], rate["plain"]), ratio(rate[r], rate["dra-stock"])
       }
     }' <<<"$out"
 done
+exit "$status"
