@@ -373,7 +373,9 @@ int Discover(int argc, char** argv) {
       (*source)->Discover();
   if (!gpus.ok()) return Fail("discover", gpus.status().message());
   if (output == "json") {
-    std::cout << agent::DiscoveryJson(*gpus).dump(2) << "\n";
+    std::cout << agent::DiscoveryJson(*gpus).dump(
+                     2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
     return 0;
   }
   absl::StatusOr<deviceshare::mig::MigConfig> mig =
@@ -394,7 +396,9 @@ int Discover(int argc, char** argv) {
   patch["metadata"]["annotations"][agent::RegistrationKey(dialect)] =
       agent::RegistrationValue(*registered, dialect,
                                config->device.memory_factor);
-  std::cout << patch.dump() << "\n";
+  std::cout << patch.dump(-1, ' ', false,
+                          nlohmann::json::error_handler_t::replace)
+            << "\n";
   return 0;
 }
 

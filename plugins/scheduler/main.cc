@@ -13,9 +13,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -414,8 +416,9 @@ constexpr char kSimulateOutputHelp[] = R"(Output:
   p99_decision_us: nearest-rank 99th percentile of one Schedule call.
 
 Exit status: 0 done (unschedulable pods are results, not errors); 2 invalid
-flags or input (one line naming the file, document or line, and field);
-1 internal error.
+flags or input (one line naming the file, document or line, and field;
+an input file holds at most 1 GiB, a node at most 1024 GPUs); 1 internal
+error, out of memory included.
 )";
 
 // The trace GPU memory table, four models per help line.
@@ -649,7 +652,8 @@ int Serve(int argc, char** argv) {
   if (status.ok()) return 0;
   std::cerr << kProgram << " serve: " << status.message() << "\n";
   return status.code() == absl::StatusCode::kInvalidArgument ||
-                 status.code() == absl::StatusCode::kNotFound
+                 status.code() == absl::StatusCode::kNotFound ||
+                 status.code() == absl::StatusCode::kResourceExhausted
              ? 2
              : 1;
 }
@@ -723,7 +727,9 @@ int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
     return Fail(report.status().message());
   }
   if (absl::GetFlag(FLAGS_output) == "json") {
-    std::cout << sim::ReportJson(*report).dump(2) << "\n";
+    std::cout << sim::ReportJson(*report).dump(
+                     2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else {
     sim::TableOptions table;
     table.details = !absl::GetFlag(FLAGS_summary_only);
@@ -900,7 +906,8 @@ int Defrag(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The commands, by the first argument.
+int Run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (IsHelp(argv[i])) {
       std::cout << HelpText();
@@ -920,4 +927,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   return Simulate(argc, argv);
+}
+
+int main(int argc, char** argv) {
+  // An input too big for this machine (a count that passed its range but
+  // not the memory, a stream without end) is an internal error with a
+  // line saying so, exit 1 as --help promises, not an abort.
+  try {
+    return Run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << kProgram
+              << ": out of memory (an input or a count too large for this "
+                 "machine)\n";
+    return 1;
+  } catch (const std::length_error& error) {
+    std::cerr << kProgram << ": input too large: " << error.what() << "\n";
+    return 1;
+  }
 }

@@ -159,6 +159,20 @@ TEST(DiscoveryJsonTest, ErrorsNameThePath) {
                          "1")));
   EXPECT_OK(parse(R"({"gpus": [{"uuid": "a", "model": "m", "memory_mib": 0,
                                 "health": "unhealthy"}]})"));
+  // A profile's starts are placements of memory_slices slices each: one of
+  // size 0 would overlap nothing in HAMi's check and be handed out twice.
+  EXPECT_THAT(parse(R"({"gpus": [{"uuid": "a", "model": "m", "memory_mib": 1,
+      "mig_profiles": [{"name": "1g.10gb", "id": 19, "starts": [0, 1]}]}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("gpus[0].mig_profiles[0].memory_slices: is "
+                                 "missing")));
+  EXPECT_THAT(parse(R"({"gpus": [{"uuid": "a", "model": "m", "memory_mib": 1,
+      "mig_profiles": [{"name": "1g.10gb", "id": 19, "memory_slices": 0,
+                        "starts": [0]}]}]})"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("memory_slices: 0 is below 1")));
+  EXPECT_OK(parse(R"({"gpus": [{"uuid": "a", "model": "m", "memory_mib": 1,
+      "mig_profiles": [{"name": "1g.10gb", "id": 19}]}]})"));
   EXPECT_THAT(parse(R"({"gpu": []})"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("gpu: unknown key")));

@@ -63,6 +63,23 @@ TEST_F(ClusterStateTest, EveryBackendIsEnabledAndGpuModesAreCounted) {
   EXPECT_OK(state_->CheckInvariants());
 }
 
+// A node past the documented maxima is refused with the field named, the
+// others still served: a GPU count that made every decision over that node
+// take seconds, a memory figure whose totals wrapped negative.
+TEST_F(ClusterStateTest, NodesPastTheMaximaAreRefusedNamingTheField) {
+  EXPECT_THAT(state_->UpsertNode(MakeNode("many", kMaxGpusPerNode + 1, 1000)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("node many: 1025 GPUs, more than the 1024")));
+  EXPECT_THAT(
+      state_->UpsertNode(MakeNode("huge", 1, kMaxGpuMemoryMib + 1)),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("memory_mib")));
+  ASSERT_OK(
+      state_->UpsertNode(MakeNode("edge", kMaxGpusPerNode, kMaxGpuMemoryMib)));
+  EXPECT_EQ(state_->FindNode("many"), nullptr);
+  EXPECT_NE(state_->FindNode("edge"), nullptr);
+  EXPECT_OK(state_->CheckInvariants());
+}
+
 TEST_F(ClusterStateTest, PodAddedAndRemovedIncrementally) {
   ASSERT_OK(state_->UpsertNode(MakeNode("n1", 2, 10000)));
   PodRequest pod = MakePod("p", {GpuContainer("c", 1, 6000, 20)});

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "deviceshare/model/gpu_brief.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/builders.h"
@@ -404,6 +405,30 @@ TEST(DeviceLedgerTest, UsedByGroupCountsOnlyPodsThatUseTheGpu) {
 // instance, mig_allocation_test.go TestGetNodesUsageFailsClosedWithout
 // MigAllocation) is taken beside instances already there, and then no
 // share is taken until it leaves.
+// HAMi locks a GPU for a 100-core ask only when it registers exactly 100
+// cores (nvidia/device.go Fit, "dev.Totalcore == 100"): under
+// deviceCoreScaling 5 a 100-core share is 100 of 500, and others join it.
+TEST(DeviceLedgerTest, HundredCoresAreExclusiveOnlyOnAHundredCoreGpu) {
+  Gpu scaled = MakeGpu("n1", 0, 80 * kGiB, 10);
+  scaled.core_capacity = 500;
+  DeviceLedger ledger(scaled);
+  ASSERT_OK(ledger.AddPod("a", {App(0, kGiB, 100)}));
+  EXPECT_FALSE(ledger.held_exclusively());
+  EXPECT_EQ(ledger.CheckPodCode({App(0, kGiB, 100)}), ReasonCode::kFits);
+  ASSERT_OK(ledger.AddPod("b", {App(0, kGiB, 100), App(1, kGiB, 100)}));
+  EXPECT_OK(ledger.CheckInvariants());
+  EXPECT_EQ(ledger.free_cores(), 200);
+  EXPECT_TRUE(GpuBrief::Of(ledger).flags & GpuBrief::kHasPods);
+  EXPECT_FALSE(GpuBrief::Of(ledger).flags & GpuBrief::kExclusiveByCores);
+
+  DeviceLedger whole = MakeLedger();
+  ASSERT_OK(whole.AddPod("a", {App(0, kGiB, 100)}));
+  EXPECT_TRUE(whole.held_exclusively());
+  EXPECT_EQ(whole.CheckPodCode({App(0, kGiB, 0)}),
+            ReasonCode::kExclusiveConflict);
+  EXPECT_TRUE(GpuBrief::Of(whole).flags & GpuBrief::kExclusiveByCores);
+}
+
 TEST(DeviceLedgerTest, AShareThatHoldsTheGpuFailsItClosed) {
   DeviceLedger ledger = MakeLedger(7);
   ContainerShare placed = App(0, 4864, 14);

@@ -174,7 +174,7 @@ TEST(GpuBriefOfTest, CopiesTheLedgersFiguresAndFlags) {
   EXPECT_EQ(brief.used_slots, 1);
   EXPECT_EQ(brief.slot_capacity, 4);
   EXPECT_EQ(brief.flags, GpuBrief::kCordoned | GpuBrief::kHeldExclusively |
-                             GpuBrief::kHasPods);
+                             GpuBrief::kHasPods | GpuBrief::kExclusiveByCores);
   EXPECT_TRUE(brief.complete());
 }
 

@@ -274,5 +274,47 @@ TEST(PodAnnotationsTest, MalformedRecordNamesPodAndAnnotation) {
           AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kVolcanoToAllocate))));
 }
 
+// A MIG record that does not read: the node agent (no `unread`) refuses
+// the pod; a scheduler charging running pods (`unread`) reads HAMi's record
+// without it, so its grants hold their MIG GPUs whole, and is told why.
+TEST(PodAnnotationsTest, UnreadMigRecordIsLeftOutWhenTheCallerSaysSo) {
+  const Annotations annotations = {
+      {keys::kHamiAllocated,
+       "GPU-w,NVIDIA,5,0:;GPU-a,NVIDIA,10,0:;;GPU-b,"
+       "NVIDIA,1,0:;"},
+      {keys::kHamiMigAllocations,
+       R"([{"containerIndex":1,"deviceIndex":0,"gpuUUID":"GPU-a",)"
+       R"("profile":"2g.10gb","placement":[0,2]}])"}};
+  EXPECT_THAT(
+      AllocationFromAnnotations(Request(Dialect::kHami), annotations, "n", 1),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("ml/trainer"), HasSubstr(keys::kHamiMigAllocations),
+                HasSubstr("placement"))));
+  std::vector<absl::Status> unread;
+  absl::StatusOr<std::optional<PodAllocation>> read = AllocationFromAnnotations(
+      Request(Dialect::kHami), annotations, "n", 1, &unread);
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  ASSERT_EQ((**read).containers[1].devices.size(), 1u);
+  const DeviceGrant& grant = (**read).containers[1].devices[0];
+  EXPECT_EQ(grant.uuid, "GPU-a");
+  EXPECT_FALSE(grant.has_partition());
+  ASSERT_EQ(unread.size(), 1u);
+  EXPECT_THAT(unread[0].message(),
+              AllOf(HasSubstr("ml/trainer"), HasSubstr("entry 0"),
+                    HasSubstr("placement")));
+  // A Volcano record beside HAMi's MIG JSON: the JSON indexes no record.
+  unread.clear();
+  read = AllocationFromAnnotations(
+      Request(Dialect::kVolcano),
+      {{keys::kVolcanoToAllocate, "GPU-a,NVIDIA,1,1:;GPU-b,NVIDIA,1,1:"},
+       {keys::kHamiMigAllocations, "[]"}},
+      "n", 1, &unread);
+  ASSERT_OK(read);
+  ASSERT_TRUE(read->has_value());
+  ASSERT_EQ(unread.size(), 1u);
+}
+
 }  // namespace
 }  // namespace deviceshare

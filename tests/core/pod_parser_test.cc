@@ -227,9 +227,14 @@ TEST(PodParserVolcanoTest, CountingRules) {
   EXPECT_THAT(
       OnlyContainer("volcano.sh/vgpu-number: 0, volcano.sh/vgpu-memory: 10"),
       Asks(Ask{0, 0, 0, 0}));
-  // Memory wins over percentage; zero of either means "not given".
+  // The percentage wins over memory, as Volcano sizes each card by it
+  // whenever one is given (vgpu/utils.go); zero of either means "not
+  // given".
   EXPECT_THAT(OnlyContainer("volcano.sh/vgpu-memory: 2000, "
                             "volcano.sh/vgpu-memory-percentage: 50"),
+              Asks(Ask{1, 0, 50, 0}));
+  EXPECT_THAT(OnlyContainer("volcano.sh/vgpu-memory: 2000, "
+                            "volcano.sh/vgpu-memory-percentage: 0"),
               Asks(Ask{1, 2000, 0, 0}));
   EXPECT_THAT(
       OnlyContainer("volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: "

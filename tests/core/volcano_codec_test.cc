@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
 #include "deviceshare/mig/mig_backend.h"
 #include "deviceshare/mps/mps_backend.h"
@@ -210,8 +211,6 @@ TEST(VolcanoCodecTest, AllocationReadsAsVolcanoReadsIt) {
       {"memory above 64 bits: skipped",
        "GPU-b,NVIDIA,99999999999999999999,1:GPU-a,NVIDIA,3000,50:"},
       {"an empty uuid: skipped", ",NVIDIA,3000,50:GPU-a,NVIDIA,3000,50:"},
-      {"a malformed MIG id: skipped",
-       "GPU-a[group2-3,NVIDIA,1,0:GPU-a,NVIDIA,3000,50:"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(absl::StrCat(c.upstream, ": ", c.text));
@@ -220,6 +219,21 @@ TEST(VolcanoCodecTest, AllocationReadsAsVolcanoReadsIt) {
     ASSERT_GE(entries->size(), 1);
     EXPECT_THAT((*entries)[0], ElementsAre(Grant("GPU-a", 3000, 50)));
   }
+  // A deliberate difference (docs/compatibility.md row 13): a device whose
+  // MIG id does not read is kept as a MIG grant on the GPU it names, with
+  // no slot, which holds that GPU whole; Volcano skips it and hands its
+  // instance out again.
+  auto mig = DecodeVolcanoAllocation(
+      "GPU-a[group2-3,NVIDIA,1,0:GPU-a,NVIDIA,3000,50:");
+  ASSERT_OK(mig);
+  ASSERT_EQ(mig->size(), 1u);
+  ASSERT_EQ((*mig)[0].size(), 2u);
+  const DeviceGrant& held = (*mig)[0][0];
+  EXPECT_EQ(held.uuid, "GPU-a");
+  EXPECT_EQ(held.mode, dialect::kMigMode);
+  EXPECT_FALSE(held.has_partition());
+  EXPECT_EQ(held.memory_mib, 1);
+  EXPECT_EQ((*mig)[0][1], Grant("GPU-a", 3000, 50));
   // Cores above 100 fill the GPU either way.
   auto over = DecodeVolcanoAllocation("GPU-a,NVIDIA,3000,150:");
   ASSERT_OK(over);

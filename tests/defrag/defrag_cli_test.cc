@@ -160,6 +160,21 @@ TEST_F(DefragCliTest, BadBudgetExitsTwoNamingIt) {
   run = Defrag(absl::StrCat(ExampleArgs(), " --budgets ", path));
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.err, HasSubstr("want PodDisruptionBudget"));
+  // Past the API's ranges: named, not wrapped to a negative count (which
+  // planned nothing) or read as more than every pod.
+  std::ofstream(path) << "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                         "metadata: {name: infer}\n"
+                         "spec: {minAvailable: 1, selector: {}}\n"
+                         "status: {disruptionsAllowed: 2147483648}\n";
+  run = Defrag(absl::StrCat(ExampleArgs(), " --budgets ", path));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("status.disruptionsAllowed: 2147483648"));
+  std::ofstream(path) << "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+                         "metadata: {name: infer}\n"
+                         "spec: {maxUnavailable: \"150%\", selector: {}}\n";
+  run = Defrag(absl::StrCat(ExampleArgs(), " --budgets ", path));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("spec.maxUnavailable: \"150%\""));
 }
 
 // infer-a and infer-b opt out too: the plan moves neither.

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -35,6 +36,7 @@ using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::VolcanoNodeObject;
 using ::deviceshare::testing::VolcanoPodObject;
 using ::deviceshare::testing::WaitFor;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -188,6 +190,77 @@ TEST_F(ExtenderE2eTest, AFailedBindingIsRolledBack) {
   // The room was given back: kube-scheduler's retry succeeds.
   EXPECT_EQ(Schedule("p", {"n"}), "");
   EXPECT_EQ((*api_.GetPod("default", "p"))["spec"]["nodeName"], "n");
+}
+
+// A bind names its pod by UID: a wrong one (a client guessing, or a pod
+// deleted and created again under the same name) binds nothing, with or
+// without a reservation from /filter.
+TEST_F(ExtenderE2eTest, ABindWithAnotherPodsUidBindsNothing) {
+  api_.UpsertNode(HamiNodeObject({.name = "n", .gpus = 1}));
+  api_.UpsertPod(HamiPodObject({.name = "p", .memory_mib = 3000}));
+  StartScheduler();
+  for (bool filtered : {false, true}) {
+    SCOPED_TRACE(filtered ? "after /filter" : "without /filter");
+    if (filtered) Post("/filter", Args("p", {"n"}));
+    nlohmann::json bound = Post("/bind", {{"PodName", "p"},
+                                          {"PodNamespace", "default"},
+                                          {"PodUID", "not-the-uid"},
+                                          {"Node", "n"}});
+    ASSERT_TRUE(bound.is_object());
+    EXPECT_THAT(bound["Error"].get<std::string>(),
+                AllOf(HasSubstr("not-the-uid"), HasSubstr("is not the pod's")));
+    EXPECT_FALSE((*api_.GetPod("default", "p"))["spec"].contains("nodeName"));
+    EXPECT_TRUE(api_.Bindings().empty());
+  }
+  EXPECT_EQ(Schedule("p", {"n"}), "");
+}
+
+// A name with a newline cannot forge a log line: control characters in
+// logged names and messages are escaped.
+TEST_F(ExtenderE2eTest, ANewlineInANameCannotForgeALogLine) {
+  api_.UpsertNode(HamiNodeObject({.name = "n", .gpus = 1}));
+  StartScheduler();
+  nlohmann::json bound =
+      Post("/bind", {{"PodName", "ghost\n[error] forged line"},
+                     {"PodNamespace", "default"},
+                     {"PodUID", "u"},
+                     {"Node", "n"}});
+  ASSERT_TRUE(bound.is_object());
+  EXPECT_FALSE(bound["Error"].get<std::string>().empty());
+  const std::string log = scheduler_->Log();
+  EXPECT_THAT(log, HasSubstr("ghost\\n[error] forged line"));
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "[error] forged")) << line;
+  }
+}
+
+// Losing the API server is logged when it starts and when it ends, and
+// /readyz says which watch is failing meanwhile (the view may be stale).
+TEST_F(ExtenderE2eTest, AFailingWatchIsLoggedAndShownInReadyz) {
+  api_.UpsertNode(HamiNodeObject({.name = "n", .gpus = 1}));
+  StartScheduler();
+  api_.FailNextListsAndWatches(40, 503);
+  api_.CloseWatches();
+  bool noted = false;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto ready = client_->Get("/readyz");
+        noted = noted || (ready && ready->status == 200 &&
+                          absl::StartsWith(ready->body, "ok; the watch of "));
+        return noted && absl::StrContains(scheduler_->Log(), " failing: ");
+      },
+      absl::Seconds(30)))
+      << scheduler_->Log();
+  ASSERT_TRUE(WaitFor(
+      [&] { return absl::StrContains(scheduler_->Log(), " recovered"); },
+      absl::Seconds(60)))
+      << scheduler_->Log();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto ready = client_->Get("/readyz");
+        return ready && ready->status == 200 && ready->body == "ok\n";
+      },
+      absl::Seconds(60)));
 }
 
 TEST_F(ExtenderE2eTest, ARestartMidStreamLosesNothing) {

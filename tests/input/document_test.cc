@@ -34,6 +34,20 @@ TEST(InputFileTest, ReadsFilesAndStreamsWhole) {
   EXPECT_EQ(*streamed, text);
 }
 
+// A stream that never ends (--cluster /dev/zero) is read up to the limit
+// and refused, not read until memory runs out.
+TEST(InputFileTest, AnEndlessInputIsRefusedAtTheLimit) {
+  EXPECT_THAT(ReadInputFile("--cluster", "/dev/zero", 1 << 20),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       StartsWith("--cluster /dev/zero: holds more than "
+                                  "1048576 bytes")));
+  std::istringstream stream(std::string(100, 'x'));
+  EXPECT_THAT(ReadInputStream(stream, "stdin", 99),
+              StatusIs(absl::StatusCode::kResourceExhausted));
+  std::istringstream exact(std::string(100, 'x'));
+  EXPECT_OK(ReadInputStream(exact, "stdin", 100));
+}
+
 TEST(InputFileTest, ErrorsNameTheFlagFileDocumentAndLine) {
   EXPECT_THAT(ReadInputFile("--cluster", "/nonexistent/c.yaml"),
               StatusIs(absl::StatusCode::kNotFound,

@@ -383,27 +383,71 @@ TEST_F(MigConfigMapTest, RecordWithTheRequestFiguresIsChargedTheInstance) {
   EXPECT_OK(node.CheckInvariants());
 }
 
-TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionIsRejected) {
-  NodeState node = MakeNodeState({A100(0)});
+// A Volcano record naming a group or position the configuration lacks is
+// charged and holds the whole GPU (its instance is somewhere on it).
+TEST_F(MigConfigMapTest, VolcanoGrantWithUnknownGroupOrPositionHoldsTheGpu) {
+  for (const auto& [group, position] :
+       {std::pair<std::string, int>{"group2", 4}, {"group9", 0}}) {
+    SCOPED_TRACE(absl::StrCat(group, "-", position));
+    NodeState node = MakeNodeState({A100(0)});
+    DeviceGrant grant;
+    grant.uuid = "GPU-a100-0";
+    grant.mode = mig::kMode;
+    grant.mig.group = group;
+    grant.mig.position = position;
+    PodAllocation allocation;
+    allocation.pod_uid = "uid-a";
+    allocation.pod_key = "default/a";
+    allocation.containers.push_back(testing::Container(0, false, {grant}));
+    const PodRequest pod = MigPod("a", {GpuContainer("c0", 1, 9000)});
+    ASSERT_OK(backend_->Commit(pod, allocation, node));
+    EXPECT_EQ(node.ledger(0).gpu_holders(), 1);
+    EXPECT_NE(FilterCode(MigPod("b", {GpuContainer("c0", 1, 9000)}), node),
+              ReasonCode::kFits);
+  }
+}
+
+// Volcano needs only the configMap for a MIG GPU (its MIG utils match the
+// entry by substring of the type): an A800, which the built-in catalog
+// lacks, is served from the entry naming it, and a record Volcano wrote
+// for it is read back and charged.
+TEST_F(MigConfigMapTest, AModelTheCatalogLacksIsServedFromItsEntry) {
+  mig::MigConfig mig;
+  mig.search = mig::MigSearch::kConfigMap;
+  mig.known_geometries = {
+      mig::KnownMigGeometries{{"A800-SXM4-80GB"}, VolcanoA100Groups()}};
+  UseConfig(mig::WithMigConfig(Config{}, mig));
+  const Gpu a800 =
+      testing::MigGpu(0, "NVIDIA A800-SXM4-80GB", 81920, "GPU-a800-");
+  NodeState node = MakeNodeState({a800});
+  absl::StatusOr<PodAllocation> first =
+      Allocate(MigPod("a", {GpuContainer("c", 1, 9000)}), node);
+  ASSERT_OK(first);
+  EXPECT_EQ(OnlyGrant(*first).mig.group, "group1");
+  EXPECT_EQ(OnlyGrant(*first).mig.position, 0);
+  EXPECT_EQ(OnlyGrant(*first).mig.profile, "1g.10gb");
+  // A record of the next position, as Volcano writes it, is charged.
   DeviceGrant grant;
-  grant.uuid = "GPU-a100-0";
+  grant.uuid = a800.uuid;
   grant.mode = mig::kMode;
-  grant.mig.group = "group2";
-  grant.mig.position = 4;
-  PodAllocation allocation;
-  allocation.pod_uid = "uid-a";
-  allocation.pod_key = "default/a";
-  allocation.containers.push_back(testing::Container(0, false, {grant}));
-  const PodRequest pod = MigPod("a", {GpuContainer("c0", 1, 9000)});
-  EXPECT_THAT(backend_->Commit(pod, allocation, node),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("group group2 has no position 4")));
-  allocation.containers[0].devices[0].mig.group = "group9";
-  allocation.containers[0].devices[0].mig.position = 0;
-  EXPECT_THAT(backend_->Commit(pod, allocation, node),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("no group group9")));
-  EXPECT_EQ(node.ledger(0).pod_count(), 0u);
+  grant.mig.group = "group1";
+  grant.mig.position = 1;
+  PodAllocation recorded;
+  recorded.pod_uid = "uid-r";
+  recorded.pod_key = "default/r";
+  recorded.containers.push_back(testing::Container(0, false, {grant}));
+  ASSERT_OK(backend_->Commit(MigPod("r", {GpuContainer("c", 1, 9000)}),
+                             recorded, node));
+  EXPECT_EQ(node.ledger(0).gpu_holders(), 0);
+  absl::StatusOr<PodAllocation> third =
+      Allocate(MigPod("c", {GpuContainer("c", 1, 9000)}), node);
+  ASSERT_OK(third);
+  EXPECT_EQ(OnlyGrant(*third).mig.position, 2);
+  // Another model no entry names still has no table.
+  NodeState t4 =
+      MakeNodeState({testing::MigGpu(0, "Tesla T4", 15360, "GPU-t4-")});
+  EXPECT_EQ(FilterCode(MigPod("d", {GpuContainer("c", 1, 9000)}), t4),
+            mig::kMigUnknownModel);
 }
 
 TEST_F(MigConfigMapTest, HamiUnnamedGroupsAreNamedByIndex) {

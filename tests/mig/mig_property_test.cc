@@ -54,8 +54,14 @@ bool CheckLayouts(const NodeState& node, int step) {
     const DeviceLedger& ledger = node.ledger(pos);
     const mig::MigModel& model = ModelOf(ledger.gpu());
     std::vector<mig::MigInstance> layout;
+    int32_t holders = 0;
     bool ok = true;
     ledger.ForEachShare([&](const ContainerShare& share) {
+      // A record naming no instance the GPU can place holds it whole.
+      if (share.mig.holds_gpu) {
+        ++holders;
+        return;
+      }
       if (!share.is_mig()) {
         ADD_FAILURE() << "step " << step << ": a non-MIG share on a MIG gpu";
         ok = false;
@@ -81,7 +87,8 @@ bool CheckLayouts(const NodeState& node, int step) {
       ADD_FAILURE() << "step " << step << " gpu " << pos << ": " << valid;
       return false;
     }
-    if (static_cast<int32_t>(layout.size()) != ledger.mig_instances()) {
+    if (static_cast<int32_t>(layout.size()) + holders !=
+        ledger.mig_instances()) {
       ADD_FAILURE() << "step " << step << ": instance count differs";
       return false;
     }
@@ -228,7 +235,9 @@ TEST(MigPropertyTest, PlacementModeLayoutsStayValid) {
       ++stats.released;
     } else {
       // A grant as a decoded annotation might carry it: any profile name,
-      // any start, any size. Commit must refuse what is not a valid layout.
+      // any start, any size. Commit charges an instance it cannot place as
+      // holding the whole GPU (never a layout that is not valid), and
+      // refuses one that overlaps what is there.
       const size_t pos = Uniform(rng, 0, node.gpu_count() - 1);
       const mig::MigModel& model = ModelOf(node.inventory().gpus[pos]);
       DeviceGrant grant;

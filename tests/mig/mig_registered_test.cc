@@ -171,17 +171,16 @@ TEST_F(MigRegisteredTest, ProfilesThatMakeNoModelLeaveTheGpuUnused) {
   EXPECT_EQ(fit.code, mig::kMigUnknownModel);
   EXPECT_THAT(fit.message, HasSubstr("registered MIG profiles has placements"));
   // A reservation read back still holds its placement; one without a
-  // placement cannot be resolved and is refused.
+  // placement cannot be resolved and holds the whole GPU (fail closed).
   ASSERT_OK(backend_->Commit(MigPod("x", {GpuContainer("c", 1, 4000)}),
                              OneGrant("x", Restored("GPU-mig-0", 6)), node));
   EXPECT_EQ(node.ledger(0).mig_mask(), 1u << 6);
   DeviceGrant unplaced = Restored("GPU-mig-0", 6);
   unplaced.mig.start = -1;
   unplaced.mig.size = 0;
-  EXPECT_THAT(backend_->Commit(MigPod("y", {GpuContainer("c", 1, 4000)}),
-                               OneGrant("y", unplaced), node),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("registered MIG profiles")));
+  ASSERT_OK(backend_->Commit(MigPod("y", {GpuContainer("c", 1, 4000)}),
+                             OneGrant("y", unplaced), node));
+  EXPECT_EQ(node.ledger(0).gpu_holders(), 1);
 }
 
 TEST_F(MigRegisteredTest, DraDevicesAreTheRegisteredPlacements) {

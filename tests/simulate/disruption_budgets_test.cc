@@ -88,12 +88,22 @@ TEST(DisruptionBudgetsTest, BadBudgetsNameTheBudgetAndField) {
       GroupPodsByBudget({BudgetObject("x", {{"maxUnavailable", "half"}})}, {}),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("PodDisruptionBudget default/x: spec.maxUnavailable: "
-                         "\"half\" is not a whole number >= 0 or a "
-                         "percentage")));
+                         "\"half\" is not a whole number from 0 to "
+                         "2147483647 or a percentage from 0% to 100%")));
   EXPECT_THAT(
       GroupPodsByBudget({BudgetObject("x", {{"minAvailable", -1}})}, {}),
       StatusIs(absl::StatusCode::kInvalidArgument,
                HasSubstr("spec.minAvailable: -1")));
+  // Past the API server's ranges: refused, not wrapped or read as more
+  // than every pod.
+  EXPECT_THAT(
+      GroupPodsByBudget({BudgetObject("x", {{"minAvailable", "150%"}})}, {}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("spec.minAvailable: \"150%\"")));
+  EXPECT_THAT(GroupPodsByBudget(
+                  {BudgetObject("x", {{"maxUnavailable", 2147483648LL}})}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("spec.maxUnavailable: 2147483648")));
   EXPECT_THAT(GroupPodsByBudget({BudgetObject("x", {{"minAvailable", 1}}),
                                  BudgetObject("x", {{"minAvailable", 2}})},
                                 {}),

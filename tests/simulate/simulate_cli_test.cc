@@ -201,5 +201,27 @@ TEST(SimulateCliTest, SyntheticJsonRun) {
   EXPECT_EQ(json["summary"]["gpus"], 8);
 }
 
+// Names that are not UTF-8 (no Kubernetes name is, but a file may hold
+// anything) print as U+FFFD in JSON instead of aborting the run; the table
+// prints the bytes as they are.
+TEST(SimulateCliTest, NamesThatAreNotUtf8PrintInJson) {
+  const std::string cluster =
+      WriteTempFile("cluster.yaml",
+                    "nodes:\n- name: \"n\xff\"\n  gpus:\n"
+                    "  - {model: \"m\xfe\", memory_mib: 1000}\n");
+  const std::string pods = WriteTempFile(
+      "pods.yaml",
+      "kind: Pod\nmetadata: {name: \"p\xff\"}\nspec:\n  containers:\n"
+      "  - name: c\n    resources: {limits: {nvidia.com/gpu: 1, "
+      "nvidia.com/gpumem: 10}}\n");
+  CliRun run = Scheduler(absl::StrCat("simulate --cluster ", cluster,
+                                      " --pods ", pods, " --output json"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto json = nlohmann::ordered_json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << run.out;
+  EXPECT_EQ(json["placements"][0]["pod"], "default/p\xef\xbf\xbd");
+  EXPECT_EQ(json["placements"][0]["node"], "n\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace deviceshare

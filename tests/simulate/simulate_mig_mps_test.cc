@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simulate_fixtures.h"
@@ -302,6 +303,55 @@ TEST(SimulateVolcanoMigTest, UnlistedModelFallsBackToHamiCore) {
       VolcanoMigNode(), PodYaml("plain", VolcanoAsk(1000)), kVolcanoMigConfig);
   ASSERT_OK(listed);
   EXPECT_EQ(DeviceOf(*listed, "plain")["mode"], "mig");
+}
+
+// A deliberate difference (docs/compatibility.md row 14): Volcano's
+// TryAddPod adds the cores a pod asks to a MIG GPU's used cores and stops
+// it at 100, so two 50-core pods fill it; deviceshare charges each instance
+// its own SM share (1g: 14 %) and places a third on a free instance.
+TEST(SimulateVolcanoMigTest, CoresAskedDoNotCapTheInstances) {
+  auto report =
+      SimulateJson(VolcanoMigNode(),
+                   Docs({PodYaml("a", VolcanoAsk(10, 50), kVolcanoMig),
+                         PodYaml("b", VolcanoAsk(10, 50), kVolcanoMig),
+                         PodYaml("c", VolcanoAsk(10, 50), kVolcanoMig)}),
+                   kVolcanoMigConfig);
+  ASSERT_OK(report);
+  EXPECT_EQ((*report)["summary"]["placed"], 3) << report->dump(1);
+  EXPECT_EQ(DeviceOf(*report, "c")["mig_position"], 2);
+  EXPECT_EQ(DeviceOf(*report, "c")["cores"], 14);
+}
+
+// Volcano serves a MIG GPU from the configMap alone (its MIG utils match
+// the entry by substring of the type): an A800, which deviceshare's
+// built-in catalog lacks, takes MIG pods from the entry naming it, and its
+// running pods' records are charged. Before, the GPU could not be
+// scheduled and its running pods were ignored, so it looked idle.
+TEST(SimulateVolcanoMigTest, AModelOnlyTheConfigMapNamesIsServed) {
+  const std::string config = absl::StrReplaceAll(
+      kVolcanoMigConfig,
+      {{R"(["A100-SXM4-80GB", "A100-80GB-PCIe", "A100-PCIE-80GB"])",
+        R"(["A800-SXM4-80GB"])"}});
+  const std::string bound = absl::StrCat(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bound\n"
+      "  namespace: default\n  annotations:\n"
+      "    volcano.sh/vgpu-mode: mig\n"
+      "    volcano.sh/vgpu-ids-new: 'GPU-a[group1-0],NVIDIA,10,0:'\n"
+      "spec:\n  nodeName: n\n  containers:\n  - name: main\n    image: x\n"
+      "    resources:\n      limits: {",
+      VolcanoAsk(10), "}\n");
+  auto report = SimulateJson(
+      VolcanoMigNode("NVIDIA-NVIDIA A800-SXM4-80GB"),
+      Docs({bound, PodYaml("next", VolcanoAsk(10), kVolcanoMig)}), config);
+  ASSERT_OK(report);
+  EXPECT_TRUE((*report)["unaccounted"].empty()) << report->dump(1);
+  const Json next = DeviceOf(*report, "next");
+  ASSERT_FALSE(next.is_null()) << report->dump(1);
+  EXPECT_EQ(next["mode"], "mig");
+  EXPECT_EQ(next["mig_group"], "group1");
+  EXPECT_EQ(next["mig_position"], 1);
+  EXPECT_EQ(next["mig_profile"], "1g.10gb");
+  EXPECT_EQ((*report)["summary"]["gpu_memory_allocated_mib"], 2 * 9728);
 }
 
 TEST(SimulateMpsTest, FortyEightClientsFitOnAGpuAndTheFortyNinthDoesNot) {

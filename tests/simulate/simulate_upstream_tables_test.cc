@@ -263,6 +263,18 @@ TEST(SimulateUpstreamTableTest, HamiSchedulerNodesUsage) {
       simulate::ReportTable(*run, simulate::TableOptions{.details = false});
   EXPECT_THAT(table, HasSubstr("Running pods not charged (1)\n  default/bad "
                                "on n: "));
+
+  // A pod bound to a node the cluster file lacks is listed too, not
+  // dropped in silence under a note that says it is charged.
+  auto ghost = SimulateJson(
+      cluster, Docs({absl::StrReplaceAll(
+                   HamiBound("ghost", "GPU0,NVIDIA,200,20:;", HamiAsk(200, 20)),
+                   {{"nodeName: n", "nodeName: gone"}})}));
+  ASSERT_OK(ghost);
+  ASSERT_EQ((*ghost)["unaccounted"].size(), 1) << ghost->dump(1);
+  EXPECT_EQ((*ghost)["unaccounted"][0]["node"], "gone");
+  EXPECT_THAT((*ghost)["unaccounted"][0]["reason"].get<std::string>(),
+              HasSubstr("node gone is not in the cluster"));
 }
 
 // A node n with `count` GPUs GPU-n-<i> of 11264 MiB (split 10), the card of
@@ -1280,18 +1292,20 @@ TEST(SimulateUpstreamTableTest, VolcanoMig) {
        0,
        "2g.20gb",
        2 * 20480},
-      {":334 TestAddAndSubMigUsed \"Invalid group name should return 0\": "
-       "the record charges nothing",
+      {":334 TestAddAndSubMigUsed \"Invalid group name should return 0\", "
+       "a deliberate difference (docs/compatibility.md row 13): Volcano "
+       "marks no instance used and hands it out again; deviceshare charges "
+       "the record (10 MiB) and holds the GPU, so the probe stays pending",
        "- {group: group-d, geometries: [{name: 1g.10gb, memory: 10240, count: "
        "1}]}",
        {"GPU-a[nonexistent-group-0],NVIDIA,10,0:"},
        1,
        10,
        0,
-       "group-d",
+       "",
        0,
-       "1g.10gb",
-       10240},
+       "",
+       10},
       {":412 TestMIGFactory_TryAddPod_WithMemoryFactor \"MemoryFactor=1, "
        "request 10MB matches 1g.10gb\"",
        "- {group: group1, geometries: [{name: 1g.10gb, memory: 10240, count: "
@@ -1601,6 +1615,77 @@ TEST(SimulateUpstreamTableTest, HamiQuotaRules) {
                               "nvidia.com/gpumem: 100, "
                               "nvidia.com/gpucores: 40"}})}),
                 ::testing::ElementsAre("default/a"));
+  }
+}
+
+// Volcano's vgpu/utils.go sizes each card by the memory percentage
+// whenever one is given ("if we have mempercentage request, we ignore the
+// mem request for every cards"), and its device plugin sets the
+// container's limit from the record: a pod giving both is booked the
+// percentage of the card, not the MiB. A percentage of 0 is "not given"
+// here, where Volcano books 0 MiB (docs/compatibility.md).
+TEST(SimulateUpstreamTableTest, VolcanoMemoryPercentageWinsOverMemory) {
+  struct Row {
+    const char* upstream;
+    const char* limits;
+    int64_t memory_mib;  // booked on the 16384 MiB T4
+  };
+  const Row rows[] = {
+      {"utils.go checkNodeGPUSharingPredicateAndScore: 50 % of 16384 wins "
+       "over 2000 MiB",
+       "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 2000, "
+       "volcano.sh/vgpu-memory-percentage: 50",
+       8192},
+      {"the same with the percentage alone",
+       "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory-percentage: 50",
+       8192},
+      {"memory alone",
+       "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 2000", 2000},
+      {"a difference kept: a 0 percentage is not given (Volcano books 0)",
+       "volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory: 2000, "
+       "volcano.sh/vgpu-memory-percentage: 0",
+       2000},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    auto report = SimulateJson(VolcanoNode(1),
+                               Docs({Pod("p", {}, {{"main", row.limits}})}));
+    ASSERT_OK(report);
+    const Json placement = PlacementOf(*report, "p");
+    ASSERT_FALSE(placement.is_null()) << report->dump(1);
+    EXPECT_EQ(placement["containers"][0]["devices"][0]["memory_mib"],
+              row.memory_mib);
+  }
+}
+
+// HAMi's nvidia/device.go Fit locks a GPU for a 100-core ask only when
+// the GPU registers exactly 100 cores ("dev.Totalcore == 100 &&
+// k.Coresreq == 100 && dev.Used > 0"): under deviceCoreScaling 5 (devcore
+// 500) two 100-core pods share one GPU.
+TEST(SimulateUpstreamTableTest, HamiExclusiveCoresOnlyAtOneHundred) {
+  struct Row {
+    const char* upstream;
+    int devcore;
+    int placed;
+  };
+  const Row rows[] = {
+      {"devcore 100: the first 100-core pod holds the GPU", 100, 1},
+      {"devcore 500 (deviceCoreScaling 5): 100 of 500 is a share", 500, 2},
+      {"devcore 200 (deviceCoreScaling 2)", 200, 2},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.upstream);
+    const std::string node = absl::StrCat(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+        "    hami.io/node-nvidia-register: '[{\"id\":\"GPU-0\",\"count\":10,"
+        "\"devmem\":16384,\"devcore\":",
+        row.devcore, ",\"type\":\"NVIDIA-Tesla T4\",\"health\":true}]'\n");
+    const std::string ask =
+        "nvidia.com/gpu: 1, nvidia.com/gpumem: 1000, nvidia.com/gpucores: 100";
+    auto report = SimulateJson(node, Docs({Pod("a", {}, {{"main", ask}}),
+                                           Pod("b", {}, {{"main", ask}})}));
+    ASSERT_OK(report);
+    EXPECT_EQ((*report)["placements"].size(), row.placed) << report->dump(1);
   }
 }
 

@@ -557,6 +557,19 @@ TEST(SimulateUpstreamTableTest, HamiMigAllocation) {
        mig, 6},
       {":59 TestGetNodesUsageFailsClosedWithoutMigAllocation: nothing fits",
        HamiMigRunningPod("blind", record, ""), 2, one, mig, 0},
+      {"scheduler.go getNodesUsage: a MIG record that does not decode "
+       "leaves the pod's devices charged and their MIG GPU unhealthy: "
+       "nothing fits (deviceshare used to leave the pod out, and hand its "
+       "slice out again)",
+       HamiMigRunningPod("garbled", record,
+                         absl::StrCat("[", at6.substr(0, at6.size() - 2), "]")),
+       7, one, mig, 0},
+      {"the same for an entry whose placement is not an object",
+       HamiMigRunningPod(
+           "garbled", record,
+           R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-n1-0",)"
+           R"("profile":"1g.5gb","placement":[6,1]}])"),
+       7, one, mig, 0},
       {":82 TestGetNodesUsageRestoresUnconsumedMigReservations: 5 and 6 held",
        HamiMigRunningPod("held", record, absl::StrCat("[", at6, ",", at5, "]")),
        7, one, mig, 5},
@@ -569,6 +582,37 @@ TEST(SimulateUpstreamTableTest, HamiMigAllocation) {
     EXPECT_EQ(
         MigProbesPlaced(row.running, row.probes, row.limits, row.annotations),
         row.instances);
+  }
+}
+
+// HAMi's nvidia/mig_topology.go orderedMigPlacements tries the highest
+// start first for 1g and 3g profiles and the lowest for the others, and
+// takes the first free one: on an idle A100-40GB a 1g.5gb goes to slice 6,
+// a 3g.20gb to 4, a 4g.20gb to 0, as here. A 2g.10gb goes to 0 in HAMi,
+// which leaves no room for a 4g.20gb (its one start is 0); deviceshare
+// takes the start that leaves the most placements free, 4, so a 4g still
+// fits beside it (docs/compatibility.md row 15). Among starts that leave
+// as much free, deviceshare follows HAMi's order.
+TEST(SimulateUpstreamTest, HamiMigStartFollowsOrderedMigPlacements) {
+  struct Row {
+    const char* profile;
+    int start;
+  };
+  const Row rows[] = {
+      {"1g.5gb", 6}, {"2g.10gb", 4}, {"3g.20gb", 4}, {"4g.20gb", 0}};
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.profile);
+    auto report = SimulateJson(
+        ShortCluster({ShortNode(
+            "n1", Gpus("n1", 1, 40960, "NVIDIA A100-SXM4-40GB", "mode: mig"))}),
+        Docs({PodYaml("p",
+                      absl::StrCat("nvidia.com/mig-", row.profile, ": 1"))}),
+        "scheduler: {modes: [hami-core, mig]}\n");
+    ASSERT_OK(report);
+    const Json device = DeviceOf(*report, "p");
+    ASSERT_FALSE(device.is_null()) << report->dump(1);
+    EXPECT_EQ(device["mig_profile"], row.profile);
+    EXPECT_EQ(device["mig_start"], row.start);
   }
 }
 
@@ -697,7 +741,8 @@ TEST(SimulateUpstreamTest, HamiRegisteredMigProfileIsChosenByMemory) {
 // A registered profile with core 0 (NVML gave no SM counts): HAMi charges
 // its instances 0 cores; deviceshare the instance's share of the slices
 // (docs/compatibility.md). The instance is the same either way.
-TEST(SimulateUpstreamTest, HamiRegisteredMigProfileWithoutCoresIsChargedItsSlices) {
+TEST(SimulateUpstreamTest,
+     HamiRegisteredMigProfileWithoutCoresIsChargedItsSlices) {
   const std::string profiles =
       R"([{"name":"1g.5gb","memoryMB":5120,"core":0,"sliceCount":1,)"
       R"("placements":[{"start":0,"size":1}]}])";

@@ -166,7 +166,10 @@ absl::StatusOr<MigModel> ParseModel(const json& value, absl::string_view path) {
   return model;
 }
 
-std::string Quote(absl::string_view s) { return json(std::string(s)).dump(); }
+std::string Quote(absl::string_view s) {
+  return json(std::string(s))
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string StartList(uint32_t bits) {
   std::vector<int> starts;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/model/model_match.h"
+#include "geometry_model.h"
 #include "registered_model.h"
 
 namespace deviceshare::mig::internal {
@@ -107,13 +108,39 @@ std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
     kind->cores = std::move(registered->cores);
     kind->model = &kind->own_catalog->models()[0];
     kind->search = kind->own_search.get();
-  } else {
-    if (model == nullptr || searches_[index] == nullptr) return kind;
+  } else if (model != nullptr && searches_[index] != nullptr) {
     kind->model = model;
     kind->search = searches_[index].get();
+  } else if (!FromGeometries(gpu, *kind)) {
+    return kind;
   }
   Complete(gpu, *kind);
   return kind;
+}
+
+bool GpuKinds::FromGeometries(const Gpu& gpu, GpuKind& kind) const {
+  if (!configmap_) return false;
+  const KnownMigGeometries* entry = nullptr;
+  for (const KnownMigGeometries& candidate : config_.known_geometries) {
+    if (ModelNamesAny(gpu.model, candidate.models)) {
+      entry = &candidate;
+      break;
+    }
+  }
+  if (entry == nullptr) return false;
+  absl::StatusOr<MigCatalog> catalog = BuildGeometryModel(gpu, *entry);
+  absl::StatusOr<SlotSearch> search =
+      catalog.ok() ? SlotSearch::Create(catalog->models()[0])
+                   : absl::StatusOr<SlotSearch>(catalog.status());
+  if (!search.ok()) {
+    kind.model_status = search.status();
+    return false;
+  }
+  kind.own_catalog = std::make_unique<MigCatalog>(*std::move(catalog));
+  kind.own_search = std::make_unique<SlotSearch>(*std::move(search));
+  kind.model = &kind.own_catalog->models()[0];
+  kind.search = kind.own_search.get();
+  return true;
 }
 
 void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {

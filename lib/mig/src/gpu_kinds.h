@@ -38,16 +38,20 @@ struct LaidGroup {
 };
 
 struct GpuKind {
-  const MigModel* model = nullptr;  // nullptr: the catalog lacks the model
+  // nullptr: the catalog lacks the model (and, in configMap mode, no
+  // knownMigGeometries entry names it).
+  const MigModel* model = nullptr;
   const SlotSearch* search = nullptr;
-  // Why `model` is null for a GPU with registered profiles (they make no
-  // model); OK otherwise.
+  // Why `model` is null for a GPU with registered profiles or a
+  // knownMigGeometries entry (they make no model); OK otherwise.
   absl::Status model_status;
   // Built from the GPU's registered profiles: the kind owns its model and
   // search, a grant is charged cores[profile], and memory percentages are
   // of the GPU's registered memory (HAMi's Totalmem), not of the largest
   // profile.
   bool registered = false;
+  // The model and search the kind owns: built from registered profiles or
+  // from a knownMigGeometries entry.
   std::unique_ptr<MigCatalog> own_catalog;
   std::unique_ptr<SlotSearch> own_search;
   std::vector<int32_t> cores;
@@ -72,6 +76,11 @@ class GpuKinds {
 
  private:
   std::unique_ptr<GpuKind> Build(const Gpu& gpu) const;
+  // configMap mode, a GPU whose type the catalog lacks: the model of the
+  // first knownMigGeometries entry naming its type (src/geometry_model.h).
+  // False when there is none, with the reason in kind.model_status when
+  // the entry makes no model.
+  bool FromGeometries(const Gpu& gpu, GpuKind& kind) const;
   const GpuKind& OfRegistered(const Gpu& gpu) const;
   // Fills what the model decides: allowlist, groups, largest memory.
   void Complete(const Gpu& gpu, GpuKind& kind) const;

@@ -573,22 +573,20 @@ absl::Status MigBackend::Commit(const PodRequest& request,
       }
       const Gpu& gpu = node.inventory().gpus[*position];
       const GpuKind& kind = kinds_.Of(gpu);
-      if (kind.model == nullptr && HeldByPlacement(kind, grant.mig)) continue;
-      if (kind.model == nullptr) {
-        return absl::FailedPreconditionError(
-            kind.model_status.ok()
-                ? absl::StrFormat(
-                      "pod %s: gpu %s model \"%s\" has no MIG profile table",
-                      allocation.pod_key, gpu.uuid, gpu.model)
-                : absl::StrCat("pod ", allocation.pod_key, ": ",
-                               kind.model_status.message()));
-      }
-      absl::Status status = Resolve(kind, gpu, grant.mig);
-      if (!status.ok() && HeldByPlacement(kind, grant.mig)) continue;
-      if (!status.ok()) {
-        return absl::Status(
-            status.code(),
-            absl::StrCat("pod ", allocation.pod_key, ": ", status.message()));
+      const bool placeable =
+          kind.model != nullptr && Resolve(kind, gpu, grant.mig).ok();
+      if (!placeable) {
+        if (HeldByPlacement(kind, grant.mig)) continue;
+        // A record naming an instance this GPU's catalog cannot place (a
+        // model without a table, an unknown profile, group or position, an
+        // illegal start or size): the instance is somewhere on the GPU, so
+        // the record holds the whole GPU until its pod leaves, as HAMi
+        // fails closed a GPU whose MIG record it cannot match. Refusing
+        // the record would charge the pod nothing and hand its slices out
+        // again. A pod refused there is told so (DeviceLedger::CheckPod).
+        grant.mig = MigSlot{};
+        grant.mig.holds_gpu = true;
+        continue;
       }
       // The instance is held whole whatever a record read back says:
       // Volcano's carries the request's figures (`GPU-a[group1-0],NVIDIA,

@@ -29,8 +29,16 @@ absl::StatusOr<SlotSearch> SlotSearch::Create(const MigModel& model) {
   search.compute_slices_ = model.compute_slices;
   search.full_mask_ = model.FullMask();
   for (const MigProfile& p : model.profiles) {
-    Profile profile{p.name,          p.memory_mib, p.compute_slices,
-                    p.max_instances, p.variant,    {}};
+    // HAMi (mig_topology.go preferHighMigPlacement) takes the highest
+    // start for names beginning "1g." or "3g.", the lowest for the rest.
+    const bool prefer_high = p.compute_slices == 1 || p.compute_slices == 3;
+    Profile profile{p.name,
+                    p.memory_mib,
+                    p.compute_slices,
+                    p.max_instances,
+                    p.variant,
+                    prefer_high,
+                    {}};
     for (int32_t s = model.memory_slices - 1; s >= 0; --s) {
       const uint32_t mask = p.MaskAt(s);
       if (p.IsLegalStart(s) && mask != 0 && (mask & ~search.full_mask_) == 0) {
@@ -109,11 +117,13 @@ std::optional<SlotChoice> SlotSearch::Choose(
     }
     int32_t best_start = -1;
     int32_t best_free = -1;
-    // Highest start first: a strict > keeps the highest on a tie.
+    // Placements run from the highest start down: a strict > keeps the
+    // highest on a tie, >= the lowest.
     for (const Placement& placement : profile.placements) {
       if ((occupied & placement.mask) != 0) continue;
       const int32_t free = free_placements_[occupied | placement.mask];
-      if (free > best_free) {
+      if (free > best_free ||
+          (free == best_free && !profile.prefer_high_start)) {
         best_free = free;
         best_start = placement.start;
       }

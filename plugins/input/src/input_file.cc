@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,23 +18,35 @@ absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
 }  // namespace
 
 absl::StatusOr<std::string> ReadInputFile(absl::string_view flag,
-                                          absl::string_view path) {
+                                          absl::string_view path,
+                                          size_t max_bytes) {
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) {
     return absl::NotFoundError(absl::StrFormat("%s %s: cannot open: %s", flag,
                                                path, std::strerror(errno)));
   }
-  return ReadInputStream(in, absl::StrCat(flag, " ", path));
+  return ReadInputStream(in, absl::StrCat(flag, " ", path), max_bytes);
 }
 
 absl::StatusOr<std::string> ReadInputStream(std::istream& in,
-                                            absl::string_view name) {
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+                                            absl::string_view name,
+                                            size_t max_bytes) {
+  std::string text;
+  char chunk[1 << 16];
+  while (in) {
+    in.read(chunk, sizeof chunk);
+    const size_t got = static_cast<size_t>(in.gcount());
+    if (text.size() + got > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%s: holds more than %d bytes, the most an input may hold", name,
+          max_bytes));
+    }
+    text.append(chunk, got);
+  }
   if (in.bad()) {
     return absl::DataLossError(absl::StrFormat("%s: read error", name));
   }
-  return buffer.str();
+  return text;
 }
 
 absl::Status InFile(absl::string_view file, const absl::Status& status) {

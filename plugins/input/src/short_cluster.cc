@@ -110,8 +110,10 @@ absl::Status AddLinkEntry(
     const Json& value = (*gpus)[i];
     const std::string at = absl::StrCat(link.PathOf("gpus"), "[", i, "]");
     if (!value.is_number_integer()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s is not a GPU index", at, value.dump()));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s is not a GPU index", at,
+          value.dump(-1, ' ', false,
+                     nlohmann::json::error_handler_t::replace)));
     }
     const int64_t index = value.get<int64_t>();
     if (index < 0 || static_cast<uint64_t>(index) >= gpu_count) {

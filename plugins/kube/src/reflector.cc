@@ -94,7 +94,13 @@ ReflectorStats Reflector::stats() const {
 void Reflector::RecordError(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   ++stats_.errors;
+  ++stats_.failing;
   stats_.last_error = status;
+}
+
+void Reflector::RecordSuccess() {
+  absl::MutexLock lock(&mu_);
+  stats_.failing = 0;
 }
 
 bool Reflector::Wait(absl::Duration delay) {
@@ -135,6 +141,7 @@ void Reflector::Run() {
     switch (end) {
       case WatchEnd::kHealthy:
         backoff.Reset();
+        RecordSuccess();
         break;
       case WatchEnd::kExpired:
         need_list = true;
@@ -186,6 +193,7 @@ absl::Status Reflector::List() {
     resource_version_ = rv;
     if (stats_.lists > 0) ++stats_.relists;
     ++stats_.lists;
+    stats_.failing = 0;
   }
   if (handler_.replace) handler_.replace(std::move(items));
   if (!synced_.HasBeenNotified()) synced_.Notify();
@@ -250,6 +258,7 @@ bool Reflector::HandleEvent(const json& event, WatchEnd& end) {
     SetResourceVersion(object);
     absl::MutexLock lock(&mu_);
     ++stats_.bookmarks;
+    stats_.failing = 0;
     return true;
   }
   if (type != "ADDED" && type != "MODIFIED" && type != "DELETED") {
@@ -259,6 +268,7 @@ bool Reflector::HandleEvent(const json& event, WatchEnd& end) {
   if (handler_.event) handler_.event(type, object);
   absl::MutexLock lock(&mu_);
   ++stats_.events;
+  stats_.failing = 0;
   return true;
 }
 

@@ -74,7 +74,8 @@ constexpr char kCommand[] = "deviceshare-scheduler defrag: ";
 
 int Failed(std::ostream& err, const absl::Status& status) {
   const bool input = status.code() == absl::StatusCode::kInvalidArgument ||
-                     status.code() == absl::StatusCode::kNotFound;
+                     status.code() == absl::StatusCode::kNotFound ||
+                     status.code() == absl::StatusCode::kResourceExhausted;
   err << kCommand << status.message() << "\n";
   return input ? 2 : 1;
 }
@@ -149,7 +150,9 @@ int RunDefrag(const DefragOptions& options, std::ostream& out,
   if (!run.ok()) return Failed(err, run.status());
   const std::vector<std::string> notes = Notes(*inputs, *pods, *run);
   if (options.json) {
-    out << DefragJson(*run, notes).dump(2) << "\n";
+    out << DefragJson(*run, notes)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
   } else {
     out << DefragTable(*run, notes);
   }

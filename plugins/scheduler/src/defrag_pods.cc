@@ -49,13 +49,20 @@ struct Budget {
 // An int or a "N%" of `total`, rounded up
 // (intstr.GetScaledValueFromIntOrPercent as the disruption controller calls
 // it); nullopt when it reads as neither.
+// An integer outside 0..2^31-1 or a percentage outside 0..100 (what the
+// API server's validation allows) reads as neither.
 std::optional<int32_t> Scaled(const json& value, int32_t total) {
-  if (value.is_number_integer()) return value.get<int32_t>();
+  if (value.is_number_integer()) {
+    const int64_t number = value.get<int64_t>();
+    if (number < 0 || number > INT32_MAX) return std::nullopt;
+    return static_cast<int32_t>(number);
+  }
   int32_t percent = 0;
   const std::string text = Text(value);
   if (text.size() < 2 || text.back() != '%' ||
       !absl::SimpleAtoi(absl::string_view(text).substr(0, text.size() - 1),
-                        &percent)) {
+                        &percent) ||
+      percent < 0 || percent > 100) {
     return std::nullopt;
   }
   return static_cast<int32_t>((int64_t{percent} * total + 99) / 100);
@@ -67,16 +74,29 @@ std::optional<int32_t> Scaled(const json& value, int32_t total) {
 absl::StatusOr<int32_t> DisruptionsAllowed(const Budget& budget) {
   const json& allowed =
       Field(Field(*budget.object, "status"), "disruptionsAllowed");
-  if (allowed.is_number_integer()) return allowed.get<int32_t>();
+  if (!allowed.is_null()) {
+    // An int32 of at least 0 in the API; anything else would wrap or
+    // count down, and defrag would plan on a figure the budget never gave.
+    if (!allowed.is_number_integer() || allowed.get<int64_t>() < 0 ||
+        allowed.get<int64_t>() > INT32_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PodDisruptionBudget ", budget.group, ": status.disruptionsAllowed: ",
+          allowed.dump(-1, ' ', false, json::error_handler_t::replace),
+          " is not a whole number from 0 to 2147483647"));
+    }
+    return static_cast<int32_t>(allowed.get<int64_t>());
+  }
   const json& spec = Field(*budget.object, "spec");
   for (const char* key : {"minAvailable", "maxUnavailable"}) {
     const json& value = Field(spec, key);
     if (value.is_null()) continue;
     std::optional<int32_t> scaled = Scaled(value, budget.selected);
     if (!scaled.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("PodDisruptionBudget ", budget.group, ": spec.", key,
-                       ": ", value.dump(), " is not an integer or a percent"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "PodDisruptionBudget ", budget.group, ": spec.", key, ": ",
+          value.dump(-1, ' ', false, json::error_handler_t::replace),
+          " is not a whole number from 0 to 2147483647 or a "
+          "percentage from 0% to 100%"));
     }
     return std::max(0, std::string(key) == "minAvailable"
                            ? budget.selected - *scaled

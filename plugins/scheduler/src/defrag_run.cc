@@ -46,9 +46,16 @@ absl::flat_hash_set<std::string> ChargeBoundPods(
     std::vector<std::string>& notes) {
   absl::flat_hash_set<std::string> charged;
   for (const input::RecordedPod& pod : workload.running) {
+    std::vector<absl::Status> unread;
     absl::StatusOr<std::optional<PodAllocation>> allocation =
         AllocationFromAnnotations(pod.request, pod.annotations, pod.node,
-                                  memory_factor);
+                                  memory_factor, &unread);
+    for (const absl::Status& why : unread) {
+      notes.push_back(absl::StrCat("pod ", pod.request.Key(), " on ", pod.node,
+                                   ": MIG record left out, its MIG GPUs "
+                                   "held whole: ",
+                                   why.message()));
+    }
     absl::Status added =
         !allocation.ok() ? allocation.status()
         : !allocation->has_value()

@@ -44,23 +44,26 @@ std::string Text(const Json& object, const char* member) {
 absl::StatusOr<IntOrPercent> ReadIntOrPercent(const std::string& what,
                                               const char* field,
                                               const Json& value) {
+  // The API server's ranges: an int32 of at least 0, or 0% to 100%.
   IntOrPercent out;
-  if (value.is_number_integer() && value.get<int64_t>() >= 0) {
+  if (value.is_number_integer() && value.get<int64_t>() >= 0 &&
+      value.get<int64_t>() <= INT32_MAX) {
     out.value = value.get<int64_t>();
     return out;
   }
   if (value.is_string()) {
     absl::string_view text = value.get_ref<const std::string&>();
     if (absl::ConsumeSuffix(&text, "%") && absl::SimpleAtoi(text, &out.value) &&
-        out.value >= 0) {
+        out.value >= 0 && out.value <= 100) {
       out.percent = true;
       return out;
     }
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "PodDisruptionBudget %s: spec.%s: %s is not a whole number >= 0 or a "
-      "percentage",
-      what, field, value.dump()));
+      "PodDisruptionBudget %s: spec.%s: %s is not a whole number from 0 to "
+      "2147483647 or a percentage from 0%% to 100%%",
+      what, field,
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 absl::StatusOr<Budget> ReadBudget(const Json& object) {

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deviceshare/builtin_backends.h"
 #include "deviceshare/scheduler/cluster_usage.h"
@@ -72,7 +74,18 @@ absl::Status AddDraObjects(const Workload& workload, Scheduler& scheduler) {
 std::vector<PodUnaccounted> ChargeRunningPods(const Workload& workload,
                                               Scheduler& scheduler) {
   std::vector<PodUnaccounted> unaccounted;
+  absl::flat_hash_set<absl::string_view> nodes;
+  for (const NodeInventory& node : workload.nodes) nodes.insert(node.name);
   for (const input::RecordedPod& pod : workload.running) {
+    // serve keeps such a pod until its node shows up; a cluster file's
+    // nodes never change, so it would be charged nowhere, silently.
+    if (!nodes.contains(pod.node)) {
+      unaccounted.push_back(
+          {pod.request.Key(), pod.node,
+           absl::StrCat("node ", pod.node,
+                        " is not in the cluster: its pods are not charged")});
+      continue;
+    }
     absl::StatusOr<bool> charged =
         scheduler.AddBoundPod(pod.request, pod.annotations, pod.node);
     if (!charged.ok()) {

@@ -199,7 +199,10 @@ absl::Status CheckContainerShape(const json& container,
                                  absl::string_view path) {
   if (!container.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", container.dump(), " is not an object"));
+        absl::StrCat(path, ": ",
+                     container.dump(-1, ' ', false,
+                                    nlohmann::json::error_handler_t::replace),
+                     " is not an object"));
   }
   auto resources = container.find("resources");
   if (resources == container.end() || resources->is_null()) {

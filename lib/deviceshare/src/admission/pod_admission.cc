@@ -31,8 +31,10 @@ PodAdmission Untouched(std::string note) {
 // them without further checks.
 absl::Status CheckPodShape(const json& pod) {
   if (!pod.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pod: ", pod.dump(), " is not an object"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pod: ",
+        pod.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+        " is not an object"));
   }
   auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) {

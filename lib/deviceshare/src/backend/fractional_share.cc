@@ -95,7 +95,9 @@ ReasonCode BriefAloneCode(const GpuBrief& brief,
   }
   code = BriefLedgerBlockCode(brief);
   if (code != ReasonCode::kFits) return code;
-  if (container.exclusive() && (brief.flags & GpuBrief::kHasPods) != 0) {
+  if (container.exclusive() &&
+      (brief.flags & GpuBrief::kExclusiveByCores) != 0 &&
+      (brief.flags & GpuBrief::kHasPods) != 0) {
     return ReasonCode::kExclusiveConflict;
   }
   int64_t memory = container.memory_mib > 0

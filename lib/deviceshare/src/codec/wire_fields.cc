@@ -1,6 +1,7 @@
 #include "wire_fields.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -127,6 +128,28 @@ absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
   return grant;
 }
 
+// The grant a Volcano device that did not read stands for when its id
+// names a GPU and a MIG instance on it (`GPU-x[...`): a MIG grant on that
+// GPU without a slot, which holds the GPU whole (wire_fields.h).
+std::optional<DeviceGrant> HeldByUnreadMigId(absl::string_view item) {
+  std::vector<absl::string_view> fields = absl::StrSplit(item, ',');
+  const size_t open = fields[0].find('[');
+  if (open == absl::string_view::npos || open == 0) return std::nullopt;
+  DeviceGrant grant;
+  grant.uuid = std::string(fields[0].substr(0, open));
+  grant.mode = dialect::kMigMode;
+  int64_t number = 0;
+  if (fields.size() > 2 && absl::SimpleAtoi(fields[2], &number) &&
+      number >= 0) {
+    grant.memory_mib = number;
+  }
+  if (fields.size() > 3 && absl::SimpleAtoi(fields[3], &number) &&
+      number >= 0) {
+    grant.cores = static_cast<int32_t>(std::min(number, kMaxGrantCores));
+  }
+  return grant;
+}
+
 }  // namespace
 
 absl::Status FieldError(absl::string_view where, absl::string_view field,
@@ -193,7 +216,14 @@ absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
     std::vector<absl::Status>* skipped) {
   std::vector<absl::string_view> items;
   for (absl::string_view piece : absl::StrSplit(entry, ':')) {
-    if (absl::StrContains(piece, ',')) items.push_back(piece);
+    // A Volcano piece naming a MIG instance stands for it even without a
+    // ',' (it is held, HeldByUnreadMigId).
+    const size_t open = piece.find('[');
+    if (absl::StrContains(piece, ',') ||
+        (syntax == GrantSyntax::kVolcano && open != absl::string_view::npos &&
+         open > 0)) {
+      items.push_back(piece);
+    }
   }
   std::vector<DeviceGrant> grants;
   grants.reserve(items.size());
@@ -203,6 +233,9 @@ absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
     if (grant.ok()) {
       grants.push_back(*std::move(grant));
     } else if (syntax == GrantSyntax::kVolcano) {
+      if (std::optional<DeviceGrant> held = HeldByUnreadMigId(items[i])) {
+        grants.push_back(*std::move(held));
+      }
       if (skipped != nullptr) skipped->push_back(grant.status());
     } else {
       return grant.status();

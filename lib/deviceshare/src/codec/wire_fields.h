@@ -79,7 +79,12 @@ void AppendGrants(const std::vector<DeviceGrant>& grants, MigIdForm mig_form,
 // decodeContainerDevices, a device that does not read (fewer than four
 // fields, a memory or cores figure that is not a non-negative 32-bit
 // integer, a malformed MIG id) is skipped and the others kept, and cores
-// above 100 read as 100.
+// above 100 read as 100. One exception, where deviceshare fails closed
+// and Volcano does not: a device whose id starts `GPU-x[` and does not
+// read (also one without a ',') is kept as a MIG grant on `GPU-x` without a
+// slot (and with the memory and cores it gives, 0 where they do not read), so
+// that its GPU is held whole (MigSlot::holds_gpu) rather than its instance
+// handed out twice.
 enum class GrantSyntax { kHami, kVolcano };
 
 // Parses one container's grants (possibly none) in `syntax`. Grants get

@@ -17,15 +17,25 @@ absl::StatusOr<std::map<std::string, int64_t>> DecodeConsumed(
     const json& consumed, const std::string& path) {
   std::map<std::string, int64_t> out;
   if (!consumed.is_object()) {
-    return Invalid(path, absl::StrCat(consumed.dump(), " is not an object"));
+    return Invalid(
+        path,
+        absl::StrCat(consumed.dump(-1, ' ', false,
+                                   nlohmann::json::error_handler_t::replace),
+                     " is not an object"));
   }
   for (const auto& [name, value] : consumed.items()) {
     const std::string at = absl::StrCat(path, "[", name, "]");
     if (!value.is_string() && !value.is_number_integer()) {
-      return Invalid(at, absl::StrCat(value.dump(), " is not a quantity"));
+      return Invalid(
+          at, absl::StrCat(value.dump(-1, ' ', false,
+                                      nlohmann::json::error_handler_t::replace),
+                           " is not a quantity"));
     }
     const std::string text =
-        value.is_string() ? value.get<std::string>() : value.dump();
+        value.is_string()
+            ? value.get<std::string>()
+            : value.dump(-1, ' ', false,
+                         nlohmann::json::error_handler_t::replace);
     DS_ASSIGN_OR_RETURN(int64_t milli, ParseQuantityMilli(text, at));
     out[name] = milli / 1000 + (milli % 1000 != 0 ? 1 : 0);
   }
@@ -35,7 +45,11 @@ absl::StatusOr<std::map<std::string, int64_t>> DecodeConsumed(
 absl::StatusOr<AllocatedDevice> DecodeResult(const json& result,
                                              const std::string& path) {
   if (!result.is_object()) {
-    return Invalid(path, absl::StrCat(result.dump(), " is not an object"));
+    return Invalid(
+        path,
+        absl::StrCat(result.dump(-1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace),
+                     " is not an object"));
   }
   AllocatedDevice device;
   DS_ASSIGN_OR_RETURN(device.request,

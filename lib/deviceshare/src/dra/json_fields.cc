@@ -12,7 +12,10 @@ absl::Status Invalid(absl::string_view path, absl::string_view why) {
 
 absl::Status NotA(absl::string_view path, const json& value,
                   absl::string_view what) {
-  return Invalid(path, absl::StrCat(value.dump(), " is not ", what));
+  return Invalid(
+      path, absl::StrCat(value.dump(-1, ' ', false,
+                                    nlohmann::json::error_handler_t::replace),
+                         " is not ", what));
 }
 
 std::string Join(const std::string& path, const char* key) {

@@ -45,9 +45,11 @@ absl::StatusOr<DeviceAttribute> DecodeAttribute(const json& value,
     }
   }
   if (kinds != 1) {
-    return Invalid(path, absl::StrCat(value.dump(),
-                                      " has not exactly one of int, bool, "
-                                      "string and version"));
+    return Invalid(
+        path, absl::StrCat(value.dump(-1, ' ', false,
+                                      nlohmann::json::error_handler_t::replace),
+                           " has not exactly one of int, bool, "
+                           "string and version"));
   }
   return out;
 }
@@ -213,7 +215,7 @@ absl::StatusOr<CapacityAmount> DecodeQuantity(const json& value,
   if (value.is_string()) {
     text = value.get<std::string>();
   } else if (value.is_number_integer()) {
-    text = value.dump();
+    text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
     return NotA(path, value, "a quantity");
   }

@@ -221,7 +221,8 @@ std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod) {
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
-    const std::string& node_name, int32_t volcano_memory_factor) {
+    const std::string& node_name, int32_t volcano_memory_factor,
+    std::vector<absl::Status>* unread) {
   const auto mig = annotations.find(keys::kHamiMigAllocations);
   for (Dialect dialect : {Dialect::kHami, Dialect::kVolcano}) {
     const DialectKeys& k = KeysOf(dialect);
@@ -234,9 +235,14 @@ absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
             : DecodeHamiAllocation(*record);
     if (!entries.ok()) return PodError(request, k, key, entries.status());
     if (mig != annotations.end()) {
-      if (dialect != Dialect::kHami) return MigWithoutRecord(request);
-      absl::Status merged = MergeHamiMigAllocations(mig->second, *entries);
-      if (!merged.ok()) return PodError(request, k, key, merged);
+      // A refused merge leaves the entries as they were.
+      absl::Status refused =
+          dialect != Dialect::kHami
+              ? MigWithoutRecord(request)
+              : PodError(request, k, key,
+                         MergeHamiMigAllocations(mig->second, *entries));
+      if (!refused.ok() && unread == nullptr) return refused;
+      if (!refused.ok()) unread->push_back(std::move(refused));
     }
     DS_ASSIGN_OR_RETURN(
         PodAllocation allocation,

@@ -174,9 +174,11 @@ absl::StatusOr<GpuNumbers> ParseNumbers(const GpuValues& v,
   return n;
 }
 
-// Memory: an explicit amount wins over a percentage (both upstreams size
-// by gpumem first); 0 of either means "not given" (HAMi ignores a 0
-// percentage, and a 0 amount falls back to the percentage or whole card).
+// Memory, HAMi's way: an explicit amount wins over a percentage (its Fit
+// takes the percentage only when Memreq is 0); 0 of either means "not
+// given" (HAMi ignores a 0 percentage, and a 0 amount falls back to the
+// percentage or whole card). Volcano's way is the other order
+// (ParseVolcano).
 void FillMemory(const GpuNumbers& n, const DeviceConfig& config,
                 ContainerRequest& request) {
   if (n.memory_mib > 0) {
@@ -198,7 +200,13 @@ absl::Status ParseVolcano(const GpuValues& v, const DeviceConfig& config,
   if (!v.count && !v.memory) return absl::OkStatus();
   request.gpu_count = v.count ? n.count : config.default_gpu_num;
   if (request.gpu_count == 0) return absl::OkStatus();
-  FillMemory(n, config, request);
+  // A percentage wins over an amount: Volcano sizes each card by the
+  // percentage whenever one is given (vgpu/utils.go, "if we have
+  // mempercentage request, we ignore the mem request"), and its device
+  // plugin sets the container's limit from the record it wrote.
+  GpuNumbers sized = n;
+  if (n.percent > 0) sized.memory_mib = 0;
+  FillMemory(sized, config, request);
   request.cores = v.cores ? n.cores : config.default_cores;
   return absl::OkStatus();
 }

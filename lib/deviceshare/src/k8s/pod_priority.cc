@@ -32,8 +32,10 @@ const PriorityClass* SystemClass(absl::string_view name) {
 
 absl::Status Bad(absl::string_view what, absl::string_view field,
                  const Json& value, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: %s: %s %s", what, field, value.dump(), why));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s: %s %s", what, field,
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      why));
 }
 
 // A whole number in int32 range.

@@ -18,8 +18,10 @@ using Json = nlohmann::json;
 
 absl::Status Malformed(absl::string_view where, const Json& value,
                        absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("ResourceQuota %s: %s %s", where, value.dump(), why));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ResourceQuota %s: %s %s", where,
+      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      why));
 }
 
 // The text of a metadata member, "" when absent.

@@ -75,12 +75,26 @@ bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
 
 }  // namespace
 
+PodCharge DeviceLedger::ChargeHere(
+    absl::Span<const ContainerShare> shares) const {
+  PodCharge charge = ChargeOf(shares);
+  charge.exclusive =
+      charge.exclusive && gpu_.core_capacity == kExclusiveCoreCapacity;
+  return charge;
+}
+
+bool DeviceLedger::ExclusiveBesideSiblingHere(
+    absl::Span<const ContainerShare> shares) const {
+  return gpu_.core_capacity == kExclusiveCoreCapacity &&
+         ExclusiveBesideSibling(shares);
+}
+
 DeviceLedger::DeviceLedger(const Gpu& gpu)
     : gpu_(gpu), slot_capacity_(gpu.split_count) {}
 
 ReasonCode DeviceLedger::CheckPodCode(
     absl::Span<const ContainerShare> shares) const {
-  const PodCharge want = ChargeOf(shares);
+  const PodCharge want = ChargeHere(shares);
   // A share that holds the GPU is a record of what runs: it is taken as it
   // is, and then nothing else is.
   if (want.holds_gpu) return ReasonCode::kFits;
@@ -101,7 +115,7 @@ ReasonCode DeviceLedger::CheckPodCode(
     return ReasonCode::kFits;
   }
   if (exclusive_pods_ > 0 || (want.exclusive && !pods_.empty()) ||
-      ExclusiveBesideSibling(shares)) {
+      ExclusiveBesideSiblingHere(shares)) {
     return ReasonCode::kExclusiveConflict;
   }
   if (free_memory_mib() < want.memory_mib) {
@@ -127,7 +141,7 @@ GpuVerdict DeviceLedger::CheckPod(
     absl::Span<const ContainerShare> shares) const {
   const ReasonCode code = CheckPodCode(shares);
   if (code == ReasonCode::kFits) return GpuVerdict{code, gpu_.index, ""};
-  const PodCharge want = ChargeOf(shares);
+  const PodCharge want = ChargeHere(shares);
   std::string detail;
   if (code == ReasonCode::kModeMismatch) {
     detail = "MIG instances and other shares never mix on one GPU";
@@ -185,7 +199,7 @@ absl::Status DeviceLedger::AddPod(absl::string_view pod_uid,
                         gpu_.uuid, pod_uid, verdict.detail));
   }
   PodEntry entry;
-  entry.charge = ChargeOf(shares);
+  entry.charge = ChargeHere(shares);
   entry.group_key = std::string(group_key);
   entry.shares = std::move(shares);
   used_memory_mib_ += entry.charge.memory_mib;
@@ -254,11 +268,11 @@ absl::Status DeviceLedger::CheckInvariants() const {
   int32_t holders = 0;
   bool mig_overlap = false;
   for (const auto& [uid, entry] : pods_) {
-    if (entry.charge != ChargeOf(entry.shares)) {
+    if (entry.charge != ChargeHere(entry.shares)) {
       return absl::InternalError(
           absl::StrFormat("gpu %s: pod %s charge is stale", gpu_.uuid, uid));
     }
-    if (ExclusiveBesideSibling(entry.shares)) {
+    if (ExclusiveBesideSiblingHere(entry.shares)) {
       return absl::InternalError(absl::StrFormat(
           "gpu %s: pod %s has an exclusive container beside another", gpu_.uuid,
           uid));

@@ -32,7 +32,8 @@ GpuBrief GpuBrief::Of(const DeviceLedger& ledger) {
       (ledger.gpu_holders() > 0 ? kHeldByMigRecord : 0) |
       (ledger.mig_instances() > 0 ? kHasMigInstances : 0) |
       (ledger.held_exclusively() ? kHeldExclusively : 0) |
-      (ledger.idle() ? 0 : kHasPods) | (narrow ? 0 : kBriefIncomplete);
+      (ledger.idle() ? 0 : kHasPods) | (narrow ? 0 : kBriefIncomplete) |
+      (gpu.core_capacity == kExclusiveCoreCapacity ? kExclusiveByCores : 0);
   return brief;
 }
 

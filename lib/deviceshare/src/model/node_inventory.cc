@@ -24,15 +24,21 @@ absl::Status ValidateInventory(const NodeInventory& node) {
         "node %s: cpu_milli=%d memory_mib=%d must not be negative", node.name,
         node.cpu_milli, node.memory_mib));
   }
+  if (node.gpus.size() > kMaxGpusPerNode) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("node %s: %d GPUs, more than the %d a node may have",
+                        node.name, node.gpus.size(), kMaxGpusPerNode));
+  }
   absl::flat_hash_set<absl::string_view> uuids;
   for (const Gpu& gpu : node.gpus) {
     if (gpu.uuid.empty()) return GpuError(node, gpu, "uuid", "is empty");
     if (!uuids.insert(gpu.uuid).second) {
       return GpuError(node, gpu, "uuid", "appears twice");
     }
-    if (gpu.memory_mib <= 0) {
+    if (gpu.memory_mib <= 0 || gpu.memory_mib > kMaxGpuMemoryMib) {
       return GpuError(node, gpu, "memory_mib",
-                      absl::StrFormat("= %d, want > 0", gpu.memory_mib));
+                      absl::StrFormat("= %d, want 1 to %d", gpu.memory_mib,
+                                      kMaxGpuMemoryMib));
     }
     if (gpu.core_capacity <= 0) {
       return GpuError(node, gpu, "core_capacity",

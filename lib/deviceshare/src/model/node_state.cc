@@ -102,7 +102,11 @@ GpuHeadroom NodeState::headroom() const {
       continue;
     }
     headroom.AddGpu(ledger.free_memory_mib(), ledger.free_cores());
-    if (ledger.used_slots() == 0) ++headroom.idle_gpus;
+    // A 100-core share is exclusive only where the capacity is 100.
+    if (ledger.used_slots() == 0 ||
+        ledger.core_capacity() != kExclusiveCoreCapacity) {
+      ++headroom.idle_gpus;
+    }
   }
   return headroom;
 }

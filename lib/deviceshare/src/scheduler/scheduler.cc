@@ -619,10 +619,13 @@ absl::Status Scheduler::Bind(const PodRequest& request,
 absl::StatusOr<bool> Scheduler::AddBoundPod(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
-    const std::string& node) {
-  DS_ASSIGN_OR_RETURN(std::optional<PodAllocation> allocation,
-                      AllocationFromAnnotations(request, annotations, node,
-                                                config_.device.memory_factor));
+    const std::string& node, std::vector<absl::Status>* unread) {
+  std::vector<absl::Status> ignored;
+  DS_ASSIGN_OR_RETURN(
+      std::optional<PodAllocation> allocation,
+      AllocationFromAnnotations(request, annotations, node,
+                                config_.device.memory_factor,
+                                unread != nullptr ? unread : &ignored));
   if (!allocation) return false;
   DS_RETURN_IF_ERROR(Bind(request, *allocation));
   return true;

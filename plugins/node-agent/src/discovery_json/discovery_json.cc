@@ -138,6 +138,17 @@ absl::StatusOr<MigProfileInfo> ParseProfile(const Json& entry,
       profile.starts.push_back(start.get<int32_t>());
     }
   }
+  // Each start becomes a placement of memory_slices slices; one of size 0
+  // would overlap nothing in HAMi's check and be handed out twice.
+  if (!profile.starts.empty() && profile.memory_slices < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s (the profile has starts, each a placement of that many "
+        "memory slices)",
+        reader.PathOf("memory_slices"),
+        entry.contains("memory_slices")
+            ? absl::StrCat(profile.memory_slices, " is below 1")
+            : std::string("is missing")));
+  }
   return profile;
 }
 

@@ -154,6 +154,16 @@ std::optional<std::string> Extender::ReserveFromPod(
     return FailBind(pod, "InvalidRequest",
                     std::string(parsed.status().message()));
   }
+  // The bind names one pod by UID: a pod of that name with another UID is
+  // not it (deleted and created again, or a client guessing), and the
+  // Binding below would carry the live pod's UID past the API server's
+  // own check.
+  if (!pod.uid.empty() && parsed->uid != pod.uid) {
+    return FailBind(pod, "PodUIDMismatch",
+                    absl::StrFormat("pod %s: podUID %s is not the pod's UID "
+                                    "(%s)",
+                                    pod.Key(), pod.uid, parsed->uid));
+  }
   request = *std::move(parsed);
   uid = request->uid;
   absl::MutexLock lock(&mu_);

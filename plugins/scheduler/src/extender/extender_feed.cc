@@ -284,9 +284,17 @@ std::optional<Extender::RecordedPod> Extender::ReadRecordLocked(
     in_flight_.Remove(uid);
     return std::nullopt;
   }
+  std::vector<absl::Status> unread;
   absl::StatusOr<std::optional<PodAllocation>> allocation =
       AllocationFromAnnotations(*request, annotations, node,
-                                scheduler_->config().device.memory_factor);
+                                scheduler_->config().device.memory_factor,
+                                &unread);
+  for (const absl::Status& why : unread) {
+    LogPod(LogLevel::kWarn, request->Key(), node,
+           absl::StrCat("MIG record left out, the pod's MIG GPUs are held "
+                        "whole until it leaves: ",
+                        why.message()));
+  }
   if (!allocation.ok() || !allocation->has_value()) {
     LogPod(LogLevel::kWarn, request->Key(), node,
            absl::StrCat(

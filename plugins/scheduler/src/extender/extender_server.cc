@@ -31,9 +31,10 @@ class WideBacklog : public Base {
 class ExtenderServer::Impl {
  public:
   Impl(Extender* extender, ReadinessCheck not_ready, ServerOptions options,
-       MetricsAppender extra)
+       MetricsAppender extra, ReadinessCheck notes)
       : extender_(extender),
         not_ready_(std::move(not_ready)),
+        readiness_notes_(std::move(notes)),
         options_(std::move(options)),
         metrics_(extender, std::move(extra)) {}
 
@@ -156,16 +157,19 @@ class ExtenderServer::Impl {
                  [](const httplib::Request&, httplib::Response& response) {
                    response.set_content("ok\n", "text/plain");
                  });
-    server_->Get("/readyz",
-                 [this](const httplib::Request&, httplib::Response& response) {
-                   const std::string why = not_ready_();
-                   if (why.empty()) {
-                     response.set_content("ok\n", "text/plain");
-                   } else {
-                     response.status = 503;
-                     response.set_content(why + "\n", "text/plain");
-                   }
-                 });
+    server_->Get("/readyz", [this](const httplib::Request&,
+                                   httplib::Response& response) {
+      const std::string why = not_ready_();
+      if (why.empty()) {
+        const std::string notes = readiness_notes_ ? readiness_notes_() : "";
+        response.set_content(
+            notes.empty() ? "ok\n" : absl::StrCat("ok; ", notes, "\n"),
+            "text/plain");
+      } else {
+        response.status = 503;
+        response.set_content(why + "\n", "text/plain");
+      }
+    });
     server_->Get("/metrics", [this](const httplib::Request&,
                                     httplib::Response& response) {
       response.set_content(metrics_.Render(),
@@ -197,6 +201,7 @@ class ExtenderServer::Impl {
 
   Extender* const extender_;
   const ReadinessCheck not_ready_;
+  const ReadinessCheck readiness_notes_;  // may be null
   const ServerOptions options_;
   ExtenderMetrics metrics_;
   std::unique_ptr<httplib::Server> server_;
@@ -211,9 +216,10 @@ ExtenderServer::~ExtenderServer() = default;
 
 absl::StatusOr<std::unique_ptr<ExtenderServer>> ExtenderServer::Create(
     Extender* extender, ReadinessCheck not_ready, const ServerOptions& options,
-    MetricsAppender extra_metrics) {
+    MetricsAppender extra_metrics, ReadinessCheck readiness_notes) {
   auto impl = std::make_unique<Impl>(extender, std::move(not_ready), options,
-                                     std::move(extra_metrics));
+                                     std::move(extra_metrics),
+                                     std::move(readiness_notes));
   absl::Status status = impl->Init();
   if (!status.ok()) return status;
   return std::unique_ptr<ExtenderServer>(new ExtenderServer(std::move(impl)));

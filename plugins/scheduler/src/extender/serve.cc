@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
@@ -251,13 +252,20 @@ absl::StatusOr<Election> MakeElection(const ServeOptions& options,
   return election;
 }
 
-// Why the verbs may not be served: the watches' first lists, then the
-// lease.
+// Why the verbs may not be served: the watches' first lists (and why one
+// has not come), then the lease.
 std::string NotReady(const std::vector<Watch>& watches,
                      const kube::LeaderElector* elector) {
-  if (!std::all_of(watches.begin(), watches.end(), Ready)) {
-    return "deviceshare-scheduler is not ready: waiting for the first list "
-           "of nodes and pods";
+  for (const Watch& watch : watches) {
+    if (Ready(watch)) continue;
+    const kube::ReflectorStats stats = watch.reflector->stats();
+    return absl::StrCat(
+        "deviceshare-scheduler is not ready: waiting for the first list of ",
+        watch.resource,
+        stats.last_error.ok()
+            ? std::string()
+            : absl::StrCat(" (", stats.errors, " failures, the latest: ",
+                           stats.last_error.message(), ")"));
   }
   if (elector != nullptr && !elector->IsLeader()) {
     const std::string holder = elector->observed_holder();
@@ -267,6 +275,49 @@ std::string NotReady(const std::vector<Watch>& watches,
   }
   return "";
 }
+
+// The watches failing now, after their first list or for good: the view
+// of those collections may be stale, or (a refused optional watch, such as
+// ResourceQuotas without RBAC) missing.
+std::string WatchNotes(const std::vector<Watch>& watches) {
+  std::vector<std::string> notes;
+  for (const Watch& watch : watches) {
+    const kube::ReflectorStats stats = watch.reflector->stats();
+    if (stats.failing == 0 || !Ready(watch)) continue;
+    notes.push_back(absl::StrCat(
+        "the watch of ", watch.resource, " is failing (", stats.failing,
+        " times since its last success): ", stats.last_error.message()));
+  }
+  return absl::StrJoin(notes, "; ");
+}
+
+// Logs each watch that starts failing and each that recovers, once per
+// change: losing the API server, or a watch the API server refuses, is
+// otherwise silent while the view goes stale.
+class WatchHealthLog {
+ public:
+  explicit WatchHealthLog(size_t watches) : failing_(watches, false) {}
+
+  void Check(const std::vector<Watch>& watches) {
+    for (size_t i = 0; i < watches.size(); ++i) {
+      const kube::ReflectorStats stats = watches[i].reflector->stats();
+      const bool failing = stats.failing > 0;
+      if (failing == failing_[i]) continue;
+      failing_[i] = failing;
+      if (failing) {
+        LogNode(LogLevel::kWarn, "",
+                absl::StrCat("watch of ", watches[i].resource,
+                             " failing: ", stats.last_error.message()));
+      } else {
+        LogNode(LogLevel::kInfo, "",
+                absl::StrCat("watch of ", watches[i].resource, " recovered"));
+      }
+    }
+  }
+
+ private:
+  std::vector<bool> failing_;
+};
 
 // Starts the watches, the election and the server, sweeps expired
 // reservations every second until SIGTERM or SIGINT, then stops what it
@@ -296,10 +347,12 @@ void RunUntilSignal(const ServeOptions& options, Extender& extender,
       absl::StrCat("serving address=", options.server.host, ":", server.port(),
                    options.server.tls_cert_file.empty() ? " http" : " https"));
   absl::Time next_sweep = absl::Now();
+  WatchHealthLog health(watches.size());
   while (!g_stop.load()) {
     absl::SleepFor(absl::Milliseconds(50));
     if (absl::Now() >= next_sweep) {
       extender.ExpireReservations();
+      health.Check(watches);
       next_sweep = absl::Now() + absl::Seconds(1);
     }
   }
@@ -347,7 +400,8 @@ absl::Status Serve(const ServeOptions& options) {
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<ExtenderServer> server,
       ExtenderServer::Create(&extender, not_ready, options.server,
-                             WatchMetrics(watches, elector)));
+                             WatchMetrics(watches, elector),
+                             [&watches] { return WatchNotes(watches); }));
   std::unique_ptr<WebhookServer> webhook;
   if (options.webhook.has_value()) {
     admission::AdmissionSettings settings{

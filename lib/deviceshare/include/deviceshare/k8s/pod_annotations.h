@@ -9,7 +9,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deviceshare/model/pod_allocation.h"
@@ -62,7 +64,14 @@ std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod);
 // order); a count that does not match is an InvalidArgument error.
 // `hami.io/vgpu-mig-allocations` is merged into HAMi's record (its grants
 // become mode mig with their MigSlot and runtime ids); it is an error on a
-// pod without a HAMi record, and every bad entry is one too.
+// pod without a HAMi record. A bad entry is an error too, unless `unread`
+// is given: then the MIG record is left out, its error appended there, and
+// HAMi's record read without it, so that each of its devices on a MIG GPU
+// holds that GPU whole until the pod leaves (fail closed, as HAMi's
+// getNodesUsage marks such a GPU unhealthy). A scheduler that charges
+// running pods passes `unread`: a record it refused would be charged
+// nothing and its MIG slices handed out again. The node agent, which must
+// create the very instance, does not.
 //
 // Grants keep gpu_index -1. A grant with a MIG marker (a Volcano MIG id or
 // a HAMi MIG entry) has mode mig; any other grant gets the request's mode,
@@ -76,7 +85,8 @@ std::map<std::string, std::string> PodAnnotationMap(const nlohmann::json& pod);
 absl::StatusOr<std::optional<PodAllocation>> AllocationFromAnnotations(
     const PodRequest& request,
     const std::map<std::string, std::string>& annotations,
-    const std::string& node_name, int32_t volcano_memory_factor);
+    const std::string& node_name, int32_t volcano_memory_factor,
+    std::vector<absl::Status>* unread = nullptr);
 
 }  // namespace deviceshare
 

@@ -18,8 +18,11 @@
 //   sum of slots          <= slot capacity: the split count (a backend may
 //     hold a GPU of its mode to fewer tenants, as mps does), unless a pod
 //     holds the GPU (below)
-//   a pod with an exclusive share (cores >= 100) is the only pod, and holds
-//     a single app container on the GPU
+//   a pod with an exclusive share (cores >= 100 on a GPU whose core
+//     capacity is 100) is the only pod, and holds a single app container
+//     on the GPU. Under deviceCoreScaling > 1 (capacity 200, 500 ...) a
+//     100-core share is an ordinary share of the capacity, as HAMi's Fit
+//     locks a GPU for a 100-core ask only when its Totalcore is 100
 //   MIG instances never overlap, and MIG and non-MIG shares never mix on
 //     one GPU
 //   the totals equal a recomputation from the tenants
@@ -62,6 +65,9 @@ struct ContainerShare {
   bool exclusive() const { return cores >= 100 && !is_mig(); }
   bool operator==(const ContainerShare& other) const = default;
 };
+
+// The core capacity of a GPU on which a 100-core share is exclusive.
+inline constexpr int32_t kExclusiveCoreCapacity = 100;
 
 // What a pod's shares on one GPU cost, per the rule above.
 struct PodCharge {
@@ -151,6 +157,11 @@ class DeviceLedger {
 
   // Why an exclusive share cannot go here, for CheckPod's verdict.
   std::string ExclusiveDetail(const PodCharge& want) const;
+  // ChargeOf(shares) on this GPU: exclusive only where a 100-core share
+  // takes the GPU whole (the rule above).
+  PodCharge ChargeHere(absl::Span<const ContainerShare> shares) const;
+  bool ExclusiveBesideSiblingHere(
+      absl::Span<const ContainerShare> shares) const;
 
   Gpu gpu_;
   absl::flat_hash_map<std::string, PodEntry> pods_;

@@ -32,6 +32,9 @@ struct GpuBrief {
   static constexpr uint32_t kHeldExclusively = 1u << 4;
   static constexpr uint32_t kHasPods = 1u << 5;
   static constexpr uint32_t kBriefIncomplete = 1u << 6;
+  // The core capacity is kExclusiveCoreCapacity: a 100-core share takes
+  // the GPU alone (device_ledger.h).
+  static constexpr uint32_t kExclusiveByCores = 1u << 7;
 
   int32_t free_memory_mib = 0;
   int32_t memory_capacity_mib = 0;

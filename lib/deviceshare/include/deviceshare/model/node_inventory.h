@@ -29,8 +29,15 @@ struct NodeInventory {
   bool operator==(const NodeInventory& other) const = default;
 };
 
-// Checks what the ledger relies on: a non-empty node name, GPU uuids unique
-// and non-empty, memory > 0, core capacity > 0, split count > 0, no negative
+// The most GPUs a node may have, and the most memory one GPU may have:
+// far above any machine, and low enough that a node's and a cluster's
+// totals cannot overflow (or a decision take seconds over one node).
+inline constexpr size_t kMaxGpusPerNode = 1024;
+inline constexpr int64_t kMaxGpuMemoryMib = int64_t{1} << 36;  // 64 EiB
+
+// Checks what the ledger relies on: a non-empty node name, at most
+// kMaxGpusPerNode GPUs, GPU uuids unique and non-empty, memory from 1 to
+// kMaxGpuMemoryMib, core capacity > 0, split count > 0, no negative
 // amounts. The error names the node, the GPU and the field.
 absl::Status ValidateInventory(const NodeInventory& inventory);
 

@@ -49,8 +49,10 @@ struct GpuHeadroom {
 
   int64_t memory_mib = 0;
   int32_t cores = 0;
-  // Of those GPUs, how many hold no pod at all: only these can take an
-  // exclusive share (cores 100), so a container of k such shares needs k.
+  // Of those GPUs, how many can take a share of 100 cores: those that hold
+  // no pod at all, where it is exclusive, and those whose core capacity is
+  // not 100, where it is not (device_ledger.h); a container of k such
+  // shares needs k.
   int32_t idle_gpus = 0;
   // memory_by_cores[k]: the largest free memory of one of those GPUs that
   // has at least max(10k, 1) percent of its cores free. A share needs its

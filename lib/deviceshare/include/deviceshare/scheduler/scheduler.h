@@ -179,11 +179,14 @@ class Scheduler {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records a pod bound elsewhere from its allocation record (either
-  // dialect, k8s/pod_annotations.h); false when it carries none.
+  // dialect, k8s/pod_annotations.h); false when it carries none. A MIG
+  // record that does not read is left out and its GPUs held whole (fail
+  // closed); its error is appended to `unread` when that is given.
   absl::StatusOr<bool> AddBoundPod(
       const PodRequest& request,
       const std::map<std::string, std::string>& annotations,
-      const std::string& node) ABSL_LOCKS_EXCLUDED(mu_);
+      const std::string& node, std::vector<absl::Status>* unread = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // ---- Events and queries -------------------------------------------------
 

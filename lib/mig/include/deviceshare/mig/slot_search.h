@@ -16,8 +16,10 @@
 //      20000 MiB demand gets 1g.20gb: same memory, fewer compute slices.
 //   3. Among the free legal starts of that profile, the one after which the
 //      most placements of non-variant profiles remain free (a table lookup)
-//      wins; a tie goes to the highest start, which keeps the low slices for
-//      4g/7g as HAMi does. An idle H100 puts a 1g at slice 6.
+//      wins; a tie goes the way HAMi's orderedMigPlacements orders starts:
+//      the highest for 1g and 3g profiles (keeping the low slices for
+//      4g/7g), the lowest for the others (2g, 4g, 7g). An idle H100 puts a
+//      1g at slice 6 and a 2g at slice 0.
 //
 // Contract: Create() precomputes, per occupancy mask (2^memory_slices
 // entries), the free placements and which profiles still have a free
@@ -101,6 +103,7 @@ class SlotSearch {
     int32_t compute_slices;
     int32_t max_instances;
     bool variant;
+    bool prefer_high_start;             // a 1g or 3g profile (rule 3)
     std::vector<Placement> placements;  // by start, highest first
   };
 

@@ -24,13 +24,22 @@
 
 namespace deviceshare::input {
 
-// The whole file. NotFound naming `flag` and `path` when it cannot be read.
-absl::StatusOr<std::string> ReadInputFile(absl::string_view flag,
-                                          absl::string_view path);
+// The most an input file or stream may hold: far above any real cluster,
+// pods or trace file, and below what would exhaust a machine (a path such
+// as /dev/zero never ends).
+inline constexpr size_t kMaxInputBytes = size_t{1} << 30;  // 1 GiB
 
-// The rest of `in`. DataLoss "`name`: read error" when reading fails.
+// The whole file. NotFound naming `flag` and `path` when it cannot be read;
+// ResourceExhausted when it holds more than `max_bytes`.
+absl::StatusOr<std::string> ReadInputFile(absl::string_view flag,
+                                          absl::string_view path,
+                                          size_t max_bytes = kMaxInputBytes);
+
+// The rest of `in`. DataLoss "`name`: read error" when reading fails;
+// ResourceExhausted when it holds more than `max_bytes`, read no further.
 absl::StatusOr<std::string> ReadInputStream(std::istream& in,
-                                            absl::string_view name);
+                                            absl::string_view name,
+                                            size_t max_bytes = kMaxInputBytes);
 
 // "FILE: message".
 absl::Status InFile(absl::string_view file, const absl::Status& status);

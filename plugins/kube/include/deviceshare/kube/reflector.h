@@ -75,6 +75,9 @@ struct ReflectorStats {
   int64_t events = 0;     // events handed to the handler
   int64_t bookmarks = 0;
   absl::Status last_error;  // of the latest failure; OK if none
+  // Failures since the latest success (a list, an event or bookmark, a
+  // watch that ran its course): 0 while the watch is healthy.
+  int64_t failing = 0;
 };
 
 class Reflector {
@@ -115,6 +118,7 @@ class Reflector {
   bool HandleEvent(const nlohmann::json& event, WatchEnd& end);
   void SetResourceVersion(const nlohmann::json& object);
   void RecordError(const absl::Status& status);
+  void RecordSuccess();
   // Sleeps for `delay` or until Stop(); false when stopping.
   bool Wait(absl::Duration delay);
 

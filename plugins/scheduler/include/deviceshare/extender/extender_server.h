@@ -11,7 +11,11 @@
 //   GET  /readyz                200 while `not_ready()` is empty (the first
 //                               full list of every watched collection is
 //                               done and, with leader election, this
-//                               replica leads), else 503 with its text
+//                               replica leads), else 503 with its text;
+//                               while ready, `ok` and then what
+//                               `readiness_notes()` says (a watch failing
+//                               since its first list: the view may be
+//                               stale)
 //   GET  /metrics               Prometheus text: latency histograms per
 //                               verb, rejections per reason code, bind
 //                               failures, per-GPU allocated memory and
@@ -66,7 +70,8 @@ class ExtenderServer {
   // Start(). `extender` must outlive the server.
   static absl::StatusOr<std::unique_ptr<ExtenderServer>> Create(
       Extender* extender, ReadinessCheck not_ready,
-      const ServerOptions& options, MetricsAppender extra_metrics = nullptr);
+      const ServerOptions& options, MetricsAppender extra_metrics = nullptr,
+      ReadinessCheck readiness_notes = nullptr);
   ~ExtenderServer();
 
   int port() const;
