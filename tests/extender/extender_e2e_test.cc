@@ -227,8 +227,11 @@ TEST_F(ExtenderE2eTest, ANewlineInANameCannotForgeALogLine) {
                      {"Node", "n"}});
   ASSERT_TRUE(bound.is_object());
   EXPECT_FALSE(bound["Error"].get<std::string>().empty());
+  // The line is written after the answer: wait for it.
+  EXPECT_TRUE(WaitFor([&] {
+    return absl::StrContains(scheduler_->Log(), "ghost\\n[error] forged line");
+  })) << scheduler_->Log();
   const std::string log = scheduler_->Log();
-  EXPECT_THAT(log, HasSubstr("ghost\\n[error] forged line"));
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
     EXPECT_FALSE(absl::StartsWith(line, "[error] forged")) << line;
   }
@@ -255,12 +258,30 @@ TEST_F(ExtenderE2eTest, AFailingWatchIsLoggedAndShownInReadyz) {
       [&] { return absl::StrContains(scheduler_->Log(), " recovered"); },
       absl::Seconds(60)))
       << scheduler_->Log();
+  std::string body;
   ASSERT_TRUE(WaitFor(
       [&] {
         auto ready = client_->Get("/readyz");
+        body = ready ? ready->body : "no answer";
         return ready && ready->status == 200 && ready->body == "ok\n";
       },
-      absl::Seconds(60)));
+      absl::Seconds(60)))
+      << body;
+}
+
+// A namespace's GPU ResourceQuota, read through the watch, keeps a pod
+// past it pending with the figures.
+TEST_F(ExtenderE2eTest, ANamespaceGpuQuotaFromTheApiHolds) {
+  api_.UpsertNode(HamiNodeObject({.name = "n", .gpus = 1}));
+  api_.UpsertPod(HamiPodObject({.name = "small", .memory_mib = 1000}));
+  api_.UpsertPod(HamiPodObject({.name = "big", .memory_mib = 3000}));
+  api_.UpsertResourceQuota(nlohmann::json::parse(R"({
+    "apiVersion": "v1", "kind": "ResourceQuota",
+    "metadata": {"name": "gpu", "namespace": "default"},
+    "spec": {"hard": {"limits.nvidia.com/gpumem": "2000"}}})"));
+  StartScheduler();
+  EXPECT_EQ(Schedule("small", {"n"}), "");
+  EXPECT_THAT(Schedule("big", {"n"}), HasSubstr("QuotaExceeded"));
 }
 
 TEST_F(ExtenderE2eTest, ARestartMidStreamLosesNothing) {

@@ -232,6 +232,7 @@ void FakeApiServer::Route() {
            HandleEvent(req.matches[1], req, res);
          }));
   RouteDra();
+  RouteQuotas();
   RouteLeases();
   RoutePolicy();
 }

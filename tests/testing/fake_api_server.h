@@ -196,6 +196,10 @@ class FakeApiServer {
   nlohmann::json UpsertDeviceClass(nlohmann::json device_class);
   bool DeleteDeviceClass(const std::string& name);
   std::optional<nlohmann::json> GetDeviceClass(const std::string& name) const;
+  // ResourceQuotas (read only through the API, as serve uses them), in
+  // their namespace (metadata.namespace, "default" when unset).
+  nlohmann::json UpsertResourceQuota(nlohmann::json quota);
+  bool DeleteResourceQuota(const std::string& ns, const std::string& name);
 
   // What clients did, in arrival order.
   std::vector<nlohmann::json> Bindings() const;  // successful ones
@@ -290,6 +294,9 @@ class FakeApiServer {
   bool EvictUnderBudget(const std::string& ns, const nlohmann::json& pod,
                         const httplib::Request& req, httplib::Response& res);
   std::shared_ptr<PolicyTable> policy_;
+
+  // v1 ResourceQuotas (fake_api_server_quota.cc): list, watch, get.
+  void RouteQuotas();
 
   // resource.k8s.io (fake_api_server_dra.cc).
   void RouteDra();

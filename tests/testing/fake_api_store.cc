@@ -37,6 +37,8 @@ const ApiResourceInfo& InfoOf(ApiResource resource) {
   static constexpr ApiResourceInfo kClasses = {"DeviceClass", "deviceclasses",
                                                "resource.k8s.io",
                                                "resource.k8s.io/v1", false};
+  static constexpr ApiResourceInfo kQuotas = {"ResourceQuota", "resourcequotas",
+                                              "", "v1", true};
   switch (resource) {
     case ApiResource::kPods:
       return kPods;
@@ -48,6 +50,8 @@ const ApiResourceInfo& InfoOf(ApiResource resource) {
       return kClaims;
     case ApiResource::kDeviceClasses:
       return kClasses;
+    case ApiResource::kResourceQuotas:
+      return kQuotas;
   }
   return kPods;
 }
@@ -78,6 +82,8 @@ const FakeApiStore::Objects& FakeApiStore::ObjectsOf(
       return claims_;
     case ApiResource::kDeviceClasses:
       return classes_;
+    case ApiResource::kResourceQuotas:
+      return quotas_;
   }
   return pods_;
 }

@@ -44,6 +44,7 @@ enum class ApiResource {
   kResourceSlices,
   kResourceClaims,
   kDeviceClasses,
+  kResourceQuotas,
 };
 
 // How the API names a resource, for kinds, lists and messages.
@@ -181,6 +182,7 @@ class FakeApiStore {
   Objects slices_ ABSL_GUARDED_BY(mu_);
   Objects claims_ ABSL_GUARDED_BY(mu_);
   Objects classes_ ABSL_GUARDED_BY(mu_);
+  Objects quotas_ ABSL_GUARDED_BY(mu_);
   std::deque<Change> history_ ABSL_GUARDED_BY(mu_);
   int64_t compacted_rv_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t close_generation_ ABSL_GUARDED_BY(mu_) = 0;
