@@ -370,7 +370,13 @@ TEST_F(DraApiTest, AStatusPatchChangesOnlyTheStatus) {
   absl::StatusOr<json> patched = client_->MergePatch(
       ResourceClaimStatusPath("a", "c1"),
       {{"spec", nullptr},
-       {"status", {{"reservedFor", json::array({{{"name", "p1"}}})}}}});
+       // Valid as a real server sees it: a reservation needs an allocation
+       // and names the consumer whole.
+       {"status",
+        {{"allocation", {{"devices", {{"results", json::array()}}}}},
+         {"reservedFor", json::array({{{"resource", "pods"},
+                                       {"name", "p1"},
+                                       {"uid", "u1"}}})}}}});
   ASSERT_OK(patched);
   EXPECT_EQ((*patched)["status"]["reservedFor"][0]["name"], "p1");
   EXPECT_TRUE((*patched)["spec"].is_object());

@@ -256,13 +256,10 @@ TEST(SimulateVolcanoMigTest, CoresDoNotChooseTheInstance) {
   EXPECT_EQ(DeviceOf(*report, "next")["mig_position"], 1);
 }
 
-// A record Volcano writes carries the request's figures
-// (mig_test.go:37 TestFindMatch "Match 1g.10gb and available" and
-// utils.go encodePodDevices, row G1); read back it still holds the whole
-// instance it names (addMigUsed, row G8): group1 is committed, position 0
-// is taken, and the GPU is charged 9728 MiB for it, not 10.
-TEST(SimulateVolcanoMigTest, RecordWithTheRequestFiguresHoldsTheWholeSlot) {
-  const std::string bound = absl::StrCat(
+// Pod "bound" on node n with the record Volcano writes for a 10 MiB ask
+// given group1's first instance.
+std::string BoundToGroup1Position0() {
+  return absl::StrCat(
       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bound\n"
       "  namespace: default\n  annotations:\n"
       "    volcano.sh/vgpu-mode: mig\n"
@@ -270,6 +267,15 @@ TEST(SimulateVolcanoMigTest, RecordWithTheRequestFiguresHoldsTheWholeSlot) {
       "spec:\n  nodeName: n\n  containers:\n  - name: main\n    image: x\n"
       "    resources:\n      limits: {",
       VolcanoAsk(10), "}\n");
+}
+
+// A record Volcano writes carries the request's figures
+// (mig_test.go:37 TestFindMatch "Match 1g.10gb and available" and
+// utils.go encodePodDevices, row G1); read back it still holds the whole
+// instance it names (addMigUsed, row G8): group1 is committed, position 0
+// is taken, and the GPU is charged 9728 MiB for it, not 10.
+TEST(SimulateVolcanoMigTest, RecordWithTheRequestFiguresHoldsTheWholeSlot) {
+  const std::string bound = BoundToGroup1Position0();
   auto report =
       SimulateJson(VolcanoMigNode(),
                    Docs({bound, PodYaml("next", VolcanoAsk(10), kVolcanoMig)}),
@@ -332,14 +338,7 @@ TEST(SimulateVolcanoMigTest, AModelOnlyTheConfigMapNamesIsServed) {
       kVolcanoMigConfig,
       {{R"(["A100-SXM4-80GB", "A100-80GB-PCIe", "A100-PCIE-80GB"])",
         R"(["A800-SXM4-80GB"])"}});
-  const std::string bound = absl::StrCat(
-      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bound\n"
-      "  namespace: default\n  annotations:\n"
-      "    volcano.sh/vgpu-mode: mig\n"
-      "    volcano.sh/vgpu-ids-new: 'GPU-a[group1-0],NVIDIA,10,0:'\n"
-      "spec:\n  nodeName: n\n  containers:\n  - name: main\n    image: x\n"
-      "    resources:\n      limits: {",
-      VolcanoAsk(10), "}\n");
+  const std::string bound = BoundToGroup1Position0();
   auto report = SimulateJson(
       VolcanoMigNode("NVIDIA-NVIDIA A800-SXM4-80GB"),
       Docs({bound, PodYaml("next", VolcanoAsk(10), kVolcanoMig)}), config);

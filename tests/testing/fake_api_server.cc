@@ -414,7 +414,11 @@ void FakeApiServer::HandlePatch(ApiResource resource, const std::string& ns,
         object.merge_patch(patch);
         return FinishWrite(resource, status, previous, object, &errors);
       });
-  if (RejectInvalidSlice(name, errors, res)) return;
+  if (resource == ApiResource::kResourceClaims) {
+    if (RejectInvalidClaim(name, errors, res)) return;
+  } else if (RejectInvalidSlice(name, errors, res)) {
+    return;
+  }
   if (!patched.ok()) {
     SendStatus(res, HttpCodeOf(patched.status()),
                std::string(patched.status().message()));

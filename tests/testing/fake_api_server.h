@@ -319,6 +319,10 @@ class FakeApiServer {
   bool RejectInvalidSlice(const std::string& name,
                           const std::vector<FieldError>& errors,
                           httplib::Response& res);
+  // The same for a claim's status write (testing/resource_claim_rules.h).
+  bool RejectInvalidClaim(const std::string& name,
+                          const std::vector<FieldError>& errors,
+                          httplib::Response& res);
   // The writes the store's mutate callbacks cannot express themselves.
   // For a slice: `errors` of the updated object. For a claim: the status
   // rule of a real server. `previous` is the stored object.

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "testing/fake_api_responses.h"
 #include "testing/fake_api_server.h"
+#include "testing/resource_claim_rules.h"
 #include "testing/resource_slice_rules.h"
 
 namespace deviceshare::testing {
@@ -154,6 +155,15 @@ bool FakeApiServer::RejectInvalidSlice(const std::string& name,
   return true;
 }
 
+bool FakeApiServer::RejectInvalidClaim(const std::string& name,
+                                       const std::vector<FieldError>& errors,
+                                       httplib::Response& res) {
+  if (errors.empty()) return false;
+  const ApiResourceInfo& info = InfoOf(ApiResource::kResourceClaims);
+  SendJson(res, 422, InvalidStatus(info.group, info.kind, name, errors));
+  return true;
+}
+
 absl::Status FakeApiServer::FinishWrite(ApiResource resource, bool status,
                                         const json& previous, json& object,
                                         std::vector<FieldError>* errors) {
@@ -170,7 +180,8 @@ absl::Status FakeApiServer::FinishWrite(ApiResource resource, bool status,
                              : absl::InvalidArgumentError("invalid");
     case ApiResource::kResourceClaims: {
       // As the claim strategies of a real server: the object's writers
-      // cannot set the status, and /status writers only the status.
+      // cannot set the status, and /status writers only the status, which
+      // is validated (testing/resource_claim_rules.h).
       json result = status ? previous : object;
       const json& status_from = status ? object : previous;
       auto kept = status_from.find("status");
@@ -178,6 +189,10 @@ absl::Status FakeApiServer::FinishWrite(ApiResource resource, bool status,
         result["status"] = *kept;
       } else {
         result.erase("status");
+      }
+      if (status) {
+        *errors = ValidateResourceClaimStatusUpdate(result, previous);
+        if (!errors->empty()) return absl::InvalidArgumentError("invalid");
       }
       object = std::move(result);
       return absl::OkStatus();
@@ -330,7 +345,7 @@ void FakeApiServer::HandleClaimStatusPut(const std::string& ns,
   if (!body.has_value() || !NameMatches(*body, name, res)) return;
   const std::string precondition =
       StringAt(MetadataOf(*body), "resourceVersion");
-  std::vector<FieldError> unused;
+  std::vector<FieldError> errors;
   absl::StatusOr<json> updated =
       store_.Update(ApiResource::kResourceClaims, ns, name, [&](json& object) {
         if (!precondition.empty() &&
@@ -341,8 +356,9 @@ void FakeApiServer::HandleClaimStatusPut(const std::string& ns,
         const json previous = std::move(object);
         object = *body;
         return FinishWrite(ApiResource::kResourceClaims, /*status=*/true,
-                           previous, object, &unused);
+                           previous, object, &errors);
       });
+  if (RejectInvalidClaim(name, errors, res)) return;
   if (!updated.ok()) {
     SendStatus(res, HttpCodeOf(updated.status()),
                std::string(updated.status().message()));
