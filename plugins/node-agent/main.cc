@@ -32,6 +32,7 @@
 #include "deviceshare/config/config_parser.h"
 #include "deviceshare/dra/slice_json.h"
 #include "deviceshare/hamicore/hamicore_backend.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/mig/mig_config.h"
 #include "deviceshare/mps/mps_backend.h"
 #include "deviceshare/status_macros.h"
@@ -373,9 +374,7 @@ int Discover(int argc, char** argv) {
       (*source)->Discover();
   if (!gpus.ok()) return Fail("discover", gpus.status().message());
   if (output == "json") {
-    std::cout << agent::DiscoveryJson(*gpus).dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << deviceshare::JsonText(agent::DiscoveryJson(*gpus), 2) << "\n";
     return 0;
   }
   absl::StatusOr<deviceshare::mig::MigConfig> mig =
@@ -396,9 +395,7 @@ int Discover(int argc, char** argv) {
   patch["metadata"]["annotations"][agent::RegistrationKey(dialect)] =
       agent::RegistrationValue(*registered, dialect,
                                config->device.memory_factor);
-  std::cout << patch.dump(-1, ' ', false,
-                          nlohmann::json::error_handler_t::replace)
-            << "\n";
+  std::cout << deviceshare::JsonText(patch) << "\n";
   return 0;
 }
 

@@ -35,6 +35,7 @@
 #include "deviceshare/cli/command_flags.h"
 #include "deviceshare/config/policy_name.h"
 #include "deviceshare/extender/serve.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/policy/policy_registry.h"
 #include "deviceshare/simulate/defrag_command.h"
 #include "deviceshare/simulate/fgd_replay_report.h"
@@ -727,9 +728,7 @@ int RunSimulation(const deviceshare::simulate::SimulateOptions& options) {
     return Fail(report.status().message());
   }
   if (absl::GetFlag(FLAGS_output) == "json") {
-    std::cout << sim::ReportJson(*report).dump(
-                     2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << deviceshare::JsonText(sim::ReportJson(*report), 2) << "\n";
   } else {
     sim::TableOptions table;
     table.details = !absl::GetFlag(FLAGS_summary_only);

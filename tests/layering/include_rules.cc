@@ -50,6 +50,7 @@ constexpr PrefixComponent kFolders[] = {
 constexpr PrefixComponent kHeaders[] = {
     {"deviceshare/clock.h", "core/base"},
     {"deviceshare/status_macros.h", "core/base"},
+    {"deviceshare/json_text.h", "core/base"},
     {"deviceshare/model/", "core/model"},
     {"deviceshare/codec/", "core/codec"},
     {"deviceshare/config/", "core/config"},

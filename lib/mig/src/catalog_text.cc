@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/status_macros.h"
 #include "json_fields.h"
 
@@ -167,8 +168,7 @@ absl::StatusOr<MigModel> ParseModel(const json& value, absl::string_view path) {
 }
 
 std::string Quote(absl::string_view s) {
-  return json(std::string(s))
-      .dump(-1, ' ', false, json::error_handler_t::replace);
+  return JsonText(json(std::string(s)));
 }
 
 std::string StartList(uint32_t bits) {

@@ -5,7 +5,6 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deviceshare/model/model_match.h"
 #include "geometry_model.h"
 #include "registered_model.h"
 
@@ -120,13 +119,8 @@ std::unique_ptr<GpuKind> GpuKinds::Build(const Gpu& gpu) const {
 
 bool GpuKinds::FromGeometries(const Gpu& gpu, GpuKind& kind) const {
   if (!configmap_) return false;
-  const KnownMigGeometries* entry = nullptr;
-  for (const KnownMigGeometries& candidate : config_.known_geometries) {
-    if (ModelNamesAny(gpu.model, candidate.models)) {
-      entry = &candidate;
-      break;
-    }
-  }
+  const KnownMigGeometries* entry =
+      GeometriesEntryFor(config_.known_geometries, gpu.model);
   if (entry == nullptr) return false;
   absl::StatusOr<MigCatalog> catalog = BuildGeometryModel(gpu, *entry);
   absl::StatusOr<SlotSearch> search =
@@ -161,25 +155,25 @@ void GpuKinds::Complete(const Gpu& gpu, GpuKind& kind) const {
     kind.allowed = std::move(allowed);
   }
   if (!configmap_) return;
-  kind.groups_status = absl::NotFoundError(absl::StrFormat(
-      "no knownMigGeometries entry lists model \"%s\"", gpu.model));
-  for (const KnownMigGeometries& entry : config_.known_geometries) {
-    if (!ModelNamesAny(gpu.model, entry.models)) continue;
-    kind.groups_status = absl::OkStatus();
-    for (size_t g = 0; g < entry.geometries.size(); ++g) {
-      const MigGeometry& geometry = entry.geometries[g];
-      absl::StatusOr<std::vector<GeometrySlot>> slots =
-          LayGeometry(*model, geometry);
-      if (!slots.ok()) {
-        kind.groups_status = slots.status();
-        kind.groups.clear();
-        break;
-      }
-      kind.groups.push_back(
-          LaidGroup{geometry.group.empty() ? absl::StrCat(g) : geometry.group,
-                    *std::move(slots)});
+  const KnownMigGeometries* entry =
+      GeometriesEntryFor(config_.known_geometries, gpu.model);
+  if (entry == nullptr) {
+    kind.groups_status = absl::NotFoundError(absl::StrFormat(
+        "no knownMigGeometries entry lists model \"%s\"", gpu.model));
+    return;
+  }
+  for (size_t g = 0; g < entry->geometries.size(); ++g) {
+    const MigGeometry& geometry = entry->geometries[g];
+    absl::StatusOr<std::vector<GeometrySlot>> slots =
+        LayGeometry(*model, geometry);
+    if (!slots.ok()) {
+      kind.groups_status = slots.status();
+      kind.groups.clear();
+      return;
     }
-    break;
+    kind.groups.push_back(
+        LaidGroup{geometry.group.empty() ? absl::StrCat(g) : geometry.group,
+                  *std::move(slots)});
   }
 }
 

@@ -186,4 +186,13 @@ const MigProfileAllowlist* AllowlistEntryFor(
   return nullptr;
 }
 
+const KnownMigGeometries* GeometriesEntryFor(
+    const std::vector<KnownMigGeometries>& known_geometries,
+    absl::string_view gpu_model) {
+  for (const KnownMigGeometries& entry : known_geometries) {
+    if (ModelNamesAny(gpu_model, entry.models)) return &entry;
+  }
+  return nullptr;
+}
+
 }  // namespace deviceshare::mig

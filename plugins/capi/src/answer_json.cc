@@ -3,11 +3,11 @@
 #include <utility>
 
 #include "deviceshare/dra/allocation_json.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/scheduler/cluster_usage.h"
 #include "deviceshare/scheduler/decision_json.h"
 #include "deviceshare/status_macros.h"
-#include "json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::capi {
@@ -48,7 +48,7 @@ OrderedJson UnplacedJson(const PodRequest& request, const Decision& decision) {
 absl::StatusOr<std::string> DecisionJson(const Scheduler& scheduler,
                                          const PodRequest& request,
                                          const Decision& decision) {
-  if (!decision.allocation) return DumpJson(UnplacedJson(request, decision));
+  if (!decision.allocation) return JsonText(UnplacedJson(request, decision));
   const PodAllocation& allocation = *decision.allocation;
   // The pod's uid names its containers' cache files (the env), as the
   // node agent will derive them.
@@ -68,7 +68,7 @@ absl::StatusOr<std::string> DecisionJson(const Scheduler& scheduler,
   out["containers"] = std::move(containers);
   out["annotations"] = std::move(annotations);
   out["claims"] = ClaimsJson(decision.claims);
-  return DumpJson(out);
+  return JsonText(out);
 }
 
 std::string VerdictsJson(const std::vector<NodeVerdict>& verdicts) {
@@ -83,7 +83,7 @@ std::string VerdictsJson(const std::vector<NodeVerdict>& verdicts) {
     entry["score"] = fits ? verdict.score : 0;
     out.push_back(std::move(entry));
   }
-  return DumpJson(out);
+  return JsonText(out);
 }
 
 std::string UsageJson(const Scheduler& scheduler) {
@@ -97,7 +97,7 @@ std::string UsageJson(const Scheduler& scheduler) {
   out["memory_used_mib"] = usage.memory_used_mib;
   out["core_capacity"] = usage.core_capacity;
   out["cores_used"] = usage.cores_used;
-  return DumpJson(out);
+  return JsonText(out);
 }
 
 }  // namespace deviceshare::capi

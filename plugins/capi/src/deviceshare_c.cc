@@ -12,12 +12,12 @@
 #include "answer_json.h"
 #include "c_status.h"
 #include "deviceshare/c/deviceshare.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/k8s/pod_annotations.h"
 #include "deviceshare/scheduler/scheduler.h"
 #include "deviceshare/status_macros.h"
 #include "dra_objects.h"
 #include "handle_registry.h"
-#include "json_text.h"
 #include "node_input.h"
 #include "scheduler_factory.h"
 #include "text_input.h"
@@ -71,7 +71,7 @@ deviceshare_code deviceshare_parse_documents(const char* text,
     DS_RETURN_IF_ERROR(RequireArgument(objects_json, "objects_json"));
     DS_ASSIGN_OR_RETURN(nlohmann::json objects,
                         deviceshare::capi::DocumentObjectsJson(text));
-    return SetOutput(objects_json, deviceshare::capi::DumpJson(objects));
+    return SetOutput(objects_json, deviceshare::JsonText(objects));
   });
 }
 

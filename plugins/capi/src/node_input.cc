@@ -10,8 +10,8 @@
 #include "absl/strings/strip.h"
 #include "c_status.h"
 #include "deviceshare/input/cluster_loader.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/status_macros.h"
-#include "json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::capi {
@@ -86,7 +86,7 @@ absl::StatusOr<std::string> UpsertNodes(Scheduler& scheduler,
   answer["nodes"] = std::move(nodes);
   answer["displaced"] = std::move(displaced);
   answer["notes"] = cluster.notes;
-  return DumpJson(answer);
+  return JsonText(answer);
 }
 
 }  // namespace deviceshare::capi

@@ -10,9 +10,9 @@
 #include "c_status.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/input/kube_objects.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "deviceshare/status_macros.h"
-#include "json_text.h"
 
 namespace deviceshare::capi {
 namespace {
@@ -54,13 +54,13 @@ absl::Status ReadOption(const std::string& key, const Json& value,
         (value.is_number_integer() && value.get<int64_t>() >= 0);
     if (!non_negative) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s, want a non-negative integer", path, DumpJson(value)));
+          "%s: %s, want a non-negative integer", path, JsonText(value)));
     }
     options.max_explained_nodes = value.get<uint64_t>();
   } else if (key == "count_reasons") {
     if (!value.is_boolean()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s, want true or false", path, DumpJson(value)));
+          absl::StrFormat("%s: %s, want true or false", path, JsonText(value)));
     }
     options.count_reasons = value.get<bool>();
   } else {

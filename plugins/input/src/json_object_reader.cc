@@ -5,20 +5,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deviceshare/json_text.h"
 
 namespace deviceshare::input {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 absl::Status WrongType(absl::string_view path, const Json& value,
                        absl::string_view want) {
   return absl::InvalidArgumentError(
-      absl::StrFormat("%s: %s is a%s %s, want %s", path, Dump(value),
+      absl::StrFormat("%s: %s is a%s %s, want %s", path, JsonText(value),
                       value.is_array() || value.is_object() ? "n" : "",
                       value.type_name(), want));
 }

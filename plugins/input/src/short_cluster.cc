@@ -9,6 +9,7 @@
 #include "deviceshare/config/device_registration.h"
 #include "deviceshare/input/gpu_uuid.h"
 #include "deviceshare/input/json_object_reader.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/pcie_level.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/status_macros.h"
@@ -110,10 +111,8 @@ absl::Status AddLinkEntry(
     const Json& value = (*gpus)[i];
     const std::string at = absl::StrCat(link.PathOf("gpus"), "[", i, "]");
     if (!value.is_number_integer()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: %s is not a GPU index", at,
-          value.dump(-1, ' ', false,
-                     nlohmann::json::error_handler_t::replace)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s is not a GPU index", at, JsonText(value)));
     }
     const int64_t index = value.get<int64_t>();
     if (index < 0 || static_cast<uint64_t>(index) >= gpu_count) {

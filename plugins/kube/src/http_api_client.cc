@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/kube/api_status.h"
 #include "deviceshare/status_macros.h"
 #include "line_splitter.h"
@@ -22,11 +23,6 @@ using nlohmann::json;
 constexpr absl::Duration kStopPollInterval = absl::Milliseconds(50);
 // Enough of an error response to explain it.
 constexpr size_t kMaxErrorBody = 64 * 1024;
-
-std::string Dump(const json& value) {
-  // Replacing invalid UTF-8 instead of throwing keeps exceptions inside.
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 absl::Status TransportError(const char* method, const std::string& path,
                             httplib::Error error, httplib::ClientImpl& client) {
@@ -98,12 +94,12 @@ absl::StatusOr<json> HttpApiClient::Send(const char* method,
     if (verb == "DELETE") return client->Delete(target, headers);
     if (body == nullptr) return client->Get(target, headers);
     if (verb == "POST") {
-      return client->Post(target, headers, Dump(*body), content_type);
+      return client->Post(target, headers, JsonText(*body), content_type);
     }
     if (verb == "PUT") {
-      return client->Put(target, headers, Dump(*body), content_type);
+      return client->Put(target, headers, JsonText(*body), content_type);
     }
-    return client->Patch(target, headers, Dump(*body), content_type);
+    return client->Patch(target, headers, JsonText(*body), content_type);
   }();
   if (!result) return TransportError(method, path, result.error(), *client);
   if (result->status < 200 || result->status > 299) {

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 
 namespace deviceshare::kube {
 namespace {
@@ -45,10 +46,8 @@ absl::StatusOr<bool> ExpressionMatches(const json& expression, size_t index,
   bool listed = false;
   for (const json& v : values) {
     if (!v.is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ".values: ",
-          v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-          " is not a string"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".values: ", JsonText(v), " is not a string"));
     }
     listed |= value.has_value() && v.get<std::string>() == *value;
   }

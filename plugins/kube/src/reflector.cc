@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "backoff.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/kube/api_status.h"
 #include "deviceshare/kube/object_paths.h"
 
@@ -248,8 +249,7 @@ bool Reflector::HandleEvent(const json& event, WatchEnd& end) {
       end = WatchEnd::kExpired;
     } else {
       RecordError(absl::UnavailableError(absl::StrCat(
-          "watch ", collection_path_, ": ERROR event: ",
-          object.dump(-1, ' ', false, json::error_handler_t::replace))));
+          "watch ", collection_path_, ": ERROR event: ", JsonText(object))));
       end = WatchEnd::kFailed;
     }
     return false;

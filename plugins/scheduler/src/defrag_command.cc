@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/kube/api_client.h"
 #include "deviceshare/kube/eviction.h"
 #include "deviceshare/kube/kube_config.h"
@@ -150,9 +151,7 @@ int RunDefrag(const DefragOptions& options, std::ostream& out,
   if (!run.ok()) return Failed(err, run.status());
   const std::vector<std::string> notes = Notes(*inputs, *pods, *run);
   if (options.json) {
-    out << DefragJson(*run, notes)
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-        << "\n";
+    out << JsonText(DefragJson(*run, notes), 2) << "\n";
   } else {
     out << DefragTable(*run, notes);
   }

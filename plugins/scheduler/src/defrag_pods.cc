@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/kube/label_selector.h"
 
 namespace deviceshare::simulate {
@@ -81,8 +82,7 @@ absl::StatusOr<int32_t> DisruptionsAllowed(const Budget& budget) {
         allowed.get<int64_t>() > INT32_MAX) {
       return absl::InvalidArgumentError(absl::StrCat(
           "PodDisruptionBudget ", budget.group, ": status.disruptionsAllowed: ",
-          allowed.dump(-1, ' ', false, json::error_handler_t::replace),
-          " is not a whole number from 0 to 2147483647"));
+          JsonText(allowed), " is not a whole number from 0 to 2147483647"));
     }
     return static_cast<int32_t>(allowed.get<int64_t>());
   }
@@ -92,11 +92,11 @@ absl::StatusOr<int32_t> DisruptionsAllowed(const Budget& budget) {
     if (value.is_null()) continue;
     std::optional<int32_t> scaled = Scaled(value, budget.selected);
     if (!scaled.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "PodDisruptionBudget ", budget.group, ": spec.", key, ": ",
-          value.dump(-1, ' ', false, json::error_handler_t::replace),
-          " is not a whole number from 0 to 2147483647 or a "
-          "percentage from 0% to 100%"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("PodDisruptionBudget ", budget.group, ": spec.", key,
+                       ": ", JsonText(value),
+                       " is not a whole number from 0 to 2147483647 or a "
+                       "percentage from 0% to 100%"));
     }
     return std::max(0, std::string(key) == "minAvailable"
                            ? budget.selected - *scaled

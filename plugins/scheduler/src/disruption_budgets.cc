@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/kube/label_selector.h"
 #include "deviceshare/status_macros.h"
 
@@ -62,8 +63,7 @@ absl::StatusOr<IntOrPercent> ReadIntOrPercent(const std::string& what,
   return absl::InvalidArgumentError(absl::StrFormat(
       "PodDisruptionBudget %s: spec.%s: %s is not a whole number from 0 to "
       "2147483647 or a percentage from 0%% to 100%%",
-      what, field,
-      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      what, field, JsonText(value)));
 }
 
 absl::StatusOr<Budget> ReadBudget(const Json& object) {

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::admission {
@@ -70,10 +71,6 @@ std::string NotAPod(const json& request) {
 }
 
 // Invalid UTF-8 cannot come from the parser; replace it rather than throw.
-std::string Dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 json Response(const std::string& uid, bool allowed) {
   return {{"uid", uid}, {"allowed", allowed}};
 }
@@ -87,7 +84,7 @@ json Review(json response) {
 ReviewAnswer Refused(const std::string& uid, int code, std::string message) {
   json response = Response(uid, false);
   response["status"] = {{"code", code}, {"message", message}};
-  return {.body = Dump(Review(std::move(response))),
+  return {.body = JsonText(Review(std::move(response))),
           .uid = uid,
           .allowed = false,
           .message = std::move(message)};
@@ -100,7 +97,7 @@ ReviewAnswer Answer(const json& request, const AdmissionSettings& settings) {
   }
   const std::string operation = StringAt(request, "operation");
   if (!operation.empty() && operation != "CREATE") {
-    return {.body = Dump(Review(Response(uid, true))),
+    return {.body = JsonText(Review(Response(uid, true))),
             .uid = uid,
             .message = absl::StrCat(operation, " is not admitted")};
   }
@@ -110,9 +107,9 @@ ReviewAnswer Answer(const json& request, const AdmissionSettings& settings) {
   const bool patched = !verdict.patch.empty();
   if (patched) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = absl::Base64Escape(Dump(verdict.patch));
+    response["patch"] = absl::Base64Escape(JsonText(verdict.patch));
   }
-  return {.body = Dump(Review(std::move(response))),
+  return {.body = JsonText(Review(std::move(response))),
           .uid = uid,
           .patched = patched,
           .message = std::move(verdict.message)};

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 
@@ -199,10 +200,7 @@ absl::Status CheckContainerShape(const json& container,
                                  absl::string_view path) {
   if (!container.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ",
-                     container.dump(-1, ' ', false,
-                                    nlohmann::json::error_handler_t::replace),
-                     " is not an object"));
+        absl::StrCat(path, ": ", JsonText(container), " is not an object"));
   }
   auto resources = container.find("resources");
   if (resources == container.end() || resources->is_null()) {

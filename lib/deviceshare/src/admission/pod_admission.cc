@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "admission/container_rules.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/k8s/pod_parser.h"
 #include "deviceshare/status_macros.h"
 
@@ -31,10 +32,8 @@ PodAdmission Untouched(std::string note) {
 // them without further checks.
 absl::Status CheckPodShape(const json& pod) {
   if (!pod.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "pod: ",
-        pod.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-        " is not an object"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pod: ", JsonText(pod), " is not an object"));
   }
   auto spec = pod.find("spec");
   if (spec == pod.end() || !spec->is_object()) {

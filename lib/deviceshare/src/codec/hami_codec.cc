@@ -18,6 +18,7 @@
 #include "codec/wire_fields.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/dialect_modes.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/mig_slot.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -264,7 +265,7 @@ std::string EncodeHamiNodeRegisterJson(const std::vector<Gpu>& gpus) {
     if (!gpu.links.empty()) entry["links"] = wire::GpuLinksJson(gpu.links);
     list.push_back(std::move(entry));
   }
-  return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  return JsonText(list);
 }
 
 absl::StatusOr<std::vector<Gpu>> DecodeHamiNodeRegisterJson(
@@ -396,7 +397,7 @@ std::string EncodeHamiMigAllocations(const PodAllocation& allocation) {
     }
   }
   if (list.empty()) return "";
-  return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  return JsonText(list);
 }
 
 absl::Status MergeHamiMigAllocations(
@@ -460,7 +461,7 @@ std::string EncodeHamiPairScores(const std::vector<Gpu>& gpus) {
     list.push_back(std::move(entry));
   }
   if (list.empty()) return "";
-  return list.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+  return JsonText(list);
 }
 
 }  // namespace deviceshare

@@ -4,15 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/json_text.h"
 
 namespace deviceshare::wire {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 absl::Status OutOfRange(absl::string_view where, absl::string_view field,
                         const Json& value, int64_t max) {
@@ -25,8 +22,8 @@ absl::Status OutOfRange(absl::string_view where, absl::string_view field,
 // JSON values quote themselves, so the value is shown as JSON text.
 absl::Status JsonFieldError(absl::string_view where, absl::string_view field,
                             const Json& value, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s field %s: %s %s", where, field, Dump(value), why));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s field %s: %s %s", where, field, JsonText(value), why));
 }
 
 absl::Status MissingField(absl::string_view where, absl::string_view field,

@@ -128,15 +128,23 @@ absl::StatusOr<DeviceGrant> ParseGrant(absl::string_view item,
   return grant;
 }
 
+// The GPU a text that starts like a MIG id (`GPU-x[...`) names, read or
+// not; nullopt when it does not start so.
+std::optional<absl::string_view> GpuOfMigId(absl::string_view text) {
+  const size_t open = text.find('[');
+  if (open == absl::string_view::npos || open == 0) return std::nullopt;
+  return text.substr(0, open);
+}
+
 // The grant a Volcano device that did not read stands for when its id
 // names a GPU and a MIG instance on it (`GPU-x[...`): a MIG grant on that
 // GPU without a slot, which holds the GPU whole (wire_fields.h).
 std::optional<DeviceGrant> HeldByUnreadMigId(absl::string_view item) {
   std::vector<absl::string_view> fields = absl::StrSplit(item, ',');
-  const size_t open = fields[0].find('[');
-  if (open == absl::string_view::npos || open == 0) return std::nullopt;
+  std::optional<absl::string_view> gpu = GpuOfMigId(fields[0]);
+  if (!gpu) return std::nullopt;
   DeviceGrant grant;
-  grant.uuid = std::string(fields[0].substr(0, open));
+  grant.uuid = std::string(*gpu);
   grant.mode = dialect::kMigMode;
   int64_t number = 0;
   if (fields.size() > 2 && absl::SimpleAtoi(fields[2], &number) &&
@@ -218,10 +226,8 @@ absl::StatusOr<std::vector<DeviceGrant>> ParseGrants(
   for (absl::string_view piece : absl::StrSplit(entry, ':')) {
     // A Volcano piece naming a MIG instance stands for it even without a
     // ',' (it is held, HeldByUnreadMigId).
-    const size_t open = piece.find('[');
     if (absl::StrContains(piece, ',') ||
-        (syntax == GrantSyntax::kVolcano && open != absl::string_view::npos &&
-         open > 0)) {
+        (syntax == GrantSyntax::kVolcano && GpuOfMigId(piece))) {
       items.push_back(piece);
     }
   }

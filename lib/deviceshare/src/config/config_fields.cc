@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/json_text.h"
 
 namespace deviceshare::internal {
 
@@ -23,8 +24,7 @@ std::string IndexPath(absl::string_view path, size_t index) {
 std::string DescribeValue(const json& value) {
   if (value.is_object()) return "a mapping";
   if (value.is_array()) return "a list";
-  // `replace` keeps dump() from throwing on invalid UTF-8 from the input.
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+  return JsonText(value);
 }
 
 absl::Status PathError(absl::string_view path, absl::string_view message) {

@@ -1,6 +1,7 @@
 #include "deviceshare/dra/allocated_claim.h"
 
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "dra/json_fields.h"
@@ -17,25 +18,15 @@ absl::StatusOr<std::map<std::string, int64_t>> DecodeConsumed(
     const json& consumed, const std::string& path) {
   std::map<std::string, int64_t> out;
   if (!consumed.is_object()) {
-    return Invalid(
-        path,
-        absl::StrCat(consumed.dump(-1, ' ', false,
-                                   nlohmann::json::error_handler_t::replace),
-                     " is not an object"));
+    return Invalid(path, absl::StrCat(JsonText(consumed), " is not an object"));
   }
   for (const auto& [name, value] : consumed.items()) {
     const std::string at = absl::StrCat(path, "[", name, "]");
     if (!value.is_string() && !value.is_number_integer()) {
-      return Invalid(
-          at, absl::StrCat(value.dump(-1, ' ', false,
-                                      nlohmann::json::error_handler_t::replace),
-                           " is not a quantity"));
+      return Invalid(at, absl::StrCat(JsonText(value), " is not a quantity"));
     }
     const std::string text =
-        value.is_string()
-            ? value.get<std::string>()
-            : value.dump(-1, ' ', false,
-                         nlohmann::json::error_handler_t::replace);
+        value.is_string() ? value.get<std::string>() : JsonText(value);
     DS_ASSIGN_OR_RETURN(int64_t milli, ParseQuantityMilli(text, at));
     out[name] = milli / 1000 + (milli % 1000 != 0 ? 1 : 0);
   }
@@ -45,11 +36,7 @@ absl::StatusOr<std::map<std::string, int64_t>> DecodeConsumed(
 absl::StatusOr<AllocatedDevice> DecodeResult(const json& result,
                                              const std::string& path) {
   if (!result.is_object()) {
-    return Invalid(
-        path,
-        absl::StrCat(result.dump(-1, ' ', false,
-                                 nlohmann::json::error_handler_t::replace),
-                     " is not an object"));
+    return Invalid(path, absl::StrCat(JsonText(result), " is not an object"));
   }
   AllocatedDevice device;
   DS_ASSIGN_OR_RETURN(device.request,

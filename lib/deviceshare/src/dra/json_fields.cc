@@ -1,6 +1,7 @@
 #include "dra/json_fields.h"
 
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 
 namespace deviceshare::dra::json_fields {
 
@@ -12,10 +13,7 @@ absl::Status Invalid(absl::string_view path, absl::string_view why) {
 
 absl::Status NotA(absl::string_view path, const json& value,
                   absl::string_view what) {
-  return Invalid(
-      path, absl::StrCat(value.dump(-1, ' ', false,
-                                    nlohmann::json::error_handler_t::replace),
-                         " is not ", what));
+  return Invalid(path, absl::StrCat(JsonText(value), " is not ", what));
 }
 
 std::string Join(const std::string& path, const char* key) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "dra/json_fields.h"
@@ -45,11 +46,9 @@ absl::StatusOr<DeviceAttribute> DecodeAttribute(const json& value,
     }
   }
   if (kinds != 1) {
-    return Invalid(
-        path, absl::StrCat(value.dump(-1, ' ', false,
-                                      nlohmann::json::error_handler_t::replace),
-                           " has not exactly one of int, bool, "
-                           "string and version"));
+    return Invalid(path, absl::StrCat(JsonText(value),
+                                      " has not exactly one of int, bool, "
+                                      "string and version"));
   }
   return out;
 }
@@ -215,7 +214,7 @@ absl::StatusOr<CapacityAmount> DecodeQuantity(const json& value,
   if (value.is_string()) {
     text = value.get<std::string>();
   } else if (value.is_number_integer()) {
-    text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    text = JsonText(value);
   } else {
     return NotA(path, value, "a quantity");
   }

@@ -13,6 +13,7 @@
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/codec/hami_codec.h"
 #include "deviceshare/codec/volcano_codec.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/model_match.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
@@ -23,10 +24,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 // The member `name` of `object` when it is present and of the wanted shape;
 // nullptr when absent or null. Wrong shapes are errors, never exceptions.
 absl::StatusOr<const Json*> Member(const Json& object, const char* name,
@@ -34,9 +31,9 @@ absl::StatusOr<const Json*> Member(const Json& object, const char* name,
   auto it = object.find(name);
   if (it == object.end() || it->is_null()) return nullptr;
   if (it->type() != want) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s.%s: %s is a %s, want a %s", path, name, Dump(*it),
-                        it->type_name(), Json(want).type_name()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s.%s: %s is a %s, want a %s", path, name, JsonText(*it),
+        it->type_name(), Json(want).type_name()));
   }
   return &*it;
 }
@@ -56,9 +53,10 @@ absl::StatusOr<int64_t> Allocatable(
   if (it == allocatable->end() || it->is_null()) return 0;
   const std::string field = absl::StrCat("status.allocatable.", name);
   if (it->is_string()) return parse(it->get_ref<const std::string&>(), field);
-  if (it->is_number()) return parse(Dump(*it), field);
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: %s is a %s, want a quantity", field, Dump(*it), it->type_name()));
+  if (it->is_number()) return parse(JsonText(*it), field);
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %s is a %s, want a quantity", field, JsonText(*it),
+                      it->type_name()));
 }
 
 // Volcano's decodeNodeDevices: a GPU registered in a mode it cannot serve

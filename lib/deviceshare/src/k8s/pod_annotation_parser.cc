@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "deviceshare/codec/annotation_keys.h"
 #include "deviceshare/config/policy_name.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/sharing_mode.h"
 #include "deviceshare/status_macros.h"
 
@@ -33,11 +34,10 @@ class AnnotationReader {
     auto it = annotations_.find(std::string(key));
     if (it == annotations_.end() || it->is_null()) return std::nullopt;
     if (!it->is_string()) {
-      return Error(
-          key,
-          absl::StrCat(it->dump(-1, ' ', false, json::error_handler_t::replace),
-                       " is not a string (annotation values must be "
-                       "quoted)"));
+      return Error(key,
+                   absl::StrCat(JsonText(*it),
+                                " is not a string (annotation values must be "
+                                "quoted)"));
     }
     return std::string(
         absl::StripAsciiWhitespace(it->get_ref<const std::string&>()));

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "deviceshare/codec/annotation_keys.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/mig_slot.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
@@ -40,8 +41,7 @@ absl::StatusOr<const json*> ReadList(const json& resources,
   if (it == resources.end() || it->is_null()) return &EmptyObject();
   if (!it->is_object()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "resources.%s: %s is not a mapping", key,
-        it->dump(-1, ' ', false, json::error_handler_t::replace)));
+        "resources.%s: %s is not a mapping", key, JsonText(*it)));
   }
   return &*it;
 }
@@ -356,9 +356,8 @@ absl::StatusOr<std::string> QuantityText(const json& value,
     // ("1.5", "1e+20"), which the quantity parsers understand.
     return value.dump();
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: %s is not a quantity", field,
-      value.dump(-1, ' ', false, json::error_handler_t::replace)));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %s is not a quantity", field, JsonText(value)));
 }
 
 absl::StatusOr<std::optional<Dialect>> ParseContainerGpu(

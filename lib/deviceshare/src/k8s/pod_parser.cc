@@ -14,6 +14,7 @@
 #include "deviceshare/codec/dialect_modes.h"
 #include "deviceshare/codec/yaml_json.h"
 #include "deviceshare/dra/claim_spec.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -25,10 +26,6 @@ namespace {
 
 using internal::ContainerResources;
 using nlohmann::json;
-
-std::string Describe(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(),
@@ -43,7 +40,7 @@ absl::StatusOr<std::string> OptionalString(const json& object,
   if (it == object.end() || it->is_null()) return std::string();
   if (!it->is_string()) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s.%s: %s is not a string", path, key, Describe(*it)));
+        absl::StrFormat("%s.%s: %s is not a string", path, key, JsonText(*it)));
   }
   return it->get<std::string>();
 }
@@ -130,7 +127,7 @@ class ContainerWalker {
     if (!it->is_array()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "pod %s: spec.%s: %s is not a list", pod_.Key(), list_name,
-          it->is_object() ? "a mapping" : Describe(*it)));
+          it->is_object() ? "a mapping" : JsonText(*it)));
     }
     for (size_t i = 0; i < it->size(); ++i) {
       std::string path = absl::StrFormat("spec.%s[%d]", list_name, i);
@@ -267,7 +264,7 @@ absl::StatusOr<PodRequest> ParsePodRequest(const nlohmann::json& pod,
                                            const DeviceConfig& config) {
   if (!pod.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("pod: ", pod.is_array() ? "a list" : Describe(pod),
+        absl::StrCat("pod: ", pod.is_array() ? "a list" : JsonText(pod),
                      " is not a Pod object"));
   }
   DS_ASSIGN_OR_RETURN(std::string kind, OptionalString(pod, "kind", "pod"));

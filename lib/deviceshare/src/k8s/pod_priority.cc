@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -32,10 +33,8 @@ const PriorityClass* SystemClass(absl::string_view name) {
 
 absl::Status Bad(absl::string_view what, absl::string_view field,
                  const Json& value, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: %s: %s %s", what, field,
-      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      why));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %s: %s %s", what, field, JsonText(value), why));
 }
 
 // A whole number in int32 range.

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/units.h"
 #include "deviceshare/status_macros.h"
 #include "nlohmann/json.hpp"
@@ -18,10 +19,8 @@ using Json = nlohmann::json;
 
 absl::Status Malformed(absl::string_view where, const Json& value,
                        absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "ResourceQuota %s: %s %s", where,
-      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      why));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("ResourceQuota %s: %s %s", where, JsonText(value), why));
 }
 
 // The text of a metadata member, "" when absent.

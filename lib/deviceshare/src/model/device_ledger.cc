@@ -78,15 +78,13 @@ bool ExclusiveBesideSibling(absl::Span<const ContainerShare> shares) {
 PodCharge DeviceLedger::ChargeHere(
     absl::Span<const ContainerShare> shares) const {
   PodCharge charge = ChargeOf(shares);
-  charge.exclusive =
-      charge.exclusive && gpu_.core_capacity == kExclusiveCoreCapacity;
+  charge.exclusive = charge.exclusive && exclusive_by_cores();
   return charge;
 }
 
 bool DeviceLedger::ExclusiveBesideSiblingHere(
     absl::Span<const ContainerShare> shares) const {
-  return gpu_.core_capacity == kExclusiveCoreCapacity &&
-         ExclusiveBesideSibling(shares);
+  return exclusive_by_cores() && ExclusiveBesideSibling(shares);
 }
 
 DeviceLedger::DeviceLedger(const Gpu& gpu)

@@ -33,7 +33,7 @@ GpuBrief GpuBrief::Of(const DeviceLedger& ledger) {
       (ledger.mig_instances() > 0 ? kHasMigInstances : 0) |
       (ledger.held_exclusively() ? kHeldExclusively : 0) |
       (ledger.idle() ? 0 : kHasPods) | (narrow ? 0 : kBriefIncomplete) |
-      (gpu.core_capacity == kExclusiveCoreCapacity ? kExclusiveByCores : 0);
+      (ledger.exclusive_by_cores() ? kExclusiveByCores : 0);
   return brief;
 }
 

@@ -102,9 +102,7 @@ GpuHeadroom NodeState::headroom() const {
       continue;
     }
     headroom.AddGpu(ledger.free_memory_mib(), ledger.free_cores());
-    // A 100-core share is exclusive only where the capacity is 100.
-    if (ledger.used_slots() == 0 ||
-        ledger.core_capacity() != kExclusiveCoreCapacity) {
+    if (ledger.used_slots() == 0 || !ledger.exclusive_by_cores()) {
       ++headroom.idle_gpus;
     }
   }

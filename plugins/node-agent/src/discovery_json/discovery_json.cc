@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "deviceshare/input/json_object_reader.h"
+#include "deviceshare/json_text.h"
 #include "deviceshare/model/pcie_level.h"
 #include "deviceshare/status_macros.h"
 
@@ -19,10 +20,6 @@ namespace {
 
 using Json = nlohmann::json;
 using input::JsonObjectReader;
-
-std::string Dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 absl::Status Missing(const JsonObjectReader& reader, absl::string_view key) {
   return absl::InvalidArgumentError(
@@ -55,7 +52,7 @@ absl::StatusOr<uint32_t> PciDeviceId(const JsonObjectReader& reader,
         !absl::SimpleHexAtoi(digits, &value)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %s is not a 16-bit PCI device id like \"0x2330\"",
-          reader.PathOf("pci_device_id"), Dump(*it)));
+          reader.PathOf("pci_device_id"), JsonText(*it)));
     }
     return value;
   }
@@ -95,7 +92,7 @@ absl::Status ParseHealth(const JsonObjectReader& reader, const Json& entry,
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: %s is not \"healthy\", \"unhealthy\", true or false",
-          reader.PathOf("health"), Dump(*it)));
+          reader.PathOf("health"), JsonText(*it)));
     }
   }
   DS_ASSIGN_OR_RETURN(std::optional<std::string> reason,
@@ -133,7 +130,7 @@ absl::StatusOr<MigProfileInfo> ParseProfile(const Json& entry,
           start.get<int64_t>() > 64) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: %s is not a memory slice index",
-                            ItemPath(reader, "starts", i), Dump(start)));
+                            ItemPath(reader, "starts", i), JsonText(start)));
       }
       profile.starts.push_back(start.get<int32_t>());
     }

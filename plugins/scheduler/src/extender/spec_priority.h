@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "deviceshare/json_text.h"
 #include "nlohmann/json.hpp"
 
 namespace deviceshare::extender {
@@ -32,10 +33,8 @@ inline absl::StatusOr<int32_t> SpecPriority(const nlohmann::json& pod) {
     const int64_t value = priority->get<int64_t>();
     if (value >= kMin && value <= kMax) return static_cast<int32_t>(value);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "spec.priority: ",
-      priority->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-      " is not an int32"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("spec.priority: ", JsonText(*priority), " is not an int32"));
 }
 
 }  // namespace deviceshare::extender

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "deviceshare/extender/extender_wire.h"
+#include "deviceshare/json_text.h"
 #include "json_text.h"
 
 namespace deviceshare::extender {
@@ -77,8 +78,7 @@ std::string EncodeFilterResult(const FilterResult& result, bool nodes_form) {
   if (!nodes_form) {
     out.append("null");
   } else if (result.nodes.has_value()) {
-    out.append(result.nodes->dump(-1, ' ', false,
-                                  nlohmann::json::error_handler_t::replace));
+    out.append(JsonText(*result.nodes));
   } else {
     AppendStubNodeList(result.node_names, &out);
   }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "deviceshare/json_text.h"
+
 namespace deviceshare::extender::internal {
 namespace {
 
@@ -119,8 +121,7 @@ void AppendJsonString(absl::string_view text, std::string* out) {
 
 std::string DescribeValue(const nlohmann::json& value) {
   constexpr size_t kMaxLength = 64;
-  std::string text =
-      value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = JsonText(value);
   if (text.size() > kMaxLength) {
     size_t cut = kMaxLength;
     // Never split a UTF-8 sequence: the message may be sent on as JSON.

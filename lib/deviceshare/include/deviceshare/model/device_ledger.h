@@ -139,6 +139,11 @@ class DeviceLedger {
   // Pods whose MIG record holds the whole GPU (MigSlot::holds_gpu).
   int32_t gpu_holders() const { return gpu_holders_; }
   bool held_exclusively() const { return exclusive_pods_ > 0; }
+  // Whether a 100-core share takes this GPU alone: its core capacity is
+  // kExclusiveCoreCapacity (the rule above).
+  bool exclusive_by_cores() const {
+    return gpu_.core_capacity == kExclusiveCoreCapacity;
+  }
   size_t pod_count() const { return pods_.size(); }
   bool idle() const { return pods_.empty(); }
 

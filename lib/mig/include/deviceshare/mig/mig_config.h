@@ -84,6 +84,13 @@ const MigProfileAllowlist* AllowlistEntryFor(
     const std::vector<MigProfileAllowlist>& allowlist,
     absl::string_view gpu_model);
 
+// The knownMigGeometries entry for a GPU of type `gpu_model`: the first
+// whose models name it, as Volcano's MIG utils take the first; null when
+// none does.
+const KnownMigGeometries* GeometriesEntryFor(
+    const std::vector<KnownMigGeometries>& known_geometries,
+    absl::string_view gpu_model);
+
 struct MigConfig {
   MigSearch search = MigSearch::kPlacement;            // scheduler.migSearch
   std::vector<KnownMigGeometries> known_geometries;    // nvidia.knownMig...
