@@ -90,6 +90,12 @@ ABSL_FLAG(std::string, kubeconfig, "", "serve: kubeconfig file");
 ABSL_FLAG(std::string, address, "0.0.0.0:8888", "serve: HOST:PORT");
 ABSL_FLAG(std::string, tls_cert, "", "serve: PEM certificate chain");
 ABSL_FLAG(std::string, tls_key, "", "serve: PEM private key");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "serve: require client certificates signed by these CAs");
+ABSL_FLAG(int64_t, max_connections, 4096,
+          "serve: connections open at once, per listener");
+ABSL_FLAG(int64_t, body_budget_bytes, 32 << 20,
+          "serve: large request bodies admitted at once, in bytes");
 ABSL_FLAG(int64_t, webhook_port, 0,
           "serve: admission webhook HTTPS port (0: no webhook)");
 ABSL_FLAG(std::string, webhook_tls_cert, "",
@@ -172,7 +178,22 @@ Logs go to stderr, one key=value line per record.
                         a free port, logged as "serving address=...")
   --config FILE         deviceshare config YAML, as for simulate
   --tls-cert FILE       serve HTTPS with this PEM certificate chain
-  --tls-key FILE        and this PEM key (both or neither)
+  --tls-key FILE        and this PEM key (both or neither); read again
+                        when the files change
+  --tls-client-ca FILE  with --tls-cert: answer filter, prioritize, bind
+                        and preempt only for a client presenting a
+                        certificate signed by a CA in this PEM bundle
+                        (kube-scheduler's, set in its extender tlsConfig):
+                        403 without one, a failed handshake with another;
+                        /healthz, /readyz and /metrics need none
+  --max-connections N   connections open at once per listener (default
+                        4096, at most the open-file limit less 256); one
+                        more closes the connection that has waited longest
+                        for a request
+  --body-budget-bytes N request bodies over 1 MiB are read and handled only
+                        while those admitted sum to at most N (default
+                        33554432; one alone always is), so memory stays
+                        bounded; the others wait, unread
   --webhook-port N      also serve the mutating admission webhook, POST
                         /webhook (and GET /healthz), over HTTPS on this port
                         of --address's host (default 0: no webhook; the
@@ -484,6 +505,9 @@ constexpr FlagSpec kServeFlags[] = {
     {"config", false},
     {"tls_cert", false},
     {"tls_key", false},
+    {"tls_client_ca", false},
+    {"max_connections", false},
+    {"body_budget_bytes", false},
     {"reservation_ttl", false},
     {"log_level", false},
     {"max_body_bytes", false},
@@ -582,6 +606,7 @@ std::optional<std::string> ParseWebhookFlags(
   webhook.tls_cert_file = cert;
   webhook.tls_key_file = key;
   webhook.max_body_bytes = options.server.max_body_bytes;
+  webhook.max_connections = options.server.max_connections;
   options.webhook = webhook;
   return std::nullopt;
 }
@@ -635,6 +660,23 @@ int Serve(int argc, char** argv) {
                                       " is below the minimum of 1024"));
   }
   options.server.max_body_bytes = static_cast<size_t>(max_body);
+  options.server.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  if (!options.server.tls_client_ca_file.empty() &&
+      options.server.tls_cert_file.empty()) {
+    return Fail("serve", "--tls-client-ca: needs --tls-cert and --tls-key");
+  }
+  const int64_t max_connections = absl::GetFlag(FLAGS_max_connections);
+  if (max_connections < 1 || max_connections > 1'000'000) {
+    return Fail("serve", absl::StrCat("--max-connections: ", max_connections,
+                                      " is outside 1 to 1000000"));
+  }
+  options.server.max_connections = static_cast<int>(max_connections);
+  const int64_t budget = absl::GetFlag(FLAGS_body_budget_bytes);
+  if (budget < (1 << 20)) {
+    return Fail("serve", absl::StrCat("--body-budget-bytes: ", budget,
+                                      " is below the minimum of 1048576"));
+  }
+  options.server.large_body_budget = static_cast<size_t>(budget);
   if (auto error = ParseWebhookFlags(options)) return Fail("serve", *error);
   options.reservation_ttl = absl::GetFlag(FLAGS_reservation_ttl);
   if (options.reservation_ttl <= absl::ZeroDuration()) {

@@ -45,13 +45,17 @@ void PrintTo(const FamilyShape& shape, std::ostream* out) {
 
 // Taken from serve's /metrics before the move to prometheus-cpp (commit
 // 38f3b41), after the same calls as below, plus the families added since
-// (refused_records_total: signed records). Families with no sample yet
-// show no label names.
+// (refused_records_total: signed records; connections_*,
+// requests_waiting_for_memory: the event-driven listener). Families with no
+// sample yet show no label names.
 const std::map<std::string, FamilyShape>& GoldenFamilies() {
   static const auto* golden = new std::map<std::string, FamilyShape>{
       {"deviceshare_extender_bind_failures_total", {"counter", {}}},
       {"deviceshare_extender_binds_deferred_total", {"counter", {}}},
       {"deviceshare_extender_binds_total", {"counter", {}}},
+      {"deviceshare_extender_connections_closed_total",
+       {"counter", {"reason"}}},
+      {"deviceshare_extender_connections_open", {"gauge", {}}},
       {"deviceshare_extender_pods_allocating", {"gauge", {}}},
       {"deviceshare_extender_refused_records_total", {"counter", {}}},
       {"deviceshare_extender_rejections_total", {"counter", {"reason"}}},
@@ -59,6 +63,7 @@ const std::map<std::string, FamilyShape>& GoldenFamilies() {
       {"deviceshare_extender_requests_total", {"counter", {"code", "verb"}}},
       {"deviceshare_extender_reservations_expired_total", {"counter", {}}},
       {"deviceshare_extender_reservations_in_flight", {"gauge", {}}},
+      {"deviceshare_extender_requests_waiting_for_memory", {"gauge", {}}},
       {"deviceshare_extender_unaccounted_pods_total", {"counter", {}}},
       {"deviceshare_gpu_cores_allocated_percent",
        {"gauge", {"gpu", "model", "node"}}},

@@ -3,8 +3,6 @@
 // /webhook), the patch is applied as the API server would, and the same
 // process then filters and binds the mutated pod against the in-memory API
 // server (testing/fake_api_server.h).
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,6 +20,7 @@
 #include "testing/admission_answers.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
+#include "testing/raw_connection.h"
 #include "testing/server_process.h"
 #include "testing/test_pki.h"
 #include "testing/wait_for.h"
@@ -30,6 +29,7 @@ namespace deviceshare {
 namespace {
 
 using ::deviceshare::testing::FakeApiServer;
+using ::deviceshare::testing::FreeLoopbackPort;
 using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::ReadyClient;
@@ -38,22 +38,6 @@ using ::deviceshare::testing::TestPki;
 using ::deviceshare::testing::WaitFor;
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-// A port free on 127.0.0.1 a moment ago (the webhook's flag takes no 0).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof(address);
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
 
 class WebhookE2eTest : public ::testing::Test {
  protected:
@@ -121,7 +105,7 @@ TEST_F(WebhookE2eTest, MutatedHamiPodIsFilteredAndBound) {
   pod["spec"].erase("schedulerName");
   pod["spec"]["containers"][0]["resources"]["limits"].erase("nvidia.com/gpu");
 
-  const int webhook_port = FreePort();
+  const int webhook_port = FreeLoopbackPort();
   ASSERT_GT(webhook_port, 0);
   scheduler_ = std::make_unique<SchedulerProcess>(DEVICESHARE_SCHEDULER_BIN,
                                                   Flags(webhook_port));

@@ -25,10 +25,7 @@ void ExtenderMetrics::Observe(absl::string_view verb, int http_status,
                       std::chrono::duration<double>(elapsed).count());
   }
   if (requests_ != nullptr) {
-    // A handler that leaves the status unset (-1) is answered 200 by
-    // cpp-httplib once it returns, after this is counted.
-    const std::string code =
-        absl::StrCat(http_status == -1 ? 200 : http_status);
+    const std::string code = absl::StrCat(http_status);
     const absl::string_view labels[] = {verb, code};
     requests_->Increment(labels);
   }

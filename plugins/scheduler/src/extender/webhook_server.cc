@@ -9,8 +9,7 @@
 #include "certificate_reloader.h"
 #include "deviceshare/admission/admission_review.h"
 #include "extender_log.h"
-#include "httplib.h"
-#include "listener.h"
+#include "http_service.h"
 
 namespace deviceshare::extender {
 
@@ -34,67 +33,60 @@ class WebhookServer::Impl {
                                     options_.reload_check_interval);
     if (!reloader.ok()) return reloader.status();
     reloader_ = *std::move(reloader);
-    server_ = std::make_unique<httplib::SSLServer>(
-        [this](SSL_CTX& ctx) { return reloader_->Install(ctx); });
-    if (!server_->is_valid()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--webhook-tls-cert ", options_.tls_cert_file,
-                       " / --webhook-tls-key ", options_.tls_key_file,
-                       ": not a usable certificate and key"));
-    }
-    const int threads = std::max(1, options_.threads);
-    server_->new_task_queue = [threads] {
-      return new httplib::ThreadPool(threads);
+    HttpServiceOptions http;
+    http.host = options_.host;
+    http.port = options_.port;
+    http.what =
+        absl::StrCat("--webhook-port ", options_.port, " on ", options_.host);
+    http.install_certificate = [this](SSL_CTX& ctx) {
+      return reloader_->Install(ctx);
     };
-    server_->set_payload_max_length(options_.max_body_bytes);
-    server_->set_tcp_nodelay(true);
-    server_->set_keep_alive_timeout(5);
-    server_->set_read_timeout(10, 0);
-    server_->set_write_timeout(10, 0);
+    http.threads = std::max(1, options_.threads);
+    http.max_body_bytes = options_.max_body_bytes;
+    http.max_connections = options_.max_connections;
+    http.log_error = [](const std::string& message) {
+      LogNode(LogLevel::kError, "", absl::StrCat("webhook: ", message));
+    };
+    absl::StatusOr<std::unique_ptr<HttpService>> service =
+        HttpService::Create(std::move(http));
+    if (!service.ok()) return service.status();
+    service_ = *std::move(service);
     Route();
-    return listener_.Bind(
-        server_.get(), options_.host, options_.port,
-        absl::StrCat("--webhook-port ", options_.port, " on ", options_.host));
+    return absl::OkStatus();
   }
 
-  int port() const { return listener_.port(); }
-  void Start() { listener_.Start(); }
-  void Stop() { listener_.Stop(); }
+  int port() const { return service_->port(); }
+  void Start() { service_->Start(); }
+  void Stop() {
+    if (service_) service_->Stop();
+  }
 
  private:
   void Route() {
-    server_->Post("/webhook", [this](const httplib::Request& request,
-                                     httplib::Response& response) {
-      Review(request.body, response);
-    });
-    server_->Get("/healthz",
-                 [](const httplib::Request&, httplib::Response& response) {
-                   response.set_content("ok\n", "text/plain");
-                 });
-    server_->set_exception_handler([](const httplib::Request& request,
-                                      httplib::Response& response,
-                                      std::exception_ptr) {
-      LogNode(LogLevel::kError, "",
-              absl::StrCat("webhook: internal error serving ", request.path));
-      response.status = 500;
-      response.set_content("internal error\n", "text/plain");
-    });
+    service_->Handle(
+        "POST", "/webhook",
+        [this](const HttpRequest& request, HttpResponse& response) {
+          Review(request.body, response);
+        });
+    service_->Handle("GET", "/healthz",
+                     [](const HttpRequest&, HttpResponse& response) {
+                       response.Set("ok\n", "text/plain");
+                     });
   }
 
-  void Review(const std::string& body, httplib::Response& response) {
+  void Review(const std::string& body, HttpResponse& response) {
     absl::StatusOr<admission::ReviewAnswer> answer =
         admission::AnswerAdmissionReview(body, settings_);
     if (!answer.ok()) {
       const bool bad_input = absl::IsInvalidArgument(answer.status());
       response.status = bad_input ? 400 : 500;
-      response.set_content(absl::StrCat(answer.status().message(), "\n"),
-                           "text/plain");
+      response.Set(absl::StrCat(answer.status().message(), "\n"), "text/plain");
       LogNode(
           bad_input ? LogLevel::kWarn : LogLevel::kError, "",
           absl::StrCat("webhook: bad request: ", answer.status().message()));
       return;
     }
-    response.set_content(answer->body, "application/json");
+    response.Set(answer->body, "application/json");
     LogNode(
         answer->allowed ? LogLevel::kDebug : LogLevel::kInfo, "",
         absl::StrCat("webhook: uid=", answer->uid,
@@ -105,8 +97,7 @@ class WebhookServer::Impl {
   const admission::AdmissionSettings settings_;
   const WebhookOptions options_;
   std::unique_ptr<CertificateReloader> reloader_;
-  std::unique_ptr<httplib::SSLServer> server_;
-  Listener listener_;
+  std::unique_ptr<HttpService> service_;
 };
 
 WebhookServer::WebhookServer(std::unique_ptr<Impl> impl)

@@ -25,9 +25,19 @@
 // own failures travel inside the 200 answer's Error field, as the protocol
 // wants. While not ready, /filter and /bind answer with the reason in that
 // Error field and /prioritize and /preempt with 503: a replica that does
-// not lead never reserves, scores, picks victims or binds. Requests are served
-// by a pool of threads; Stop() stops accepting, lets requests in flight finish,
-// and returns.
+// not lead never reserves, scores, picks victims or binds.
+//
+// The listener is event-driven (src/extender/http_service.h): slow or idle
+// clients hold no worker, every step of a request has a deadline, the
+// connections open are bounded (the one waiting longest for a request gives
+// way to a new one), `threads` handlers run at once, and large bodies are
+// admitted within `large_body_budget` so memory stays bounded. With
+// `tls_client_ca_file`, the verbs answer only a client that presented a
+// certificate that CA signed (kube-scheduler's, from the extender's
+// tlsConfig; 403 without one, and a certificate of another CA fails the
+// handshake); /healthz, /readyz and /metrics need none, for the kubelet's
+// probes. Stop() stops accepting, lets requests in flight finish, and
+// returns.
 //
 // Thread safety: Start and Stop from one thread; everything else is
 // internal.
@@ -48,13 +58,19 @@ namespace deviceshare::extender {
 struct ServerOptions {
   std::string host = "0.0.0.0";
   int port = 8888;  // 0: any free port (see ExtenderServer::port())
-  // Both set: serve HTTPS with this PEM certificate chain and key.
+  // Both set: serve HTTPS with this PEM certificate chain and key (read
+  // again when the files change).
   std::string tls_cert_file;
   std::string tls_key_file;
+  // With TLS: require a client certificate signed by a CA in this PEM file.
+  std::string tls_client_ca_file;
   size_t max_body_bytes = 16 << 20;
-  // httplib serves each connection on one thread while it is kept alive, so
-  // this bounds the connections served at once. 0: max(64, 4 x hardware
-  // threads).
+  // Bodies over 1 MiB are read and handled only while those admitted sum to
+  // at most this (one alone always is): a full-Node /filter body takes
+  // about 20 times its size to parse and answer.
+  size_t large_body_budget = 32 << 20;
+  int max_connections = 4096;
+  // Handlers run at once. 0: max(8, 2 x hardware threads).
   int threads = 0;
 };
 

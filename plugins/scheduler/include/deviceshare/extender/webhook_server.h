@@ -11,6 +11,9 @@
 // certificate and key are read again when their files change
 // (certificate_reloader.h): a rotated Secret needs no restart.
 //
+// The listener is event-driven (src/extender/http_service.h): slow or idle
+// connections hold no worker, so they cannot stop AdmissionReviews.
+//
 // Thread safety: Start and Stop from one thread; requests are served by a
 // pool of threads.
 #ifndef DEVICESHARE_EXTENDER_WEBHOOK_SERVER_H_
@@ -32,7 +35,8 @@ struct WebhookOptions {
   std::string tls_cert_file;  // PEM chain; required
   std::string tls_key_file;   // PEM key; required
   size_t max_body_bytes = 16 << 20;
-  int threads = 8;
+  int threads = 8;  // handlers at once
+  int max_connections = 4096;
   // How often a handshake may look at the certificate files.
   std::chrono::milliseconds reload_check_interval = std::chrono::seconds(1);
 };
