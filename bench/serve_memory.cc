@@ -64,6 +64,8 @@ using ::deviceshare::bench::AddHamiNodes;
 using ::deviceshare::bench::BenchFolder;
 using ::deviceshare::bench::BindPod;
 using ::deviceshare::bench::FilterAndPrioritize;
+using ::deviceshare::bench::ProcessMemory;
+using ::deviceshare::bench::ReadProcessMemory;
 using ::deviceshare::bench::ServeArgs;
 using ::deviceshare::bench::WaitUntilReady;
 using ::deviceshare::testing::FakeApiServer;
@@ -75,34 +77,8 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The kB figures of /proc/<pid>/status that say where memory is.
-struct Memory {
-  int64_t rss_kb = -1;
-  int64_t hwm_kb = -1;
-  int64_t anon_kb = -1;
-  int threads = -1;
-};
-
-Memory ReadMemory(pid_t pid) {
-  Memory memory;
-  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    std::vector<absl::string_view> fields =
-        absl::StrSplit(line, absl::ByAnyChar(" \t:"), absl::SkipEmpty());
-    if (fields.size() < 2) continue;
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(fields[1], &value)) continue;
-    if (fields[0] == "VmRSS") memory.rss_kb = value;
-    if (fields[0] == "VmHWM") memory.hwm_kb = value;
-    if (fields[0] == "RssAnon") memory.anon_kb = value;
-    if (fields[0] == "Threads") memory.threads = static_cast<int>(value);
-  }
-  return memory;
-}
-
 void PrintMemory(const char* when, pid_t pid) {
-  const Memory memory = ReadMemory(pid);
+  const ProcessMemory memory = ReadProcessMemory(pid);
   std::printf(
       "%-28s VmRSS %7.1f MiB  VmHWM %7.1f MiB  RssAnon %7.1f MiB  threads "
       "%d\n",

@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <system_error>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "testing/kube_objects.h"
 #include "testing/wait_for.h"
@@ -110,6 +114,24 @@ bool BindPod(httplib::Client& client, const nlohmann::json& pod,
                                .dump();
   auto bound = client.Post("/bind", body, "application/json");
   return bound && nlohmann::json::parse(bound->body)["Error"] == "";
+}
+
+ProcessMemory ReadProcessMemory(pid_t pid) {
+  ProcessMemory memory;
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t:"), absl::SkipEmpty());
+    if (fields.size() < 2) continue;
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(fields[1], &value)) continue;
+    if (fields[0] == "VmRSS") memory.rss_kb = value;
+    if (fields[0] == "VmHWM") memory.hwm_kb = value;
+    if (fields[0] == "RssAnon") memory.anon_kb = value;
+    if (fields[0] == "Threads") memory.threads = static_cast<int>(value);
+  }
+  return memory;
 }
 
 }  // namespace deviceshare::bench

@@ -9,6 +9,9 @@
 #ifndef DEVICESHARE_BENCH_SERVE_RIG_H_
 #define DEVICESHARE_BENCH_SERVE_RIG_H_
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -69,6 +72,16 @@ std::optional<std::string> FilterAndPrioritize(httplib::Client& client,
                                                const std::string& pod_json,
                                                const std::string& names_json,
                                                bool pick);
+
+// The kB figures of /proc/<pid>/status that say where memory is (-1: not
+// read).
+struct ProcessMemory {
+  int64_t rss_kb = -1;
+  int64_t hwm_kb = -1;  // the peak
+  int64_t anon_kb = -1;
+  int threads = -1;
+};
+ProcessMemory ReadProcessMemory(pid_t pid);
 
 // POST /bind of `pod` (as the API server holds it) to `node`; true when the
 // extender answers without an Error.

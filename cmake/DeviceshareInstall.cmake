@@ -179,7 +179,7 @@ install(TARGETS deviceshare-node-agent
 # P/share/deviceshare/deploy); images/ is left out: its Dockerfiles build
 # from a source tree, not from an installed one.
 set(DEVICESHARE_INSTALL_SHAREDIR ${CMAKE_INSTALL_DATADIR}/deviceshare)
-# Source permissions: webhook-certs.sh stays executable.
+# Source permissions: certs.sh stays executable.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/
         DESTINATION ${DEVICESHARE_INSTALL_SHAREDIR}/deploy
         COMPONENT deploy

@@ -92,18 +92,22 @@ class DeployManifestsTest : public ::testing::Test {
     return kNull;
   }
 
-  // The mount path of the volume that holds ConfigMap `config_map`.
-  std::string MountPathOf(const json& container,
-                          const std::string& config_map) {
+  // The mount path of the volume that holds ConfigMap `config_map` (or,
+  // with `source` "secret", Secret `config_map`).
+  std::string MountPathOf(const json& container, const std::string& config_map,
+                          const std::string& source = "configMap") {
+    const std::string key = source == "secret" ? "secretName" : "name";
     const json& pod =
         Object("Deployment/deviceshare-scheduler")["spec"]["template"]["spec"];
     for (const json& volume : pod["volumes"]) {
-      if (volume["configMap"]["name"] != config_map) continue;
+      if (!volume.contains(source) || volume[source][key] != config_map) {
+        continue;
+      }
       for (const json& mount : container["volumeMounts"]) {
         if (mount["name"] == volume["name"]) return mount["mountPath"];
       }
     }
-    ADD_FAILURE() << "ConfigMap " << config_map << " is not mounted";
+    ADD_FAILURE() << source << " " << config_map << " is not mounted";
     return "";
   }
 
@@ -271,14 +275,23 @@ TEST_F(DeployManifestsTest, KubeSchedulerCallsTheExtenderForBothDialects) {
   const json& extender = config["extenders"][0];
   // Through the Service: the leading extender may be in another replica.
   EXPECT_EQ(extender["urlPrefix"],
-            "http://deviceshare-scheduler.kube-system.svc:8888");
+            "https://deviceshare-scheduler.kube-system.svc:8888");
   EXPECT_EQ(extender["filterVerb"], "filter");
   EXPECT_EQ(extender["prioritizeVerb"], "prioritize");
   EXPECT_EQ(extender["preemptVerb"], "preempt");
   EXPECT_EQ(extender["bindVerb"], "bind");
   EXPECT_EQ(extender["weight"], 1);
   EXPECT_EQ(extender["nodeCacheCapable"], true);
-  EXPECT_EQ(extender["enableHTTPS"], false);
+  // HTTPS both ways: the client certificate lies in the mount of the
+  // Secret certs.sh makes, and its CA is the one serve trusts.
+  EXPECT_EQ(extender["enableHTTPS"], true);
+  const std::string client =
+      MountPathOf(Container("kube-scheduler"),
+                  "deviceshare-kube-scheduler-client-tls", "secret");
+  EXPECT_EQ(extender["tlsConfig"]["certFile"], client + "/tls.crt");
+  EXPECT_EQ(extender["tlsConfig"]["keyFile"], client + "/tls.key");
+  EXPECT_EQ(extender["tlsConfig"]["caFile"], client + "/ca.crt");
+  EXPECT_FALSE(extender["tlsConfig"].value("insecure", false));
   EXPECT_EQ(extender["httpTimeout"], "30s");
 
   // Called for every pod of the profile (claims-only pods included): no
@@ -351,15 +364,24 @@ TEST_F(DeployManifestsTest, ContainersAgreeWithTheirConfigs) {
             MountPathOf(extender, "deviceshare-config") + "/deviceshare.yaml");
   EXPECT_EQ(extender["livenessProbe"]["httpGet"]["path"], "/healthz");
   EXPECT_EQ(extender["livenessProbe"]["httpGet"]["port"], 8888);
+  EXPECT_EQ(extender["livenessProbe"]["httpGet"]["scheme"], "HTTPS");
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(extender["readinessProbe"]["httpGet"]["port"], 8888);
+  EXPECT_EQ(extender["readinessProbe"]["httpGet"]["scheme"], "HTTPS");
+  // The extender serves TLS and answers the verbs to kube-scheduler's
+  // certificate only: its CA is the serving Secret's.
+  const std::string tls =
+      MountPathOf(extender, "deviceshare-scheduler-tls", "secret");
+  EXPECT_EQ(ArgValue(args, "--tls-cert"), tls + "/tls.crt");
+  EXPECT_EQ(ArgValue(args, "--tls-key"), tls + "/tls.key");
+  EXPECT_EQ(ArgValue(args, "--tls-client-ca"), tls + "/ca.crt");
   // Replicas: the extender leads by its own Lease, not kube-scheduler's.
   EXPECT_EQ(Object("Deployment/deviceshare-scheduler")["spec"]["replicas"], 2);
   EXPECT_THAT(args, Contains("--leader-elect"));
   EXPECT_EQ(ArgValue(args, "--leader-elect-resource-name"),
             "deviceshare-extender");
-  const json http = NamedEntry(extender["ports"], "http");
-  EXPECT_EQ(http["containerPort"], 8888);
+  const json https = NamedEntry(extender["ports"], "https");
+  EXPECT_EQ(https["containerPort"], 8888);
   for (const json* container : {&scheduler, &extender}) {
     EXPECT_TRUE((*container)["resources"]["requests"].contains("cpu"));
     EXPECT_TRUE((*container)["resources"]["limits"].contains("memory"));
@@ -368,10 +390,43 @@ TEST_F(DeployManifestsTest, ContainersAgreeWithTheirConfigs) {
   // Prometheus scrapes the extender's port through the Service (which
   // selects this pod: KitReferencesTest).
   const json& service = Object("Service/deviceshare-scheduler");
-  const json service_http = NamedEntry(service["spec"]["ports"], "http");
-  EXPECT_EQ(service_http["port"], 8888);
-  EXPECT_EQ(service_http["targetPort"], "http");
+  const json service_https = NamedEntry(service["spec"]["ports"], "https");
+  EXPECT_EQ(service_https["port"], 8888);
+  EXPECT_EQ(service_https["targetPort"], "https");
   EXPECT_EQ(service["metadata"]["annotations"]["prometheus.io/port"], "8888");
+  EXPECT_EQ(service["metadata"]["annotations"]["prometheus.io/scheme"],
+            "https");
+}
+
+// Only the scheduler pods reach the extender's port; the webhook's port
+// stays open to the API server (whose address a policy cannot name by
+// pod); nothing else is admitted.
+TEST_F(DeployManifestsTest, NetworkPolicyAdmitsOnlyTheSchedulersToTheExtender) {
+  const json& policy = Object("NetworkPolicy/deviceshare-scheduler");
+  const json& labels =
+      Object("Deployment/deviceshare-scheduler")["spec"]["template"]["metadata"]
+                                                ["labels"];
+  EXPECT_EQ(policy["spec"]["podSelector"]["matchLabels"], labels);
+  EXPECT_EQ(policy["spec"]["policyTypes"], json({"Ingress"}));
+  std::map<int, std::vector<json>> from_by_port;
+  for (const json& rule : policy["spec"]["ingress"]) {
+    for (const json& port : rule["ports"]) {
+      from_by_port[port["port"].get<int>()].push_back(
+          rule.value("from", json::array()));
+    }
+  }
+  ASSERT_EQ(from_by_port[8888].size(), 1u);
+  const json& extender_peers = from_by_port[8888][0];
+  ASSERT_FALSE(extender_peers.empty()) << "8888 open to everyone";
+  EXPECT_THAT(extender_peers,
+              Contains(json{{"podSelector", {{"matchLabels", labels}}}}));
+  for (const json& peer : extender_peers) {
+    EXPECT_FALSE(peer.contains("ipBlock")) << peer.dump();
+  }
+  EXPECT_EQ(from_by_port[9443].size(), 1u);
+  for (const auto& [port, rules] : from_by_port) {
+    EXPECT_THAT(port, ::testing::AnyOf(8888, 9443, 10259));
+  }
 }
 
 TEST_F(DeployManifestsTest, RbacGrantsWhatTheSchedulersUse) {
@@ -678,9 +733,11 @@ constexpr Elsewhere kMadeElsewhere[] = {
     {"Role", "kube-system", "extension-apiserver-authentication-reader",
      "built in (kube-apiserver's bootstrap roles)"},
     // The serving certificate is made per cluster, never committed:
-    // WebhookCertsScriptTest checks the Secret the script writes.
-    {"Secret", "kube-system", "deviceshare-scheduler-webhook-tls",
-     "made by deploy/webhook-certs.sh"},
+    // CertsScriptTest checks the Secrets the script writes.
+    {"Secret", "kube-system", "deviceshare-scheduler-tls",
+     "made by deploy/certs.sh"},
+    {"Secret", "kube-system", "deviceshare-kube-scheduler-client-tls",
+     "made by deploy/certs.sh"},
 };
 
 bool MadeElsewhere(const std::string& kind, const std::string& ns,
@@ -1272,7 +1329,7 @@ TEST_F(BrokenKitTest, WebhookMissesServicePortPathOrListener) {
   hook = good;
   // The Service port reaches the extender's port, not the listener.
   for (json& port : Mutable("deploy", "Service")["spec"]["ports"]) {
-    if (port["port"] == 443) port["targetPort"] = "http";
+    if (port["port"] == 443) port["targetPort"] = "https";
   }
   ExpectProblem("deploy", "webhooks", "not the one named webhook");
 }

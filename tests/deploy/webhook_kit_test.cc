@@ -1,7 +1,7 @@
 // deploy: the admission webhook's part of the kit -- webhook.yaml, the
 // Service port and container port it calls, the serve flags and the
 // certificate's mount agree; its matchConditions name exactly the GPU
-// resources the webhook's decision reads; and deploy/webhook-certs.sh writes
+// resources the webhook's decision reads; and deploy/certs.sh writes
 // a CA, a serving certificate and an overlay that carries them (run in a
 // temporary folder, no cluster).
 #include <openssl/pem.h>
@@ -104,7 +104,7 @@ TEST(WebhookKitTest, WebhookServiceAndContainerAgree) {
   std::string volume;
   for (const json& v : pod["volumes"]) {
     if (v.contains("secret") &&
-        v["secret"]["secretName"] == "deviceshare-scheduler-webhook-tls") {
+        v["secret"]["secretName"] == "deviceshare-scheduler-tls") {
       volume = v["name"];
     }
   }
@@ -174,22 +174,22 @@ std::shared_ptr<X509> ReadCertificate(const std::string& pem) {
   return std::shared_ptr<X509>(cert, X509_free);
 }
 
-class WebhookCertsScriptTest : public ::testing::Test {
+class CertsScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
       GTEST_SKIP() << "openssl not installed";
     }
     dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("deviceshare-webhook-certs-", getpid());
+           absl::StrCat("deviceshare-certs-", getpid());
     std::filesystem::remove_all(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   int RunScript() {
     const std::string command =
-        absl::StrCat("bash '", (kDeployDir / "webhook-certs.sh").string(),
-                     "' '", (dir_ / "out").string(), "' >/dev/null 2>&1");
+        absl::StrCat("bash '", (kDeployDir / "certs.sh").string(), "' '",
+                     (dir_ / "out").string(), "' >/dev/null 2>&1");
     return std::system(command.c_str());
   }
 
@@ -200,7 +200,7 @@ class WebhookCertsScriptTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-TEST_F(WebhookCertsScriptTest, WritesCertificatesSecretAndOverlay) {
+TEST_F(CertsScriptTest, WritesCertificatesSecretAndOverlay) {
   ASSERT_EQ(RunScript(), 0);
   const std::string ca_pem = Out("ca.crt");
   const std::string tls_pem = Out("tls.crt");
@@ -213,17 +213,39 @@ TEST_F(WebhookCertsScriptTest, WritesCertificatesSecretAndOverlay) {
   EXPECT_EQ(X509_check_host(tls.get(), host.data(), host.size(), 0, nullptr),
             1);
 
-  auto secret = ParseJsonOrYaml(Out("webhook-tls-secret.yaml"));
-  ASSERT_TRUE(secret.ok()) << secret.status();
-  EXPECT_EQ((*secret)["metadata"]["name"], "deviceshare-scheduler-webhook-tls");
-  EXPECT_EQ((*secret)["metadata"]["namespace"], "kube-system");
-  EXPECT_EQ((*secret)["type"], "kubernetes.io/tls");
-  EXPECT_EQ((*secret)["data"]["tls.crt"], absl::Base64Escape(tls_pem));
-  EXPECT_EQ((*secret)["data"]["tls.key"], absl::Base64Escape(Out("tls.key")));
+  // kube-scheduler's client certificate: the same CA, for clientAuth only.
+  const std::string client_pem = Out("client.crt");
+  std::shared_ptr<X509> client = ReadCertificate(client_pem);
+  ASSERT_TRUE(client);
+  EXPECT_EQ(X509_verify(client.get(), ca_key), 1) << "not signed by the CA";
+  EXPECT_EQ(X509_check_purpose(client.get(), X509_PURPOSE_SSL_CLIENT, 0), 1);
+  EXPECT_NE(X509_check_purpose(client.get(), X509_PURPOSE_SSL_SERVER, 0), 1);
+  // The serving certificate cannot pass for kube-scheduler.
+  EXPECT_NE(X509_check_purpose(tls.get(), X509_PURPOSE_SSL_CLIENT, 0), 1);
+
+  absl::StatusOr<std::vector<json>> secrets =
+      ParseYamlDocuments(Out("tls-secrets.yaml"));
+  ASSERT_TRUE(secrets.ok()) << secrets.status();
+  ASSERT_EQ(secrets->size(), 2u);
+  const json& serving = (*secrets)[0];
+  EXPECT_EQ(serving["metadata"]["name"], "deviceshare-scheduler-tls");
+  EXPECT_EQ(serving["metadata"]["namespace"], "kube-system");
+  EXPECT_EQ(serving["type"], "kubernetes.io/tls");
+  EXPECT_EQ(serving["data"]["tls.crt"], absl::Base64Escape(tls_pem));
+  EXPECT_EQ(serving["data"]["tls.key"], absl::Base64Escape(Out("tls.key")));
+  EXPECT_EQ(serving["data"]["ca.crt"], absl::Base64Escape(ca_pem));
+  const json& client_secret = (*secrets)[1];
+  EXPECT_EQ(client_secret["metadata"]["name"],
+            "deviceshare-kube-scheduler-client-tls");
+  EXPECT_EQ(client_secret["type"], "kubernetes.io/tls");
+  EXPECT_EQ(client_secret["data"]["tls.crt"], absl::Base64Escape(client_pem));
+  EXPECT_EQ(client_secret["data"]["tls.key"],
+            absl::Base64Escape(Out("client.key")));
+  EXPECT_EQ(client_secret["data"]["ca.crt"], absl::Base64Escape(ca_pem));
 
   auto overlay = ParseJsonOrYaml(Out("kustomization.yaml"));
   ASSERT_TRUE(overlay.ok()) << overlay.status();
-  EXPECT_THAT((*overlay)["resources"], Contains("webhook-tls-secret.yaml"));
+  EXPECT_THAT((*overlay)["resources"], Contains("tls-secrets.yaml"));
   const std::string base = (*overlay)["resources"][0];
   EXPECT_TRUE(std::filesystem::equivalent(dir_ / "out" / base, kDeployDir))
       << base;

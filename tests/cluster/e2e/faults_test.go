@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"sync"
@@ -121,7 +120,7 @@ func checkLedgerMatchesRecords(t *testing.T, c *cluster, ns string, extender *ki
 var gpuSample = regexp.MustCompile(`^(\w+)\{[^}]*gpu="([^"]+)"[^}]*\} ([0-9.e+-]+)$`)
 
 func scrape(t *testing.T, extender *kit.Extender) string {
-	response, err := http.Get(extender.URL + "/metrics")
+	response, err := extender.Get("/metrics")
 	if err != nil {
 		t.Fatalf("scrape: %v", err)
 	}

@@ -1,5 +1,5 @@
 // Package kit applies deviceshare's deploy kit (deploy/) to a control
-// plane the way a user applies it (webhook-certs.sh, then `kubectl apply
+// plane the way a user applies it (certs.sh, then `kubectl apply
 // -k`), and runs the programs its workloads would run in pods as local
 // processes: the extender (`deviceshare-scheduler serve`) with the
 // Deployment's own arguments, one node agent per Node with the
@@ -61,11 +61,14 @@ type Kit struct {
 	Scheduler    *controlplane.Process
 	extenderPort int
 	service      *service
+	// caFile is the kit's CA (certs.sh's ca.crt): it signed the extender's
+	// serving certificate and kube-scheduler's client certificate.
+	caFile string
 }
 
 const namespace = "kube-system"
 
-// Apply makes the webhook's certificate with deploy/webhook-certs.sh,
+// Apply makes the kit's certificates with deploy/certs.sh,
 // writes an overlay that points the webhook at 127.0.0.1 and applies it
 // with `kubectl apply -k`, then each of Options.Then.
 func Apply(ctx context.Context, plane *controlplane.ControlPlane, options Options) (*Kit, error) {
@@ -84,31 +87,32 @@ func Apply(ctx context.Context, plane *controlplane.ControlPlane, options Option
 	if k.extenderPort, err = controlplane.FreePort(); err != nil {
 		return nil, err
 	}
-	// webhook-certs.sh writes the certificate and an overlay of deploy/
-	// with the Secret and caBundle; for deploy/dra, point it there.
-	webhookTLS := filepath.Join(k.Dir, "webhook-tls")
-	script := filepath.Join(k.RepoRoot, "deploy", "webhook-certs.sh")
-	certs := exec.CommandContext(ctx, "bash", script, webhookTLS)
+	// certs.sh writes the certificates and an overlay of deploy/ with the
+	// Secrets and caBundle; for deploy/dra, point it there.
+	tls := filepath.Join(k.Dir, "tls")
+	script := filepath.Join(k.RepoRoot, "deploy", "certs.sh")
+	certs := exec.CommandContext(ctx, "bash", script, tls)
 	certs.Env = append(os.Environ(), "EXTRA_SANS=IP:127.0.0.1")
 	if out, err := certs.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("webhook-certs.sh: %v\n%s", err, out)
+		return nil, fmt.Errorf("certs.sh: %v\n%s", err, out)
 	}
+	k.caFile = filepath.Join(tls, "ca.crt")
 	overlay := filepath.Join(k.Dir, "overlay")
 	if err := os.MkdirAll(overlay, 0o700); err != nil {
 		return nil, err
 	}
-	caBundle, err := os.ReadFile(filepath.Join(webhookTLS, "ca.crt"))
+	caBundle, err := os.ReadFile(k.caFile)
 	if err != nil {
 		return nil, err
 	}
-	// webhook-certs.sh's overlay (deploy/ with the Secret and caBundle),
+	// certs.sh's overlay (deploy/ with the Secrets and caBundle),
 	// the webhook called by url: no cluster network here.
 	kustomization := fmt.Sprintf(`# Written by the e2e kit: deploy/ as a user applies it, with the webhook
 # called at https://127.0.0.1:%d/webhook (no cluster network here).
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-  - ../webhook-tls
+  - ../tls
 patches:
   - target:
       group: admissionregistration.k8s.io

@@ -22,6 +22,8 @@ import (
 type localPod struct {
 	args []string
 	env  []string
+	// mounts maps each mount path to the folder that stands for it.
+	mounts map[string]string
 }
 
 // podContext is what the downward API would tell a pod.
@@ -73,7 +75,7 @@ func (k *Kit) materialize(ctx context.Context, spec corev1.PodSpec, c corev1.Con
 	for _, arg := range c.Args {
 		args = append(args, rewritePaths(expand(arg, env), mounts))
 	}
-	return localPod{args: args, env: envList}, nil
+	return localPod{args: args, env: envList, mounts: mounts}, nil
 }
 
 // volumeFolder makes the folder a volume stands for.

@@ -9,13 +9,13 @@ func TestRewritePathsTakesTheLongestMount(t *testing.T) {
 	mounts := map[string]string{"/run/deviceshare": "/x/run", "/run/deviceshare/mps/shm": "/x/shm",
 		"/etc/deviceshare": "/x/etc"}
 	cases := map[string]string{
-		"--state-dir=/run/deviceshare":         "--state-dir=/x/run",
-		"--mps-root=/run/deviceshare/mps":      "--mps-root=/x/run/mps",
-		"/run/deviceshare/mps/shm/a":           "/x/shm/a",
-		"--config=/etc/deviceshare/ds.yaml":    "--config=/x/etc/ds.yaml",
-		"/etc/deviceshare-other":               "/etc/deviceshare-other",
-		"--address=0.0.0.0:8888":               "--address=0.0.0.0:8888",
-		"/etc/deviceshare/webhook-tls/tls.crt": "/x/etc/webhook-tls/tls.crt",
+		"--state-dir=/run/deviceshare":      "--state-dir=/x/run",
+		"--mps-root=/run/deviceshare/mps":   "--mps-root=/x/run/mps",
+		"/run/deviceshare/mps/shm/a":        "/x/shm/a",
+		"--config=/etc/deviceshare/ds.yaml": "--config=/x/etc/ds.yaml",
+		"/etc/deviceshare-other":            "/etc/deviceshare-other",
+		"--address=0.0.0.0:8888":            "--address=0.0.0.0:8888",
+		"/etc/deviceshare/tls/tls.crt":      "/x/etc/tls/tls.crt",
 	}
 	for in, want := range cases {
 		if got := rewritePaths(in, mounts); got != want {

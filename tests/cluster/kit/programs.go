@@ -2,6 +2,8 @@ package kit
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
@@ -20,19 +22,20 @@ import (
 // deviceshare-scheduler container run here.
 type Extender struct {
 	*controlplane.Process
-	// URL is http://127.0.0.1:<port> (filter, prioritize, bind, readyz).
+	// URL is https://127.0.0.1:<port> (filter, prioritize, bind, readyz;
+	// the verbs need kube-scheduler's client certificate).
 	URL string
 	// WebhookPort is the port of its admission webhook.
 	WebhookPort int
 
 	service *service
+	client  *http.Client
 }
 
 // Ready says whether /readyz answers 200: the first lists are in and,
 // with --leader-elect, this replica leads.
 func (e *Extender) Ready() bool {
-	client := http.Client{Timeout: time.Second}
-	response, err := client.Get(e.URL + "/readyz")
+	response, err := e.Get("/readyz")
 	if err != nil {
 		return false
 	}
@@ -40,9 +43,29 @@ func (e *Extender) Ready() bool {
 	return response.StatusCode == http.StatusOK
 }
 
+// Get GETs `path` as the kubelet's probes and Prometheus do: over HTTPS,
+// trusting the kit's CA, with no client certificate.
+func (e *Extender) Get(path string) (*http.Response, error) {
+	return e.client.Get(e.URL + path)
+}
+
+// anonymousClient trusts the kit's CA and presents no certificate.
+func (k *Kit) anonymousClient() (*http.Client, error) {
+	pem, err := os.ReadFile(k.caFile)
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no certificate", k.caFile)
+	}
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}, nil
+}
+
 // ExtenderURL is where kube-scheduler and the webhook reach the extender
 // (the Service's address in a cluster).
-func (k *Kit) ExtenderURL() string { return fmt.Sprintf("http://127.0.0.1:%d", k.extenderPort) }
+func (k *Kit) ExtenderURL() string { return fmt.Sprintf("https://127.0.0.1:%d", k.extenderPort) }
 
 // StartExtender runs replica `replica` of the Deployment's
 // deviceshare-scheduler container: its arguments, with --address and
@@ -94,8 +117,12 @@ func (k *Kit) StartExtender(ctx context.Context, replica int, extraArgs ...strin
 	if err := process.Start(); err != nil {
 		return nil, err
 	}
-	extender := &Extender{Process: process, URL: fmt.Sprintf("http://127.0.0.1:%d", port),
-		WebhookPort: webhookPort, service: k.service}
+	client, err := k.anonymousClient()
+	if err != nil {
+		return nil, err
+	}
+	extender := &Extender{Process: process, URL: fmt.Sprintf("https://127.0.0.1:%d", port),
+		WebhookPort: webhookPort, service: k.service, client: client}
 	k.extenders = append(k.extenders, extender)
 	k.service.add(extender)
 	return extender, nil
@@ -192,8 +219,10 @@ func (k *Kit) vgpuLibrary() string {
 
 // StartKubeScheduler runs the stock kube-scheduler with the kit's
 // KubeSchedulerConfiguration (ConfigMap deviceshare-kube-scheduler-config),
-// rewriting only the extender's urlPrefix (to ExtenderURL) and
-// clientConnection.kubeconfig (the Deployment's ServiceAccount token).
+// rewriting only the extender's urlPrefix (to ExtenderURL), its tlsConfig
+// files (to where the Deployment's kube-scheduler container has them
+// mounted here) and clientConnection.kubeconfig (the Deployment's
+// ServiceAccount token).
 func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*controlplane.Process, error) {
 	configMap, err := k.Client.CoreV1().ConfigMaps(namespace).Get(ctx, "deviceshare-kube-scheduler-config", metav1.GetOptions{})
 	if err != nil {
@@ -207,7 +236,19 @@ func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*con
 	if len(extenders) != 1 {
 		return nil, fmt.Errorf("kube-scheduler config: want one extender, have %d", len(extenders))
 	}
-	extenders[0].(map[string]any)["urlPrefix"] = k.ExtenderURL()
+	extender := extenders[0].(map[string]any)
+	extender["urlPrefix"] = k.ExtenderURL()
+	if tlsConfig, ok := extender["tlsConfig"].(map[string]any); ok {
+		pod, err := k.kubeSchedulerPod(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, key := range []string{"certFile", "keyFile", "caFile"} {
+			if file, ok := tlsConfig[key].(string); ok {
+				tlsConfig[key] = rewritePaths(file, pod.mounts)
+			}
+		}
+	}
 	kubeconfig, err := k.ServiceAccountKubeconfig(ctx, "deviceshare-scheduler")
 	if err != nil {
 		return nil, err
@@ -245,6 +286,22 @@ func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*con
 	// deadline); kubelet would start it again.
 	k.Scheduler.RestartOnExit = true
 	return k.Scheduler, k.Scheduler.Start()
+}
+
+// kubeSchedulerPod is the Deployment's kube-scheduler container turned
+// local (its Secret and ConfigMap volumes written out).
+func (k *Kit) kubeSchedulerPod(ctx context.Context) (localPod, error) {
+	deployment, err := k.Client.AppsV1().Deployments(namespace).Get(ctx, "deviceshare-scheduler", metav1.GetOptions{})
+	if err != nil {
+		return localPod{}, err
+	}
+	spec := deployment.Spec.Template.Spec
+	c, err := container(spec, "kube-scheduler")
+	if err != nil {
+		return localPod{}, err
+	}
+	return k.materialize(ctx, spec, c, podContext{podName: "kube-scheduler", nodeName: "control-plane",
+		root: filepath.Join(k.Dir, "pods", "kube-scheduler"), hostRoot: k.hostRoot("control-plane")})
 }
 
 // StartDefaultScheduler runs a stock kube-scheduler with its default

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,7 +29,7 @@ func newService(extenderPort, webhookPort int) (*service, error) {
 		listen int
 		target func(*Extender) string
 	}{
-		{extenderPort, func(e *Extender) string { return e.URL[len("http://"):] }},
+		{extenderPort, func(e *Extender) string { return strings.TrimPrefix(e.URL, "https://") }},
 		{webhookPort, func(e *Extender) string { return fmt.Sprintf("127.0.0.1:%d", e.WebhookPort) }},
 	} {
 		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port.listen))

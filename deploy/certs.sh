@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Makes the certificates the kit's listeners need, and an overlay of this
+# kit that carries them, without a cluster:
+#
+#   deploy/certs.sh [OUT_DIR]      (default ./deviceshare-tls)
+#   kubectl apply -k OUT_DIR
+#
+# Writes to OUT_DIR:
+#   ca.crt, ca.key        a CA (kept: run again to renew the certificates
+#                         under the same CA, so caBundle stays)
+#   tls.crt, tls.key      the serving certificate for the Service
+#                         deviceshare-scheduler.kube-system.svc (EC P-256):
+#                         the extender (8888) and the webhook (9443)
+#   client.crt, client.key  kube-scheduler's client certificate
+#                         (CN=deviceshare-kube-scheduler, clientAuth): the
+#                         extender answers its verbs to this one only
+#   tls-secrets.yaml      Secret kube-system/deviceshare-scheduler-tls
+#                         (the serving pair and ca.crt, mounted by serve)
+#                         and Secret kube-system/deviceshare-kube-scheduler-
+#                         client-tls (the client pair and ca.crt, mounted by
+#                         kube-scheduler), both kubernetes.io/tls
+#   kustomization.yaml    this kit + the Secrets + webhook.yaml's caBundle
+#
+# Keep ca.key out of version control. serve reads its files again when
+# they change; renewing is: run this again, `kubectl apply -k`, then
+# `kubectl -n kube-system rollout restart deployment deviceshare-scheduler`
+# so kube-scheduler loads its new client certificate.
+# Environment: SERVICE (deviceshare-scheduler), NAMESPACE (kube-system),
+# DAYS (the certificates, 365), CA_DAYS (3650), EXTRA_SANS (more
+# subjectAltName entries of the serving certificate, comma-separated in
+# openssl's form, e.g. "IP:10.0.0.5,DNS:webhook.example.com", for serve
+# running outside the cluster).
+set -euo pipefail
+
+service=${SERVICE:-deviceshare-scheduler}
+namespace=${NAMESPACE:-kube-system}
+days=${DAYS:-365}
+ca_days=${CA_DAYS:-3650}
+extra_sans=${EXTRA_SANS:-}
+out=${1:-./deviceshare-tls}
+deploy_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+command -v openssl >/dev/null || { echo "certs.sh: openssl not found" >&2; exit 1; }
+umask 077
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+b64() { base64 <"$1" | tr -d '\n'; }
+
+if [[ ! -s "$out/ca.crt" || ! -s "$out/ca.key" ]]; then
+  openssl ecparam -name prime256v1 -genkey -noout -out "$out/ca.key"
+  openssl req -x509 -new -key "$out/ca.key" -sha256 -days "$ca_days" \
+    -subj "/CN=${service}-ca" \
+    -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -out "$out/ca.crt" 2>/dev/null
+fi
+
+dns="${service}.${namespace}.svc"
+cat >"$work/ext.cnf" <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:${service},DNS:${service}.${namespace},DNS:${dns},DNS:${dns}.cluster.local${extra_sans:+,${extra_sans}}
+EXT
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/tls.key"
+openssl req -new -key "$work/tls.key" -subj "/CN=${dns}" -out "$work/tls.csr"
+openssl x509 -req -in "$work/tls.csr" -CA "$out/ca.crt" -CAkey "$out/ca.key" \
+  -set_serial "0x$(openssl rand -hex 16)" -sha256 -days "$days" \
+  -extfile "$work/ext.cnf" -out "$work/tls.crt" 2>/dev/null
+openssl verify -CAfile "$out/ca.crt" "$work/tls.crt" >/dev/null
+
+cat >"$work/client.cnf" <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth
+EXT
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/client.key"
+openssl req -new -key "$work/client.key" -subj "/CN=deviceshare-kube-scheduler" \
+  -out "$work/client.csr"
+openssl x509 -req -in "$work/client.csr" -CA "$out/ca.crt" \
+  -CAkey "$out/ca.key" -set_serial "0x$(openssl rand -hex 16)" -sha256 \
+  -days "$days" -extfile "$work/client.cnf" -out "$work/client.crt" 2>/dev/null
+openssl verify -CAfile "$out/ca.crt" -purpose sslclient "$work/client.crt" \
+  >/dev/null
+for file in tls.key tls.crt client.key client.crt; do
+  mv "$work/$file" "$out/$file"
+done
+
+cat >"$out/tls-secrets.yaml" <<YAML
+# Written by deploy/certs.sh: the serving certificate of ${dns} (the
+# extender and the admission webhook) ...
+apiVersion: v1
+kind: Secret
+metadata:
+  name: ${service}-tls
+  namespace: ${namespace}
+  labels:
+    app.kubernetes.io/name: deviceshare-scheduler
+type: kubernetes.io/tls
+data:
+  tls.crt: $(b64 "$out/tls.crt")
+  tls.key: $(b64 "$out/tls.key")
+  ca.crt: $(b64 "$out/ca.crt")
+---
+# ... and kube-scheduler's client certificate for the extender's verbs.
+apiVersion: v1
+kind: Secret
+metadata:
+  name: deviceshare-kube-scheduler-client-tls
+  namespace: ${namespace}
+  labels:
+    app.kubernetes.io/name: deviceshare-scheduler
+type: kubernetes.io/tls
+data:
+  tls.crt: $(b64 "$out/client.crt")
+  tls.key: $(b64 "$out/client.key")
+  ca.crt: $(b64 "$out/ca.crt")
+YAML
+
+base=$(realpath --relative-to="$out" "$deploy_dir")
+cat >"$out/kustomization.yaml" <<YAML
+# Written by deploy/certs.sh: the deviceshare kit with its certificates.
+# kubectl apply -k ${out}
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - ${base}
+  - tls-secrets.yaml
+patches:
+  - target:
+      group: admissionregistration.k8s.io
+      version: v1
+      kind: MutatingWebhookConfiguration
+      name: deviceshare-scheduler
+    patch: |-
+      - op: add
+        path: /webhooks/0/clientConfig/caBundle
+        value: $(b64 "$out/ca.crt")
+YAML
+chmod 0644 "$out/ca.crt" "$out/tls.crt" "$out/client.crt" "$out/kustomization.yaml"
+echo "wrote $out (apply with: kubectl apply -k $out)"
