@@ -52,8 +52,8 @@ func wantCode(t *testing.T, err error, code Code, inMessage string) {
 }
 
 func TestVersions(t *testing.T) {
-	if ABIVersion() != 1 {
-		t.Errorf("ABIVersion() = %d, want 1", ABIVersion())
+	if ABIVersion() != 2 {
+		t.Errorf("ABIVersion() = %d, want 2", ABIVersion())
 	}
 	if parts := strings.Split(Version(), "."); len(parts) != 3 {
 		t.Errorf("Version() = %q, want MAJOR.MINOR.PATCH", Version())
@@ -240,4 +240,77 @@ func TestConcurrentScheduleNeverOverbooks(t *testing.T) {
 	if usage, _ := s.Usage(); usage.Pods != 20 || usage.MemoryUsedMiB != 60000 {
 		t.Errorf("Usage: %+v", usage)
 	}
+}
+
+func TestPreparedPodAnswersAsTheTextCalls(t *testing.T) {
+	s := newSmallCluster(t)
+	p, err := s.PreparePod(pod("a", 4096))
+	if err != nil {
+		t.Fatalf("PreparePod: %v", err)
+	}
+	verdicts, err := s.Filter(pod("a", 4096), []string{"n1", "gone"})
+	if err != nil {
+		t.Fatalf("Filter: %v", err)
+	}
+	for _, want := range verdicts {
+		got, err := s.FilterNode(p, want.Node)
+		if err != nil || got != want {
+			t.Errorf("FilterNode(%s) = %+v, %v; Filter says %+v", want.Node, got, err, want)
+		}
+	}
+	score, err := s.Score(pod("a", 4096), "n2")
+	if err != nil {
+		t.Fatalf("Score: %v", err)
+	}
+	if got, err := s.ScoreNode(p, "n2"); err != nil || got != score {
+		t.Errorf("ScoreNode = %d, %v; Score says %d", got, err, score)
+	}
+
+	huge, err := s.PreparePod(pod("huge", 32768))
+	if err != nil {
+		t.Fatalf("PreparePod: %v", err)
+	}
+	verdict, err := s.FilterNode(huge, "n1")
+	if err != nil || verdict.Fits || verdict.Code != "InsufficientMemory" ||
+		!strings.Contains(verdict.Reason, "InsufficientMemory") {
+		t.Errorf("FilterNode(huge) = %+v, %v", verdict, err)
+	}
+	_, err = s.ScoreNode(huge, "n1")
+	wantCode(t, err, FailedPrecondition, "InsufficientMemory")
+
+	_, err = s.PreparePod("{")
+	wantCode(t, err, InvalidArgument, "pod")
+	if err := huge.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := huge.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	_, err = s.FilterNode(huge, "n1")
+	wantCode(t, err, FailedPrecondition, "closed")
+	_, err = s.FilterNode(nil, "n1")
+	wantCode(t, err, InvalidArgument, "pod")
+}
+
+func TestPreparedPodConcurrently(t *testing.T) {
+	s := newSmallCluster(t)
+	p, err := s.PreparePod(pod("a", 4096))
+	if err != nil {
+		t.Fatalf("PreparePod: %v", err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				if v, err := s.FilterNode(p, "n1"); err != nil || !v.Fits {
+					t.Errorf("FilterNode: %+v %v", v, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	p.Close()
 }

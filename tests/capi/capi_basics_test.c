@@ -397,3 +397,73 @@ void TestBadInputs(void) {
   deviceshare_free(out);
   CHECK(deviceshare_scheduler_destroy(s) == DEVICESHARE_OK);
 }
+
+/* A prepared pod answers as the text entry points do, for one node at a
+ * time; a destroyed pod handle is refused like a dead scheduler. */
+void TestPreparedPods(void) {
+  deviceshare_scheduler* s = NewScheduler(NULL, kTwoNodes);
+  char* error = NULL;
+  deviceshare_pod* pod = NULL;
+  CHECK_OK(deviceshare_pod_create(s, kPod, &pod, &error), error);
+  CHECK(pod != NULL);
+  int fits = -1, score = -1, text_score = -1;
+  const char* code = NULL;
+  char* reason = (char*)"untouched";
+  CHECK_OK(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, &code,
+                                       &reason, &error),
+           error);
+  CHECK(fits == 1 && strcmp(code, "Fits") == 0 && reason == NULL);
+  CHECK_OK(deviceshare_score(s, kPod, "n1", &text_score, &error), error);
+  CHECK(score == text_score);
+  int prepared_score = -1;
+  CHECK_OK(deviceshare_pod_score_node(s, pod, "n1", &prepared_score, &error),
+           error);
+  CHECK(prepared_score == text_score);
+
+  /* 16 GiB on a 10 GiB GPU: a verdict, not an error. */
+  static const char kHuge[] =
+      "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"huge\", "
+      "\"namespace\": \"default\", \"uid\": \"uid-huge\"}, \"spec\": "
+      "{\"containers\": [{\"name\": \"main\", \"resources\": {\"limits\": "
+      "{\"nvidia.com/gpu\": 1, \"nvidia.com/gpumem\": 16384}}}]}}";
+  deviceshare_pod* huge = NULL;
+  CHECK_OK(deviceshare_pod_create(s, kHuge, &huge, &error), error);
+  CHECK_OK(deviceshare_pod_filter_node(s, huge, "n2", &fits, &score, &code,
+                                       &reason, &error),
+           error);
+  CHECK(fits == 0 && score == 0);
+  CHECK_TEXT(strcmp(code, "InsufficientMemory") == 0, code);
+  CHECK_TEXT(reason != NULL && strstr(reason, "InsufficientMemory") != NULL,
+             reason ? reason : "(null)");
+  deviceshare_free(reason);
+  CHECK(deviceshare_pod_score_node(s, huge, "n2", &score, &error) ==
+        DEVICESHARE_FAILED_PRECONDITION);
+  deviceshare_free(error);
+  error = NULL;
+  /* A node the scheduler does not know is a verdict too, as in Filter. */
+  CHECK_OK(deviceshare_pod_filter_node(s, huge, "gone", &fits, &score, &code,
+                                       &reason, &error),
+           error);
+  CHECK_TEXT(fits == 0 && strcmp(code, "NodeUnknown") == 0, code);
+  deviceshare_free(reason);
+
+  /* Bad text, NULL arguments, dead handles. */
+  CHECK_INVALID(deviceshare_pod_create(s, "{", &huge, &error), "", error);
+  CHECK_INVALID(deviceshare_pod_create(s, kPod, NULL, &error), "out", error);
+  CHECK_INVALID(deviceshare_pod_filter_node(s, pod, NULL, &fits, &score, &code,
+                                            &reason, &error),
+                "node", error);
+  CHECK_INVALID(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, NULL,
+                                            &reason, &error),
+                "code", error);
+  CHECK(deviceshare_pod_destroy(pod) == DEVICESHARE_OK);
+  CHECK(deviceshare_pod_destroy(huge) == DEVICESHARE_OK);
+  CHECK_INVALID(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, &code,
+                                            &reason, &error),
+                "not a live handle", error);
+  CHECK_INVALID(deviceshare_pod_score_node(s, pod, "n1", &score, &error),
+                "not a live handle", error);
+  CHECK(deviceshare_pod_destroy(pod) == DEVICESHARE_INVALID_ARGUMENT);
+  CHECK(deviceshare_pod_destroy(NULL) == DEVICESHARE_INVALID_ARGUMENT);
+  CHECK(deviceshare_scheduler_destroy(s) == DEVICESHARE_OK);
+}

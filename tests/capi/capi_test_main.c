@@ -18,6 +18,7 @@ static const TestCase kCases[] = {
     {"null_arguments", TestNullArguments},
     {"unknown_and_destroyed_handles", TestUnknownAndDestroyedHandles},
     {"bad_inputs", TestBadInputs},
+    {"prepared_pods", TestPreparedPods},
     {"example_matches_simulate", TestExampleMatchesSimulate},
     {"node_objects", TestNodeObjects},
     {"steps", TestSteps},

@@ -12,6 +12,7 @@ void TestCreateFromConfigs(void);
 void TestNullArguments(void);
 void TestUnknownAndDestroyedHandles(void);
 void TestBadInputs(void);
+void TestPreparedPods(void);
 
 /* capi_example_test.c */
 void TestExampleMatchesSimulate(void);

@@ -30,15 +30,16 @@ namespace {
 
 using ::deviceshare::capi::CheckOptionalText;
 using ::deviceshare::capi::Guarded;
-using ::deviceshare::capi::HandleRegistry;
+using ::deviceshare::capi::PodHandles;
 using ::deviceshare::capi::RequireArgument;
 using ::deviceshare::capi::RequireText;
+using ::deviceshare::capi::SchedulerHandles;
 using ::deviceshare::capi::SetOutput;
 using SchedulerRef = std::shared_ptr<deviceshare::Scheduler>;
 
 absl::StatusOr<SchedulerRef> Find(const deviceshare_scheduler* scheduler) {
   DS_RETURN_IF_ERROR(RequireArgument(scheduler, "scheduler"));
-  return HandleRegistry::Get().Find(scheduler);
+  return SchedulerHandles().Find(scheduler);
 }
 
 // A decision of Schedule or Allocate as the answer; AlreadyExists and
@@ -84,7 +85,7 @@ deviceshare_code deviceshare_scheduler_create(const char* config,
     DS_ASSIGN_OR_RETURN(
         std::unique_ptr<deviceshare::Scheduler> scheduler,
         deviceshare::capi::NewScheduler(config == nullptr ? "" : config));
-    *out = HandleRegistry::Get().Add(std::move(scheduler));
+    *out = SchedulerHandles().Add(std::move(scheduler));
     return absl::OkStatus();
   });
 }
@@ -93,7 +94,7 @@ deviceshare_code deviceshare_scheduler_destroy(
     deviceshare_scheduler* scheduler) {
   return Guarded(nullptr, [&]() -> absl::Status {
     DS_RETURN_IF_ERROR(RequireArgument(scheduler, "scheduler"));
-    return HandleRegistry::Get().Remove(scheduler);
+    return SchedulerHandles().Remove(scheduler);
   });
 }
 
@@ -172,6 +173,71 @@ deviceshare_code deviceshare_score(deviceshare_scheduler* scheduler,
         deviceshare::capi::ParsedPod parsed,
         deviceshare::capi::ParsePod(pod, found->config().device));
     DS_ASSIGN_OR_RETURN(*score, found->ScoreNode(parsed.request, node));
+    return absl::OkStatus();
+  });
+}
+
+deviceshare_code deviceshare_pod_create(deviceshare_scheduler* scheduler,
+                                        const char* pod, deviceshare_pod** out,
+                                        char** error) {
+  return Guarded(error, [&]() -> absl::Status {
+    DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
+    DS_RETURN_IF_ERROR(RequireText(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireArgument(out, "out"));
+    DS_ASSIGN_OR_RETURN(
+        deviceshare::capi::ParsedPod parsed,
+        deviceshare::capi::ParsePod(pod, found->config().device));
+    *out = PodHandles().Add(
+        std::make_shared<deviceshare::capi::ParsedPod>(std::move(parsed)));
+    return absl::OkStatus();
+  });
+}
+
+deviceshare_code deviceshare_pod_destroy(deviceshare_pod* pod) {
+  return Guarded(nullptr, [&]() -> absl::Status {
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    return PodHandles().Remove(pod);
+  });
+}
+
+deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
+                                             const deviceshare_pod* pod,
+                                             const char* node, int* fits,
+                                             int* score, const char** code,
+                                             char** reason, char** error) {
+  return Guarded(error, [&]() -> absl::Status {
+    DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireText(node, "node"));
+    DS_RETURN_IF_ERROR(RequireArgument(fits, "fits"));
+    DS_RETURN_IF_ERROR(RequireArgument(score, "score"));
+    DS_RETURN_IF_ERROR(RequireArgument(code, "code"));
+    DS_RETURN_IF_ERROR(RequireArgument(reason, "reason"));
+    DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
+    DS_ASSIGN_OR_RETURN(deviceshare::NodeVerdict verdict,
+                        found->FilterNode(parsed->request, node));
+    const bool fitting = verdict.fit.fits();
+    if (!fitting) DS_RETURN_IF_ERROR(SetOutput(reason, verdict.fit.Reason()));
+    *fits = fitting ? 1 : 0;
+    *score = fitting ? verdict.score : 0;
+    // ReasonInfo names are string literals: they outlive every call.
+    *code = deviceshare::ReasonCodeName(verdict.fit.code).data();
+    if (fitting) *reason = nullptr;
+    return absl::OkStatus();
+  });
+}
+
+deviceshare_code deviceshare_pod_score_node(deviceshare_scheduler* scheduler,
+                                            const deviceshare_pod* pod,
+                                            const char* node, int* score,
+                                            char** error) {
+  return Guarded(error, [&]() -> absl::Status {
+    DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireText(node, "node"));
+    DS_RETURN_IF_ERROR(RequireArgument(score, "score"));
+    DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
+    DS_ASSIGN_OR_RETURN(*score, found->ScoreNode(parsed->request, node));
     return absl::OkStatus();
   });
 }

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define DEVICESHARE_ABI_VERSION 1
+#define DEVICESHARE_ABI_VERSION 2
 
 #if defined(__GNUC__)
 #define DEVICESHARE_EXPORT __attribute__((visibility("default")))
@@ -39,6 +39,7 @@ extern "C" {
 #endif
 
 typedef struct deviceshare_scheduler deviceshare_scheduler;
+typedef struct deviceshare_pod deviceshare_pod;
 
 /* absl::StatusCode's values. */
 typedef enum deviceshare_code {
@@ -133,6 +134,29 @@ deviceshare_filter(deviceshare_scheduler* scheduler, const char* pod,
 DEVICESHARE_EXPORT deviceshare_code
 deviceshare_score(deviceshare_scheduler* scheduler, const char* pod,
                   const char* node, int* score, char** error);
+
+/* A pod parsed once (as the calls above parse it, with `scheduler`'s
+ * config) for the per-node calls below: a framework plugin's PreFilter
+ * makes it, and its Filter and Score for each node cross into C with no
+ * text to parse or JSON to encode. Destroy it when the pod's cycle ends;
+ * a destroyed or foreign pod handle is DEVICESHARE_INVALID_ARGUMENT. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_pod_create(deviceshare_scheduler* scheduler, const char* pod,
+                       deviceshare_pod** out, char** error);
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_pod_destroy(deviceshare_pod* pod);
+/* The filter step for one node: *fits is 1 or 0, *score the score of a fit
+ * (else 0), *code the reason code ("Fits", "InsufficientMemory", ...; a
+ * static string, not to be freed), *reason the reason's text when it does
+ * not fit (free it with deviceshare_free; NULL for a fit). */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    const char* node, int* fits, int* score, const char** code, char** reason,
+    char** error);
+/* deviceshare_score for a prepared pod. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_score_node(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    const char* node, int* score, char** error);
 
 /* The whole decision: the best node of the candidates (options_json:
  * {"candidates": [names], "max_explained_nodes": n, "count_reasons": b};

@@ -1,0 +1,89 @@
+package deviceshare
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchCluster is 8 nodes of 8 80 GiB GPUs: a Filter or Score call's cost
+// is then the crossing into C and the pod's handling, not the cluster's
+// size.
+func benchCluster(b *testing.B) *Scheduler {
+	b.Helper()
+	var nodes strings.Builder
+	nodes.WriteString("nodes:\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&nodes, "- name: n%d\n  gpus: [{model: \"NVIDIA A100-SXM4-80GB\", memory_mib: 81920, count: 8}]\n", i)
+	}
+	s, err := NewScheduler("")
+	if err != nil {
+		b.Fatalf("NewScheduler: %v", err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.UpsertNodes(nodes.String()); err != nil {
+		b.Fatalf("UpsertNodes: %v", err)
+	}
+	return s
+}
+
+// BenchmarkFilterOneNode is what a framework plugin's Filter costs through
+// the JSON entry point: the pod's text parsed and the verdict encoded and
+// decoded on every call, for one node.
+func BenchmarkFilterOneNode(b *testing.B) {
+	s := benchCluster(b)
+	p := pod("bench", 4096)
+	nodes := []string{"n3"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		verdicts, err := s.Filter(p, nodes)
+		if err != nil || len(verdicts) != 1 || !verdicts[0].Fits {
+			b.Fatalf("Filter: %v %+v", err, verdicts)
+		}
+	}
+}
+
+// BenchmarkScoreOneNode: the same for Score.
+func BenchmarkScoreOneNode(b *testing.B) {
+	s := benchCluster(b)
+	p := pod("bench", 4096)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Score(p, "n3"); err != nil {
+			b.Fatalf("Score: %v", err)
+		}
+	}
+}
+
+// BenchmarkFilterNodePrepared is FilterOneNode through a prepared pod.
+func BenchmarkFilterNodePrepared(b *testing.B) {
+	s := benchCluster(b)
+	p, err := s.PreparePod(pod("bench", 4096))
+	if err != nil {
+		b.Fatalf("PreparePod: %v", err)
+	}
+	defer p.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		verdict, err := s.FilterNode(p, "n3")
+		if err != nil || !verdict.Fits {
+			b.Fatalf("FilterNode: %v %+v", err, verdict)
+		}
+	}
+}
+
+// BenchmarkScoreNodePrepared is ScoreOneNode through a prepared pod.
+func BenchmarkScoreNodePrepared(b *testing.B) {
+	s := benchCluster(b)
+	p, err := s.PreparePod(pod("bench", 4096))
+	if err != nil {
+		b.Fatalf("PreparePod: %v", err)
+	}
+	defer p.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.ScoreNode(p, "n3"); err != nil {
+			b.Fatalf("ScoreNode: %v", err)
+		}
+	}
+}
