@@ -324,7 +324,11 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
   --seed N              cluster/trace: shuffle the pod order with
                         std::mt19937_64(N) (Fisher-Yates); synthetic: the
                         generator's seed
-  --limit-pods N        schedule only the first N pods (after ordering)
+  --limit-pods N        schedule only the first N pods (after ordering);
+                        without --seed, --pods' pending pods past the
+                        first N are counted but not read (nor checked),
+                        while its running pods, quotas and classes are
+                        all read
   --max-reason-examples N
                         example node reasons kept per unschedulable pod
                         (default 10: each reason code once, then by node
