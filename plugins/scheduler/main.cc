@@ -266,7 +266,9 @@ Inputs (exactly one kind):
                         without DeviceClasses, those of
                         deploy/dra are used.
   --pods FILE           multi-document YAML of Pod manifests (Volcano or
-                        HAMi dialect), scheduled in file order, and the
+                        HAMi dialect; also kind: List / PodList, e.g.
+                        kubectl get pods -o json|yaml, read an item at a
+                        time: any size), scheduled in file order, and the
                         ResourceClaims and ResourceClaimTemplates
                         (resource.k8s.io/v1) their spec.resourceClaims
                         name; a template's claim is made per pod as

@@ -117,12 +117,13 @@ TEST(PodLoaderStreamTest, ItemsOutsideAListAreRefused) {
 }
 
 TEST(PodLoaderStreamTest, AnAliasBombInOneItemIsStillRefused) {
-  // Each item is ten of the one before: item 5 (line 8) expands to
-  // 1,111,111 nodes on its own.
+  // Each field of the one item is ten of the one before: by field f (line
+  // 8) the item expands past 2^20 nodes on its own.
   std::string text =
-      "kind: List\nitems:\n- &b0 [x, x, x, x, x, x, x, x, x, x]\n";
+      "kind: List\nitems:\n- a: &b0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int level = 1; level <= 5; ++level) {
-    absl::StrAppend(&text, "- &b", level, " [");
+    absl::StrAppend(&text, "  ", std::string(1, static_cast<char>('a' + level)),
+                    ": &b", level, " [");
     for (int i = 0; i < 10; ++i) {
       absl::StrAppend(&text, i > 0 ? ", " : "", "*b", level - 1);
     }

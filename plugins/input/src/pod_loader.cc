@@ -244,6 +244,11 @@ class PodCollector {
 
 namespace {
 
+// "an" before "array" and "object", "a" before the other JSON types.
+absl::string_view Article(absl::string_view word) {
+  return !word.empty() && (word[0] == 'a' || word[0] == 'o') ? "an" : "a";
+}
+
 // The kinds whose `items` are objects of a pods file (kube_objects.h's
 // List and <Kind>List for the kinds read here).
 bool IsListKind(absl::string_view kind) {
@@ -294,7 +299,8 @@ class PodStream final : public YamlDocumentVisitor {
     if (!item.is_object()) {
       return collector_->Error(
           document,
-          absl::StrFormat("%sa %s, want an object", where, item.type_name()));
+          absl::StrFormat("%s%s %s, want an object", where,
+                          Article(item.type_name()), item.type_name()));
     }
     return collector_->Add(item, where, document);
   }

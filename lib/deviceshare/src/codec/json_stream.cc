@@ -155,9 +155,6 @@ std::optional<absl::Status> StreamJsonDocument(absl::string_view text,
       (text[start] != '{' && text[start] != '[')) {
     return std::nullopt;
   }
-  // A pass that builds nothing first: the visitor must not see items of a
-  // text that turns out to be YAML (or broken) further on.
-  if (!json::accept(text.begin(), text.end())) return std::nullopt;
   const size_t line = 1 + static_cast<size_t>(std::count(
                               text.begin(), text.begin() + start, '\n'));
   absl::Status status = visitor.OnDocumentStart(1, line);
@@ -173,6 +170,13 @@ std::optional<absl::Status> StreamJsonDocument(absl::string_view text,
         /*allow_exceptions=*/false);
   } catch (const StopJson& stop) {
     return stop.status;
+  }
+  if (document.is_discarded()) {
+    // Not JSON after all (or broken): YAML reads it from the start, and
+    // says where it breaks. (A pass that only checks the JSON first would
+    // cost 40 % more on every good file.)
+    visitor.OnRestart();
+    return std::nullopt;
   }
   return visitor.OnDocument(1, std::move(document), splitter.items_split());
 }

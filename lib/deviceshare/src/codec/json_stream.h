@@ -14,7 +14,8 @@
 namespace deviceshare {
 
 // nullopt when `text` is not one JSON object or array (the caller then
-// reads it as YAML, which also says where it breaks); else what reading it
+// reads it as YAML, which also says where it breaks; where the visitor was
+// handed something first, it is told to restart); else what reading it
 // through `visitor` gave, as StreamYamlDocuments says.
 std::optional<absl::Status> StreamJsonDocument(absl::string_view text,
                                                YamlDocumentVisitor& visitor,
