@@ -1,9 +1,7 @@
 #include "deviceshare/codec/yaml_json.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -12,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "codec/yaml_convert.h"
 #include "deviceshare/status_macros.h"
