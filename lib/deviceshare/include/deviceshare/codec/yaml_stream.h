@@ -17,10 +17,12 @@
 // and for what is left of its document; what aliases expand to over the
 // whole stream is bounded at 16 times those.
 //
-// A text whose first non-blank character is '{' or '[' and that is one
-// valid JSON value is read with nlohmann's parser (several times faster
-// than yaml-cpp); it is one document, on the line it starts. A duplicate
-// key there is an error as in YAML. Anything else goes through yaml-cpp.
+// A text whose first non-blank character is '{' or '[' is first read with
+// nlohmann's parser (several times faster than yaml-cpp), in one pass: if
+// it is one JSON value, it is one document, on the line it starts, and a
+// duplicate key there is an error as in YAML; if it is not, the visitor
+// is told to restart and the text is read as YAML. YAML goes through the
+// caller's first parser if any (libyaml), else yaml-cpp.
 //
 // Thread safety: a pure function over its arguments.
 #ifndef DEVICESHARE_CODEC_YAML_STREAM_H_
