@@ -125,6 +125,20 @@ TEST(YamlStreamTest, WhatLibyamlRefusesYamlCppReadsAgain) {
                        Read("a: [1\nb: 2\n", nullptr).status().message()));
 }
 
+TEST(YamlStreamTest, ALoneCrReadsAsYamlCppReadsIt) {
+  if (!HaveLibyaml()) GTEST_SKIP() << kNoLibyaml;
+  // libyaml ends the comment at the CR (YAML's rule) and would read b;
+  // yaml-cpp reads one comment. Found by comparing the two under the
+  // fuzzer.
+  const std::string text = "a: 1 # note\rb: 2\n";
+  auto cpp = Read(text, nullptr);
+  ASSERT_OK(cpp);
+  EXPECT_THAT(*cpp, ElementsAre("1@1", "1={\"a\":1}"));
+  auto libyaml = Read(text, input::LibyamlParser());
+  ASSERT_OK(libyaml);
+  EXPECT_EQ(*libyaml, *cpp);
+}
+
 TEST(YamlStreamTest, BothParsersRefuseWhatJsonCannotHold) {
   for (YamlEventParser parser :
        {YamlEventParser{nullptr}, input::LibyamlParser()}) {

@@ -61,6 +61,15 @@ absl::Status Feed(const yaml_event_t& event, YamlJsonBuilder& builder) {
 
 absl::Status ParseWithLibyaml(absl::string_view text,
                               YamlJsonBuilder& builder) {
+  // YAML (and libyaml) takes a lone CR for a line break, yaml-cpp does
+  // not: a comment ending in one would end earlier here. Such a text is
+  // left to yaml-cpp, so that it reads as it always has.
+  for (size_t cr = text.find('\r'); cr != absl::string_view::npos;
+       cr = text.find('\r', cr + 1)) {
+    if (cr + 1 == text.size() || text[cr + 1] != '\n') {
+      return absl::InvalidArgumentError("a lone CR: read by yaml-cpp");
+    }
+  }
   yaml_parser_t parser;
   if (yaml_parser_initialize(&parser) == 0) {
     return absl::ResourceExhaustedError("libyaml: out of memory");
