@@ -287,7 +287,9 @@ Inputs (exactly one kind):
                         without DeviceClasses, those of
                         deploy/dra are used.
   --pods FILE           multi-document YAML of Pod manifests (Volcano or
-                        HAMi dialect), scheduled in file order, and the
+                        HAMi dialect; also kind: List / PodList, e.g.
+                        kubectl get pods -o json|yaml, read an item at a
+                        time: any size), scheduled in file order, and the
                         ResourceClaims and ResourceClaimTemplates
                         (resource.k8s.io/v1) their spec.resourceClaims
                         name; a template's claim is made per pod as
@@ -345,7 +347,11 @@ constexpr char kSimulateOptionsHelp[] = R"(Options:
   --seed N              cluster/trace: shuffle the pod order with
                         std::mt19937_64(N) (Fisher-Yates); synthetic: the
                         generator's seed
-  --limit-pods N        schedule only the first N pods (after ordering)
+  --limit-pods N        schedule only the first N pods (after ordering);
+                        without --seed, --pods' pending pods past the
+                        first N are counted but not read (nor checked),
+                        while its running pods, quotas and classes are
+                        all read
   --max-reason-examples N
                         example node reasons kept per unschedulable pod
                         (default 10: each reason code once, then by node

@@ -3,8 +3,8 @@
 # tree and runs fuzzers for a bounded time each, on copies of their seed
 # corpora: by default the extender's request decoders and the node agent's
 # ResourceClaim decoder, or the fuzzers named (capi_fuzzer: the C API's
-# JSON entry points). Only the named fuzzers are built; <seconds> is
-# shared among them.
+# JSON entry points; input_loaders_fuzzer: simulate's file readers). Only
+# the named fuzzers are built; <seconds> is shared among them.
 #
 #   run_fuzzer.sh <source-dir> <build-dir> <seconds> [fuzzer...]
 #
@@ -84,6 +84,7 @@ for fuzzer in "${fuzzers[@]}"; do
     allocated_claim_fuzzer) run "$fuzzer" "$fuzz_dir/claim_corpus" ;;
     capi_fuzzer)
       run "$fuzzer" "$fuzz_dir/corpus/capi" -dict="$fuzz_dir/capi.dict" ;;
+    input_loaders_fuzzer) run "$fuzzer" "$fuzz_dir/input_corpus" ;;
     *)
       echo "unknown fuzzer $fuzzer" >&2
       exit 2

@@ -112,12 +112,12 @@ const std::vector<IncludeRule> kRules = {
     {.name = "simulate-private",
      .from = {"*"},
      .from_except = {"plugin/simulate", "plugin/scheduler-main",
-                     "test/simulate"},
+                     "test/simulate", "test/fuzz"},
      .to = {"plugin/simulate"},
      .reason = "simulate is the offline what-if tool: only its own sources, "
-               "the scheduler executable and tests/simulate use it; the "
-               "extender, the agent, bench and the shared test doubles "
-               "must not depend on it"},
+               "the scheduler executable, tests/simulate and the fuzzers "
+               "of its file readers use it; the extender, the agent, bench "
+               "and the shared test doubles must not depend on it"},
 
     // 6. The C API stands apart: it is for hosts in other languages.
     {.name = "capi-apart",

@@ -1,5 +1,7 @@
 #include "deviceshare/input/pod_loader.h"
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -9,9 +11,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deviceshare/codec/yaml_json.h"
+#include "deviceshare/codec/yaml_stream.h"
 #include "deviceshare/input/input_file.h"
 #include "deviceshare/input/kube_objects.h"
+#include "deviceshare/input/libyaml_stream.h"
 #include "deviceshare/input/pod_priorities.h"
 #include "deviceshare/input/yaml_document_lines.h"
 #include "deviceshare/k8s/pod_annotations.h"
@@ -56,8 +59,8 @@ bool HasNodeName(const Json& pod) {
 class PodCollector {
  public:
   PodCollector(absl::string_view file, absl::string_view text,
-               const DeviceConfig& config)
-      : errors_(file, text), config_(config) {}
+               const DeviceConfig& config, size_t pending_limit)
+      : errors_(file, text), config_(config), pending_limit_(pending_limit) {}
 
   absl::Status Add(const Json& object, absl::string_view where,
                    size_t document) {
@@ -91,6 +94,11 @@ class PodCollector {
     const std::optional<Dialect> record_dialect = RecordDialect(annotations);
     if (!record_dialect && HasNodeName(object)) {
       ++loaded_.bound_without_record;
+      return absl::OkStatus();
+    }
+    if (!record_dialect && pods_.size() >= pending_limit_) {
+      // Past the limit: only counted, so neither read nor checked.
+      ++loaded_.pending_past_limit;
       return absl::OkStatus();
     }
     auto request = ParsePodRequest(object, config_);
@@ -132,6 +140,10 @@ class PodCollector {
     return errors_.At(document, absl::InvalidArgumentError(std::move(message)));
   }
 
+  void SetLine(size_t document, size_t line) {
+    errors_.SetLine(document, line);
+  }
+
   void AcceptDraObjects() { dra_objects_ = true; }
   // The pods with their priorities resolved (PriorityClasses may follow
   // the pods that name them).
@@ -141,6 +153,7 @@ class PodCollector {
       DS_ASSIGN_OR_RETURN(loaded_.priorities,
                           priorities_.Resolve(uids_, errors_));
     }
+    loaded_.pending_limit_reached = pods_.size() >= pending_limit_;
     loaded_.priority_classes = priorities_.classes_read();
     return std::move(loaded_);
   }
@@ -215,6 +228,7 @@ class PodCollector {
 
   YamlDocumentErrors errors_;
   const DeviceConfig& config_;
+  const size_t pending_limit_;
   bool dra_objects_ = false;
   bool preemption_inputs_ = false;
   LoadedPods loaded_;
@@ -230,37 +244,112 @@ class PodCollector {
 
 namespace {
 
-absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
-                                       absl::string_view file,
-                                       const DeviceConfig& config,
-                                       bool dra_objects,
-                                       bool resolve_priorities) {
-  auto documents = ParseYamlDocuments(text);
-  if (!documents.ok()) return InFile(file, documents.status());
-  PodCollector collector(file, text, config);
-  if (dra_objects) collector.AcceptDraObjects();
-  if (resolve_priorities) collector.AcceptPreemptionInputs();
-  for (size_t d = 0; d < documents->size(); ++d) {
-    const Json& document = (*documents)[d];
-    const size_t number = d + 1;
-    if (!document.is_object()) {
-      return collector.Error(
-          number, absl::StrFormat("a %s, want a Pod object or a List",
-                                  document.type_name()));
-    }
-    std::string item_kind = "Pod";
-    for (const char* kind : {"ResourceClaim", "ResourceClaimTemplate"}) {
-      if (KindOf(document) == absl::StrCat(kind, "List")) item_kind = kind;
-    }
-    auto objects = DocumentObjects(document, item_kind);
-    if (!objects.ok()) {
-      return collector.Error(number, std::string(objects.status().message()));
-    }
-    for (const DocumentObject& object : *objects) {
-      DS_RETURN_IF_ERROR(collector.Add(*object.object, object.where, number));
-    }
+// "an" before "array" and "object", "a" before the other JSON types.
+absl::string_view Article(absl::string_view word) {
+  return !word.empty() && (word[0] == 'a' || word[0] == 'o') ? "an" : "a";
+}
+
+// The kinds whose `items` are objects of a pods file (kube_objects.h's
+// List and <Kind>List for the kinds read here).
+bool IsListKind(absl::string_view kind) {
+  return kind == "List" || kind == "PodList" || kind == "ResourceClaimList" ||
+         kind == "ResourceClaimTemplateList";
+}
+
+// Hands each document, and each item of a List as soon as it is read, to
+// the collector: a big file is never held as one tree.
+class PodStream final : public YamlDocumentVisitor {
+ public:
+  // `make` sets up a fresh collector, in place (it points into itself).
+  explicit PodStream(std::function<void(std::optional<PodCollector>&)> make)
+      : make_(std::move(make)) {
+    make_(collector_);
   }
-  return collector.Take();
+
+  PodCollector& collector() { return *collector_; }
+
+  absl::Status OnDocumentStart(size_t document, size_t line) override {
+    collector_->SetLine(document, line);
+    return absl::OkStatus();
+  }
+
+  void OnRestart() override { make_(collector_); }
+
+  // Whether reading stopped at an error of the collector's (which names
+  // the file) rather than the reader's.
+  bool failed() const { return failed_; }
+
+  absl::Status OnItem(size_t document, size_t index, Json item) override {
+    return Noted(Item(document, index, std::move(item)));
+  }
+
+  absl::Status OnDocument(size_t document, Json value,
+                          bool items_split) override {
+    return Noted(Document(document, std::move(value), items_split));
+  }
+
+ private:
+  absl::Status Noted(absl::Status status) {
+    failed_ |= !status.ok();
+    return status;
+  }
+
+  absl::Status Item(size_t document, size_t index, Json item) {
+    const std::string where = absl::StrCat("items[", index, "]: ");
+    if (!item.is_object()) {
+      return collector_->Error(
+          document,
+          absl::StrFormat("%s%s %s, want an object", where,
+                          Article(item.type_name()), item.type_name()));
+    }
+    return collector_->Add(item, where, document);
+  }
+
+  absl::Status Document(size_t document, Json value, bool items_split) {
+    if (!value.is_object()) {
+      return collector_->Error(
+          document, absl::StrFormat("a %s, want a Pod object or a List",
+                                    value.type_name()));
+    }
+    const std::string kind = KindOf(value);
+    if (items_split) {
+      // The items have been read already: kubectl prints `kind` after them.
+      if (IsListKind(kind)) return absl::OkStatus();
+      return collector_->Error(
+          document,
+          absl::StrFormat("kind: %s has a list of items; only List, PodList, "
+                          "ResourceClaimList and ResourceClaimTemplateList "
+                          "have items",
+                          kind.empty() ? "(none)" : kind));
+    }
+    if (IsListKind(kind)) {
+      return collector_->Error(
+          document,
+          absl::StrCat("kind ", kind, ": items is missing or not a list"));
+    }
+    return collector_->Add(value, "", document);
+  }
+
+  std::function<void(std::optional<PodCollector>&)> make_;
+  std::optional<PodCollector> collector_;
+  bool failed_ = false;
+};
+
+absl::StatusOr<LoadedPods> LoadObjects(
+    absl::string_view text, absl::string_view file, const DeviceConfig& config,
+    bool dra_objects, bool resolve_priorities, size_t pending_limit) {
+  PodStream stream([&](std::optional<PodCollector>& collector) {
+    collector.emplace(file, text, config, pending_limit);
+    if (dra_objects) collector->AcceptDraObjects();
+    if (resolve_priorities) collector->AcceptPreemptionInputs();
+  });
+  absl::Status read =
+      StreamYamlDocuments(text, stream, /*split_items=*/true, LibyamlParser());
+  if (!read.ok()) {
+    // The collector's own errors already name the file; the reader's do not.
+    return stream.failed() ? read : InFile(file, read);
+  }
+  return stream.collector().Take();
 }
 
 }  // namespace
@@ -268,18 +357,20 @@ absl::StatusOr<LoadedPods> LoadObjects(absl::string_view text,
 absl::StatusOr<std::vector<PodRequest>> LoadPodsYaml(
     absl::string_view text, absl::string_view file,
     const DeviceConfig& config) {
-  DS_ASSIGN_OR_RETURN(LoadedPods loaded,
-                      LoadObjects(text, file, config, /*dra_objects=*/false,
-                                  /*resolve_priorities=*/false));
+  DS_ASSIGN_OR_RETURN(
+      LoadedPods loaded,
+      LoadObjects(text, file, config, /*dra_objects=*/false,
+                  /*resolve_priorities=*/false, /*pending_limit=*/SIZE_MAX));
   return std::move(loaded.pods);
 }
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
                                               absl::string_view file,
                                               const DeviceConfig& config,
-                                              bool resolve_priorities) {
+                                              bool resolve_priorities,
+                                              size_t pending_limit) {
   return LoadObjects(text, file, config, /*dra_objects=*/true,
-                     resolve_priorities);
+                     resolve_priorities, pending_limit);
 }
 
 }  // namespace deviceshare::input

@@ -19,11 +19,18 @@ std::vector<size_t> YamlDocumentLines(absl::string_view text) {
   return lines;
 }
 
+void YamlDocumentErrors::SetLine(size_t document, size_t line) {
+  if (!lines_) lines_.emplace();
+  if (lines_->size() < document) lines_->resize(document, 0);
+  (*lines_)[document - 1] = line;
+}
+
 absl::Status YamlDocumentErrors::At(size_t document,
                                     const absl::Status& status) {
   if (status.ok()) return status;
   if (!lines_) lines_ = YamlDocumentLines(text_);
-  if (document == 0 || document > lines_->size()) {
+  if (document == 0 || document > lines_->size() ||
+      (*lines_)[document - 1] == 0) {
     return InDocument(file_, document, status);
   }
   return absl::Status(

@@ -1,6 +1,7 @@
 #include "deviceshare/simulate/simulate.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 #include <utility>
 
@@ -87,10 +88,26 @@ absl::Status LoadClusterInput(const SimulateOptions& options,
       LoadClusterYaml(cluster_text, options.cluster_path, config.device));
   DS_ASSIGN_OR_RETURN(std::string pods_text,
                       ReadInputFile("--pods", options.pods_path));
+  // --limit-pods N without --seed keeps the first N pending pods of the
+  // file, so the loader need not read the others (200,000 of them took
+  // 3 GB); every other object still counts. With --seed the N are drawn
+  // from all of them: LoadWorkload cuts after the shuffle.
+  const size_t pending_limit = options.limit_pods && !options.seed
+                                   ? static_cast<size_t>(*options.limit_pods)
+                                   : SIZE_MAX;
   DS_ASSIGN_OR_RETURN(
       LoadedPods pods,
       LoadPodObjectsYaml(pods_text, options.pods_path, config.device,
-                         /*resolve_priorities=*/options.preemption));
+                         /*resolve_priorities=*/options.preemption,
+                         pending_limit));
+  std::string().swap(pods_text);  // no longer needed: free it
+  if (pods.pending_past_limit > 0) {
+    workload.notes.push_back(absl::StrFormat(
+        "--limit-pods: the first %d of %d pending pods; the other %d were "
+        "counted, not read",
+        pods.pods.size(), pods.pods.size() + pods.pending_past_limit,
+        pods.pending_past_limit));
+  }
   workload.pods = std::move(pods.pods);
   workload.running = std::move(pods.running);
   if (!workload.running.empty()) {

@@ -9,7 +9,9 @@
 // key that is not a scalar, a duplicate key, a tag other than the standard
 // !!str/!!int/!!float/!!bool/!!null. Aliases are expanded, up to 256 levels
 // deep and 2^20 nodes per document, so neither a self-referencing alias
-// nor an alias bomb can exhaust the stack or memory.
+// nor an alias bomb can exhaust the stack or memory. Inputs too big to
+// hold as one tree (a pods file of 200,000 documents, a List of as many
+// items) are read with codec/yaml_stream.h instead.
 #ifndef DEVICESHARE_CODEC_YAML_JSON_H_
 #define DEVICESHARE_CODEC_YAML_JSON_H_
 

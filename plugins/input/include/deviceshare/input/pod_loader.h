@@ -27,10 +27,23 @@
 // Without it pods' priority fields are not looked at (a file that names
 // classes it does not hold reads as before) and budgets are skipped.
 //
+// The file is read a document at a time, and a List's items one at a time
+// (codec/yaml_stream.h): memory grows with the pods kept, not with the
+// file's parse tree. A List is read as its items come, so an error in an
+// item is found before one in the List's own kind.
+//
+// With `pending_limit`, the pending pods (neither running, bound nor
+// finished) past the first `pending_limit` are counted but neither read
+// nor checked (a bad request, a duplicate name there is not seen); every
+// other object of the file is still read, so running pods, quotas,
+// classes and budgets after them still count (simulate's --limit-pods).
+//
 // Thread safety: a pure function.
 #ifndef DEVICESHARE_INPUT_POD_LOADER_H_
 #define DEVICESHARE_INPUT_POD_LOADER_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -79,12 +92,17 @@ struct LoadedPods {
   // and the non-empty metadata.labels of pending and running pods by uid.
   std::vector<nlohmann::json> disruption_budgets;
   std::map<std::string, nlohmann::json> pod_labels;
+  // Pending pods past `pending_limit`, counted only; and whether `pods`
+  // holds `pending_limit` pods.
+  int64_t pending_past_limit = 0;
+  bool pending_limit_reached = false;
 };
 
 absl::StatusOr<LoadedPods> LoadPodObjectsYaml(absl::string_view text,
                                               absl::string_view file,
                                               const DeviceConfig& config,
-                                              bool resolve_priorities = false);
+                                              bool resolve_priorities = false,
+                                              size_t pending_limit = SIZE_MAX);
 
 }  // namespace deviceshare::input
 

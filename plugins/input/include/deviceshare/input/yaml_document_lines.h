@@ -25,8 +25,8 @@ namespace deviceshare::input {
 std::vector<size_t> YamlDocumentLines(absl::string_view text);
 
 // Turns errors about document N of one file into
-// "FILE: document N (line L): message". The text is scanned for lines only
-// when an error is made.
+// "FILE: document N (line L): message". Unless given with SetLine, the
+// text is scanned for lines only when an error is made.
 class YamlDocumentErrors {
  public:
   YamlDocumentErrors(absl::string_view file, absl::string_view text)
@@ -34,6 +34,12 @@ class YamlDocumentErrors {
 
   // `document` is 1-based.
   absl::Status At(size_t document, const absl::Status& status);
+
+  // A reader that streams the documents says where each starts as it
+  // reads it (documents in order, from 1), so that an error never parses
+  // the text again: a second parse of a big file would hold its whole
+  // tree.
+  void SetLine(size_t document, size_t line);
 
  private:
   std::string file_;
