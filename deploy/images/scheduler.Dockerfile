@@ -20,8 +20,9 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
        --no-install-recommends \
        cmake ninja-build g++ pkg-config \
-       libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev \
-       libcpp-httplib-dev libspdlog-dev libboost-graph-dev prometheus-cpp-dev \
+       libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libssl-dev \
+       libcpp-httplib-dev libspdlog-dev libboost-dev libboost-graph-dev \
+       prometheus-cpp-dev \
        protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -42,7 +43,8 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
        --no-install-recommends \
        libabsl20220623 libbrotli1 libcpp-httplib0.11 libfmt9 \
-       libprometheus-cpp-core1.0 libspdlog1.10 libssl3 libyaml-cpp0.7 \
+       libprometheus-cpp-core1.0 libspdlog1.10 libssl3 libyaml-0-2 \
+       libyaml-cpp0.7 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /staging/usr/local/bin/deviceshare-scheduler /usr/local/bin/
 # Not root: the extender needs no privilege, only the API server
