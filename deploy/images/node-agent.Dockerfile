@@ -20,8 +20,9 @@ RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
        --no-install-recommends \
        cmake ninja-build g++ pkg-config \
-       libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libssl-dev \
-       libcpp-httplib-dev libspdlog-dev libboost-graph-dev prometheus-cpp-dev \
+       libabsl-dev libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libssl-dev \
+       libcpp-httplib-dev libspdlog-dev libboost-dev libboost-graph-dev \
+       prometheus-cpp-dev \
        protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

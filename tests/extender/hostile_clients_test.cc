@@ -27,6 +27,7 @@
 #include "testing/server_process.h"
 #include "testing/temp_folder.h"
 #include "testing/test_pki.h"
+#include "testing/wait_for.h"
 
 namespace deviceshare {
 namespace {
@@ -41,6 +42,7 @@ using ::deviceshare::testing::RawConnection;
 using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::TempFolder;
 using ::deviceshare::testing::TestPki;
+using ::deviceshare::testing::WaitFor;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
@@ -74,6 +76,18 @@ class HostileClientsTest : public ::testing::Test {
     scheduler_ = std::make_unique<SchedulerProcess>(DEVICESHARE_SCHEDULER_BIN,
                                                     std::move(flags));
     ASSERT_TRUE(scheduler_->Start().ok()) << scheduler_->Log();
+  }
+
+  // Until /readyz answers 200 (the first lists are in), over `client`.
+  template <typename Client>
+  void WaitUntilReady(Client& client) {
+    const bool ready = WaitFor(
+        [&] {
+          auto answer = client.Get("/readyz");
+          return answer && answer->status == 200;
+        },
+        absl::Seconds(10));
+    ASSERT_TRUE(ready) << scheduler_->Log();
   }
 
   std::unique_ptr<httplib::Client> Client() {
@@ -122,8 +136,9 @@ class HostileClientsTest : public ::testing::Test {
 TEST_F(HostileClientsTest, SlowHeadersDoNotStallTheExtender) {
   StartServe({});
   // Twice the old listener's threads, each holding a header open.
-  auto held = Tricklers(scheduler_->port(), 16);
   auto client = Client();
+  WaitUntilReady(*client);
+  auto held = Tricklers(scheduler_->port(), 16);
   auto health = client->Get("/healthz");
   ASSERT_TRUE(health) << "no answer: " << httplib::to_string(health.error())
                       << "\n"
@@ -196,9 +211,7 @@ TEST_F(HostileClientsTest, OnlyAClientWithTheCertificateIsServedTheVerbs) {
     anonymous.enable_server_certificate_verification(true);
     anonymous.set_connection_timeout(kAnswerSeconds, 0);
     anonymous.set_read_timeout(kAnswerSeconds, 0);
-    auto health = anonymous.Get("/readyz");
-    ASSERT_TRUE(health) << httplib::to_string(health.error());
-    EXPECT_EQ(health->status, 200);
+    WaitUntilReady(anonymous);
     for (const char* verb : {"/filter", "/prioritize", "/bind", "/preempt"}) {
       auto refused = anonymous.Post(verb, FilterArgs(), "application/json");
       ASSERT_TRUE(refused) << verb;
