@@ -35,6 +35,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "serve_rig.h"
+#include "testing/admission_answers.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
 #include "testing/raw_connection.h"
@@ -131,16 +132,9 @@ Latencies FilterPhase(int port, const std::vector<std::string>& pods,
 }
 
 Latencies ReviewPhase(int port, const TestPki& pki, const std::string& pod) {
-  const std::string review = nlohmann::json{
-      {"apiVersion", "admission.k8s.io/v1"},
-      {"kind", "AdmissionReview"},
-      {"request",
-       {{"uid", "bench"},
-        {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-        {"namespace", "default"},
-        {"operation", "CREATE"},
-        {"object", nlohmann::json::parse(
-                       pod)}}}}.dump();
+  const std::string review = ::deviceshare::testing::PodCreateReview(
+                                 nlohmann::json::parse(pod), "bench")
+                                 .dump();
   Latencies latencies;
   httplib::SSLClient client("127.0.0.1", port);
   client.set_ca_cert_store(::deviceshare::testing::NewStoreWith(pki.ca));

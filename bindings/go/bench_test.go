@@ -57,12 +57,7 @@ func BenchmarkScoreOneNode(b *testing.B) {
 
 // BenchmarkFilterNodePrepared is FilterOneNode through a prepared pod.
 func BenchmarkFilterNodePrepared(b *testing.B) {
-	s := benchCluster(b)
-	p, err := s.PreparePod(pod("bench", 4096))
-	if err != nil {
-		b.Fatalf("PreparePod: %v", err)
-	}
-	defer p.Close()
+	s, p := benchPrepared(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		verdict, err := s.FilterNode(p, "n3")
@@ -74,16 +69,23 @@ func BenchmarkFilterNodePrepared(b *testing.B) {
 
 // BenchmarkScoreNodePrepared is ScoreOneNode through a prepared pod.
 func BenchmarkScoreNodePrepared(b *testing.B) {
-	s := benchCluster(b)
-	p, err := s.PreparePod(pod("bench", 4096))
-	if err != nil {
-		b.Fatalf("PreparePod: %v", err)
-	}
-	defer p.Close()
+	s, p := benchPrepared(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := s.ScoreNode(p, "n3"); err != nil {
 			b.Fatalf("ScoreNode: %v", err)
 		}
 	}
+}
+
+// benchPrepared is benchCluster and the benchmarks' pod, prepared.
+func benchPrepared(b *testing.B) (*Scheduler, *PreparedPod) {
+	b.Helper()
+	s := benchCluster(b)
+	p, err := s.PreparePod(pod("bench", 4096))
+	if err != nil {
+		b.Fatalf("PreparePod: %v", err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return s, p
 }

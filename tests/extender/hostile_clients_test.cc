@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "testing/admission_answers.h"
 #include "testing/fake_api_server.h"
 #include "testing/kube_objects.h"
 #include "testing/raw_connection.h"
@@ -38,6 +39,7 @@ using ::deviceshare::testing::HamiNodeObject;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::MakeTestPki;
 using ::deviceshare::testing::NewStoreWith;
+using ::deviceshare::testing::PodCreateReview;
 using ::deviceshare::testing::RawConnection;
 using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::TempFolder;
@@ -163,16 +165,8 @@ TEST_F(HostileClientsTest, IdleConnectionsDoNotStallTheWebhook) {
   client.enable_server_certificate_verification(true);
   client.set_connection_timeout(kAnswerSeconds, 0);
   client.set_read_timeout(kAnswerSeconds, 0);
-  json pod = HamiPodObject({.name = "q", .memory_mib = 1000});
-  const json review = {
-      {"apiVersion", "admission.k8s.io/v1"},
-      {"kind", "AdmissionReview"},
-      {"request",
-       {{"uid", "review-1"},
-        {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-        {"namespace", "default"},
-        {"operation", "CREATE"},
-        {"object", pod}}}};
+  const json review =
+      PodCreateReview(HamiPodObject({.name = "q", .memory_mib = 1000}));
   auto answer = client.Post("/webhook", review.dump(), "application/json");
   ASSERT_TRUE(answer) << "no answer: " << httplib::to_string(answer.error())
                       << "\n"

@@ -73,16 +73,9 @@ class WebhookE2eTest : public ::testing::Test {
     httplib::SSLClient client("127.0.0.1", port);
     client.set_ca_cert_store(::deviceshare::testing::NewStoreWith(pki_.ca));
     client.enable_server_certificate_verification(true);
-    const json review = {
-        {"apiVersion", "admission.k8s.io/v1"},
-        {"kind", "AdmissionReview"},
-        {"request",
-         {{"uid", "review-1"},
-          {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
-          {"namespace", "default"},
-          {"operation", "CREATE"},
-          {"object", pod}}}};
-    auto answer = client.Post("/webhook", review.dump(), "application/json");
+    auto answer = client.Post(
+        "/webhook", ::deviceshare::testing::PodCreateReview(pod).dump(),
+        "application/json");
     EXPECT_TRUE(answer) << "no answer; log:\n" << scheduler_->Log();
     if (!answer) return json();
     EXPECT_EQ(answer->status, 200) << answer->body;

@@ -1,11 +1,23 @@
 #include "testing/admission_answers.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 
 namespace deviceshare::testing {
+
+nlohmann::json PodCreateReview(nlohmann::json pod, const std::string& uid) {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", uid},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+            {"namespace", "default"},
+            {"operation", "CREATE"},
+            {"object", std::move(pod)}}}};
+}
 
 nlohmann::json PatchOf(const nlohmann::json& response) {
   auto patch = response.find("patch");
