@@ -1,7 +1,8 @@
 // File: codec/json_stream.h (private to the core library)
 //
 // yaml_stream.h's fast path: a text that is one JSON value, read with
-// nlohmann's parser, a List's items handed out one by one.
+// nlohmann's parser, a List's items handed out one by one (to a
+// document_visitor.h visitor).
 #ifndef DEVICESHARE_CODEC_JSON_STREAM_H_
 #define DEVICESHARE_CODEC_JSON_STREAM_H_
 
@@ -9,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "deviceshare/codec/yaml_stream.h"
+#include "deviceshare/codec/document_visitor.h"
 
 namespace deviceshare {
 
