@@ -80,11 +80,9 @@ class ExtenderServer::Impl {
       http.install_certificate = [this](SSL_CTX& ctx) {
         return reloader_->Install(ctx);
       };
-      http.client_ca_file = options_.tls_client_ca_file;
-    } else if (!options_.tls_client_ca_file.empty()) {
-      return absl::InvalidArgumentError(
-          "--tls-client-ca: needs --tls-cert and --tls-key");
     }
+    // Without TLS, HttpService refuses a client CA, naming the flag.
+    http.client_ca_file = options_.tls_client_ca_file;
     http.threads =
         options_.threads > 0
             ? options_.threads

@@ -168,7 +168,6 @@ void HttpService::Impl::Stop() {
 HttpServiceStats HttpService::Impl::stats() const {
   HttpServiceStats stats;
   stats.open = open_.load();
-  stats.accepted = accepted_.load();
   stats.evicted = evicted_.load();
   stats.refused = refused_.load();
   stats.timed_out = timed_out_.load();
@@ -209,7 +208,6 @@ void HttpService::Impl::OnAccept(tcp::socket socket) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
   ++open_;
-  ++accepted_;
   if (ssl_) {
     auto session =
         std::make_shared<TlsSession>(*this, std::move(socket), *ssl_);
@@ -290,20 +288,18 @@ HttpResponse HttpService::Impl::Run(const HttpRequest& request) const {
     response.body = "a client certificate is required\n";
     return response;
   }
+  std::string failure;
   try {
     route->second.handler(request, response);
+    return response;
   } catch (const std::exception& error) {
-    LogError(absl::StrCat("internal error serving ", request.path, ": ",
-                          error.what()));
-    response = HttpResponse();
-    response.status = 500;
-    response.body = "internal error\n";
+    failure = absl::StrCat(": ", error.what());
   } catch (...) {
-    LogError(absl::StrCat("internal error serving ", request.path));
-    response = HttpResponse();
-    response.status = 500;
-    response.body = "internal error\n";
   }
+  LogError(absl::StrCat("internal error serving ", request.path, failure));
+  response = HttpResponse();
+  response.status = 500;
+  response.body = "internal error\n";
   return response;
 }
 

@@ -107,7 +107,6 @@ struct HttpServiceOptions {
 // Counters since the start; `open` and `waiting_for_budget` are gauges.
 struct HttpServiceStats {
   int64_t open = 0;
-  int64_t accepted = 0;
   int64_t evicted = 0;    // closed to make room for a new connection
   int64_t refused = 0;    // closed at once: full, none to evict
   int64_t timed_out = 0;  // handshake, header, body, idle or write deadline

@@ -104,9 +104,8 @@ class HttpService::Impl {
   size_t budget_used_ = 0;
   std::deque<BudgetWaiter> budget_waiters_;
 
-  std::atomic<int64_t> open_{0}, accepted_{0}, evicted_{0}, refused_{0},
-      timed_out_{0}, handshake_failed_{0}, too_large_{0},
-      waiting_for_budget_{0};
+  std::atomic<int64_t> open_{0}, evicted_{0}, refused_{0}, timed_out_{0},
+      handshake_failed_{0}, too_large_{0}, waiting_for_budget_{0};
   std::mutex drain_mu_;
   std::condition_variable drained_;
 

@@ -245,7 +245,6 @@ class HttpSession : public HttpSessionBase,
                                ignored);
     if (!linger_) return;
     Lowest().expires_after(kLingerTime);
-    buffer_.clear();
     Discard(0);
   }
 
