@@ -58,67 +58,67 @@ if [[ ! -s "$out/ca.crt" || ! -s "$out/ca.key" ]]; then
     -out "$out/ca.crt" 2>/dev/null
 fi
 
+# issue NAME SUBJECT PURPOSE: a key and a certificate signed by the CA,
+# NAME.key and NAME.crt in $work, with the extensions of $work/NAME.cnf;
+# checked against the CA for openssl's PURPOSE (sslserver, sslclient).
+issue() {
+  local name=$1 subject=$2 purpose=$3
+  openssl ecparam -name prime256v1 -genkey -noout -out "$work/$name.key"
+  openssl req -new -key "$work/$name.key" -subj "$subject" \
+    -out "$work/$name.csr"
+  openssl x509 -req -in "$work/$name.csr" -CA "$out/ca.crt" \
+    -CAkey "$out/ca.key" -set_serial "0x$(openssl rand -hex 16)" -sha256 \
+    -days "$days" -extfile "$work/$name.cnf" -out "$work/$name.crt" 2>/dev/null
+  openssl verify -CAfile "$out/ca.crt" -purpose "$purpose" "$work/$name.crt" \
+    >/dev/null
+}
+
+# secret NAME CERT KEY: a kubernetes.io/tls Secret of the pair and the CA.
+secret() {
+  cat <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $1
+  namespace: ${namespace}
+  labels:
+    app.kubernetes.io/name: deviceshare-scheduler
+type: kubernetes.io/tls
+data:
+  tls.crt: $(b64 "$2")
+  tls.key: $(b64 "$3")
+  ca.crt: $(b64 "$out/ca.crt")
+YAML
+}
+
 dns="${service}.${namespace}.svc"
-cat >"$work/ext.cnf" <<EXT
+cat >"$work/tls.cnf" <<EXT
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
 subjectAltName=DNS:${service},DNS:${service}.${namespace},DNS:${dns},DNS:${dns}.cluster.local${extra_sans:+,${extra_sans}}
 EXT
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/tls.key"
-openssl req -new -key "$work/tls.key" -subj "/CN=${dns}" -out "$work/tls.csr"
-openssl x509 -req -in "$work/tls.csr" -CA "$out/ca.crt" -CAkey "$out/ca.key" \
-  -set_serial "0x$(openssl rand -hex 16)" -sha256 -days "$days" \
-  -extfile "$work/ext.cnf" -out "$work/tls.crt" 2>/dev/null
-openssl verify -CAfile "$out/ca.crt" "$work/tls.crt" >/dev/null
+issue tls "/CN=${dns}" sslserver
 
 cat >"$work/client.cnf" <<EXT
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
 extendedKeyUsage=clientAuth
 EXT
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/client.key"
-openssl req -new -key "$work/client.key" -subj "/CN=deviceshare-kube-scheduler" \
-  -out "$work/client.csr"
-openssl x509 -req -in "$work/client.csr" -CA "$out/ca.crt" \
-  -CAkey "$out/ca.key" -set_serial "0x$(openssl rand -hex 16)" -sha256 \
-  -days "$days" -extfile "$work/client.cnf" -out "$work/client.crt" 2>/dev/null
-openssl verify -CAfile "$out/ca.crt" -purpose sslclient "$work/client.crt" \
-  >/dev/null
+issue client "/CN=deviceshare-kube-scheduler" sslclient
 for file in tls.key tls.crt client.key client.crt; do
   mv "$work/$file" "$out/$file"
 done
 
-cat >"$out/tls-secrets.yaml" <<YAML
-# Written by deploy/certs.sh: the serving certificate of ${dns} (the
-# extender and the admission webhook) ...
-apiVersion: v1
-kind: Secret
-metadata:
-  name: ${service}-tls
-  namespace: ${namespace}
-  labels:
-    app.kubernetes.io/name: deviceshare-scheduler
-type: kubernetes.io/tls
-data:
-  tls.crt: $(b64 "$out/tls.crt")
-  tls.key: $(b64 "$out/tls.key")
-  ca.crt: $(b64 "$out/ca.crt")
----
-# ... and kube-scheduler's client certificate for the extender's verbs.
-apiVersion: v1
-kind: Secret
-metadata:
-  name: deviceshare-kube-scheduler-client-tls
-  namespace: ${namespace}
-  labels:
-    app.kubernetes.io/name: deviceshare-scheduler
-type: kubernetes.io/tls
-data:
-  tls.crt: $(b64 "$out/client.crt")
-  tls.key: $(b64 "$out/client.key")
-  ca.crt: $(b64 "$out/ca.crt")
-YAML
+{
+  echo "# Written by deploy/certs.sh: the serving certificate of ${dns} (the"
+  echo "# extender and the admission webhook) ..."
+  secret "${service}-tls" "$out/tls.crt" "$out/tls.key"
+  echo "---"
+  echo "# ... and kube-scheduler's client certificate for the extender's verbs."
+  secret deviceshare-kube-scheduler-client-tls "$out/client.crt" \
+    "$out/client.key"
+} >"$out/tls-secrets.yaml"
 
 base=$(realpath --relative-to="$out" "$deploy_dir")
 cat >"$out/kustomization.yaml" <<YAML
