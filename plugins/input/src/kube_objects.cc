@@ -10,21 +10,33 @@ std::string KindOf(const nlohmann::json& object) {
   return it->get<std::string>();
 }
 
+bool IsListOf(absl::string_view kind, absl::string_view item_kind) {
+  return kind == "List" || kind == absl::StrCat(item_kind, "List");
+}
+
+absl::Status ListWithoutItems(absl::string_view kind) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("kind ", kind, ": items is missing or not a list"));
+}
+
+std::string ItemWhere(size_t index) {
+  return absl::StrCat("items[", index, "]: ");
+}
+
 absl::StatusOr<std::vector<DocumentObject>> DocumentObjects(
     const nlohmann::json& document, absl::string_view item_kind) {
   const std::string kind = KindOf(document);
-  if (kind != "List" && kind != absl::StrCat(item_kind, "List")) {
+  if (!IsListOf(kind, item_kind)) {
     return std::vector<DocumentObject>{{&document, ""}};
   }
   auto items = document.find("items");
   if (items == document.end() || !items->is_array()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kind ", kind, ": items is missing or not a list"));
+    return ListWithoutItems(kind);
   }
   std::vector<DocumentObject> objects;
   objects.reserve(items->size());
   for (size_t i = 0; i < items->size(); ++i) {
-    objects.push_back({&(*items)[i], absl::StrCat("items[", i, "]: ")});
+    objects.push_back({&(*items)[i], ItemWhere(i)});
   }
   return objects;
 }

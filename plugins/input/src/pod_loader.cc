@@ -249,11 +249,11 @@ absl::string_view Article(absl::string_view word) {
   return !word.empty() && (word[0] == 'a' || word[0] == 'o') ? "an" : "a";
 }
 
-// The kinds whose `items` are objects of a pods file (kube_objects.h's
-// List and <Kind>List for the kinds read here).
+// The kinds whose `items` are objects of a pods file: List and the
+// <Kind>List of each kind read here.
 bool IsListKind(absl::string_view kind) {
-  return kind == "List" || kind == "PodList" || kind == "ResourceClaimList" ||
-         kind == "ResourceClaimTemplateList";
+  return IsListOf(kind, "Pod") || IsListOf(kind, "ResourceClaim") ||
+         IsListOf(kind, "ResourceClaimTemplate");
 }
 
 // Hands each document, and each item of a List as soon as it is read, to
@@ -295,7 +295,7 @@ class PodStream final : public YamlDocumentVisitor {
   }
 
   absl::Status Item(size_t document, size_t index, Json item) {
-    const std::string where = absl::StrCat("items[", index, "]: ");
+    const std::string where = ItemWhere(index);
     if (!item.is_object()) {
       return collector_->Error(
           document,
@@ -323,9 +323,8 @@ class PodStream final : public YamlDocumentVisitor {
                           kind.empty() ? "(none)" : kind));
     }
     if (IsListKind(kind)) {
-      return collector_->Error(
-          document,
-          absl::StrCat("kind ", kind, ": items is missing or not a list"));
+      return collector_->Error(document,
+                               std::string(ListWithoutItems(kind).message()));
     }
     return collector_->Add(value, "", document);
   }

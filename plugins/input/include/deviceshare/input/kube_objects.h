@@ -10,9 +10,11 @@
 #ifndef DEVICESHARE_INPUT_KUBE_OBJECTS_H_
 #define DEVICESHARE_INPUT_KUBE_OBJECTS_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
@@ -22,8 +24,18 @@ namespace deviceshare::input {
 // The object's `kind`; "" when it has none or it is not a string.
 std::string KindOf(const nlohmann::json& object);
 
+// Whether a document of `kind` holds its objects under `items`: List, or
+// `item_kind`List.
+bool IsListOf(absl::string_view kind, absl::string_view item_kind);
+
+// The error of a List document without a list `items`.
+absl::Status ListWithoutItems(absl::string_view kind);
+
+// The error prefix of item `index` of a List: "items[3]: ".
+std::string ItemWhere(size_t index);
+
 // One object of a document and where it is, as an error prefix: "" for the
-// document itself, "items[3]: " for an item of a List.
+// document itself, ItemWhere(i) for an item of a List.
 struct DocumentObject {
   const nlohmann::json* object = nullptr;
   std::string where;
