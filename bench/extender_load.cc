@@ -57,28 +57,18 @@ using ::deviceshare::bench::AddHamiNodes;
 using ::deviceshare::bench::BenchFolder;
 using ::deviceshare::bench::BindPod;
 using ::deviceshare::bench::FilterAndPrioritize;
+using ::deviceshare::bench::MillisecondsSince;
+using ::deviceshare::bench::Percentile;
 using ::deviceshare::bench::ServeArgs;
 using ::deviceshare::bench::WaitUntilReady;
 using ::deviceshare::testing::FakeApiServer;
 using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::SchedulerProcess;
 
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(p / 100.0 * values.size());
-  return values[std::min(rank, values.size() - 1)];
-}
-
 struct Phase {
   std::vector<double> latencies_ms;
   double seconds = 0;
 };
-
-double MillisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
 
 // Runs `work` on `clients` threads, each with its own keep-alive connection,
 // and gathers what they measured.

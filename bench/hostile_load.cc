@@ -61,6 +61,8 @@ using Clock = std::chrono::steady_clock;
 using ::deviceshare::bench::AddHamiNodes;
 using ::deviceshare::bench::BenchFolder;
 using ::deviceshare::bench::FilterAndPrioritize;
+using ::deviceshare::bench::MillisecondsSince;
+using ::deviceshare::bench::Percentile;
 using ::deviceshare::bench::ReadProcessMemory;
 using ::deviceshare::bench::ServeArgs;
 using ::deviceshare::bench::WaitUntilReady;
@@ -70,18 +72,6 @@ using ::deviceshare::testing::HamiPodObject;
 using ::deviceshare::testing::RawConnection;
 using ::deviceshare::testing::SchedulerProcess;
 using ::deviceshare::testing::TestPki;
-
-double MillisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
-}
-
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t rank = static_cast<size_t>(p / 100.0 * values.size());
-  return values[std::min(rank, values.size() - 1)];
-}
 
 struct Latencies {
   std::vector<double> ms;

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -114,6 +116,19 @@ bool BindPod(httplib::Client& client, const nlohmann::json& pod,
                                .dump();
   auto bound = client.Post("/bind", body, "application/json");
   return bound && nlohmann::json::parse(bound->body)["Error"] == "";
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(p / 100.0 * values.size());
+  return values[std::min(rank, values.size() - 1)];
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 ProcessMemory ReadProcessMemory(pid_t pid) {

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -72,6 +73,12 @@ std::optional<std::string> FilterAndPrioritize(httplib::Client& client,
                                                const std::string& pod_json,
                                                const std::string& names_json,
                                                bool pick);
+
+// The `p`th percentile (0..100) of `values` by rank; 0 when empty.
+double Percentile(std::vector<double> values, double p);
+
+// Milliseconds from `start` to now on the steady clock.
+double MillisecondsSince(std::chrono::steady_clock::time_point start);
 
 // The kB figures of /proc/<pid>/status that say where memory is (-1: not
 // read).
