@@ -52,8 +52,8 @@ func wantCode(t *testing.T, err error, code Code, inMessage string) {
 }
 
 func TestVersions(t *testing.T) {
-	if ABIVersion() != 2 {
-		t.Errorf("ABIVersion() = %d, want 2", ABIVersion())
+	if ABIVersion() != 3 {
+		t.Errorf("ABIVersion() = %d, want 3", ABIVersion())
 	}
 	if parts := strings.Split(Version(), "."); len(parts) != 3 {
 		t.Errorf("Version() = %q, want MAJOR.MINOR.PATCH", Version())
@@ -265,6 +265,21 @@ func TestPreparedPodAnswersAsTheTextCalls(t *testing.T) {
 	if got, err := s.ScoreNode(p, "n2"); err != nil || got != score {
 		t.Errorf("ScoreNode = %d, %v; Score says %d", got, err, score)
 	}
+
+	if wants, err := p.WantsDevices(); err != nil || !wants {
+		t.Errorf("WantsDevices = %v, %v for a GPU pod", wants, err)
+	}
+	plain, err := s.PreparePod(`{"kind": "Pod", "metadata": {"name": "plain", "namespace": "default", "uid": "u-plain"},
+		"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": "1"}}}]}}`)
+	if err != nil {
+		t.Fatalf("PreparePod(plain): %v", err)
+	}
+	if wants, err := plain.WantsDevices(); err != nil || wants {
+		t.Errorf("WantsDevices = %v, %v for a pod without GPUs", wants, err)
+	}
+	plain.Close()
+	_, err = plain.WantsDevices()
+	wantCode(t, err, FailedPrecondition, "closed")
 
 	huge, err := s.PreparePod(pod("huge", 32768))
 	if err != nil {

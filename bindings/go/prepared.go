@@ -84,6 +84,26 @@ func (s *Scheduler) FilterNode(pod *PreparedPod, node string) (Verdict, error) {
 	return verdict, err
 }
 
+// WantsDevices says whether the pod asks for devices at all: a GPU of
+// either dialect in any container, or a DRA ResourceClaim. A host skips
+// FilterNode and ScoreNode for a pod that does not (kube-scheduler's
+// PreFilter answers Skip).
+func (p *PreparedPod) WantsDevices() (bool, error) {
+	if p == nil {
+		return false, &Error{Code: InvalidArgument, Message: "pod: nil"}
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.handle == nil {
+		return false, &Error{Code: FailedPrecondition, Message: "the prepared pod is closed"}
+	}
+	var wants C.int
+	if code := C.deviceshare_pod_wants_devices(p.handle, &wants); code != C.DEVICESHARE_OK {
+		return false, &Error{Code: Code(code), Message: "asking whether the pod wants devices"}
+	}
+	return wants != 0, nil
+}
+
 // ScoreNode is Score for a prepared pod.
 func (s *Scheduler) ScoreNode(pod *PreparedPod, node string) (int, error) {
 	var score C.int

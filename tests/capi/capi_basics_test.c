@@ -420,6 +420,24 @@ void TestPreparedPods(void) {
            error);
   CHECK(prepared_score == text_score);
 
+  int wants = -1;
+  CHECK(deviceshare_pod_wants_devices(pod, &wants) == DEVICESHARE_OK);
+  CHECK(wants == 1);
+  static const char kPlain[] =
+      "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"plain\", "
+      "\"namespace\": \"default\", \"uid\": \"uid-plain\"}, \"spec\": "
+      "{\"containers\": [{\"name\": \"main\", \"resources\": {\"limits\": "
+      "{\"cpu\": 1}}}]}}";
+  deviceshare_pod* plain = NULL;
+  CHECK_OK(deviceshare_pod_create(s, kPlain, &plain, &error), error);
+  CHECK(deviceshare_pod_wants_devices(plain, &wants) == DEVICESHARE_OK);
+  CHECK(wants == 0);
+  CHECK(deviceshare_pod_wants_devices(plain, NULL) ==
+        DEVICESHARE_INVALID_ARGUMENT);
+  CHECK(deviceshare_pod_destroy(plain) == DEVICESHARE_OK);
+  CHECK(deviceshare_pod_wants_devices(plain, &wants) ==
+        DEVICESHARE_INVALID_ARGUMENT);
+
   /* 16 GiB on a 10 GiB GPU: a verdict, not an error. */
   static const char kHuge[] =
       "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"huge\", "

@@ -227,6 +227,17 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
   });
 }
 
+deviceshare_code deviceshare_pod_wants_devices(const deviceshare_pod* pod,
+                                               int* wants) {
+  return Guarded(nullptr, [&]() -> absl::Status {
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireArgument(wants, "wants"));
+    DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
+    *wants = parsed->request.HasGpuRequest() || parsed->request.HasClaims();
+    return absl::OkStatus();
+  });
+}
+
 deviceshare_code deviceshare_pod_score_node(deviceshare_scheduler* scheduler,
                                             const deviceshare_pod* pod,
                                             const char* node, int* score,

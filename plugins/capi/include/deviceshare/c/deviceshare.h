@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define DEVICESHARE_ABI_VERSION 2
+#define DEVICESHARE_ABI_VERSION 3
 
 #if defined(__GNUC__)
 #define DEVICESHARE_EXPORT __attribute__((visibility("default")))
@@ -153,6 +153,12 @@ DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node(
     deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
     const char* node, int* fits, int* score, const char** code, char** reason,
     char** error);
+/* Whether a prepared pod asks for devices at all (*wants 1 or 0): a GPU of
+ * either dialect in any container, or a DRA ResourceClaim. A host skips
+ * the per-node calls for a pod that does not (kube-scheduler's PreFilter
+ * answers Skip): every node fits it as far as devices go. */
+DEVICESHARE_EXPORT deviceshare_code
+deviceshare_pod_wants_devices(const deviceshare_pod* pod, int* wants);
 /* deviceshare_score for a prepared pod. */
 DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_score_node(
     deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
