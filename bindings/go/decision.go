@@ -67,11 +67,15 @@ type Claim struct {
 
 // Verdict is the filter step's answer for one node.
 type Verdict struct {
-	Node   string `json:"node"`
-	Fits   bool   `json:"fits"`
-	Code   string `json:"code"`   // reason code, "Fits" when it fits
-	Reason string `json:"reason"` // empty when it fits
-	Score  int    `json:"score"`  // 0 when it does not fit
+	Node string `json:"node"`
+	Fits bool   `json:"fits"`
+	Code string `json:"code"` // reason code, "Fits" when it fits
+	// Unresolvable: making room on the node (preempting pods) would not
+	// help, e.g. NodeUnknown, NoGpus (kube-scheduler's
+	// UnschedulableAndUnresolvable).
+	Unresolvable bool   `json:"unresolvable"`
+	Reason       string `json:"reason"` // empty when it fits
+	Score        int    `json:"score"`  // 0 when it does not fit
 }
 
 // ScheduleOptions narrows Schedule: the candidate nodes (nil: every

@@ -64,17 +64,18 @@ func (s *Scheduler) FilterNode(pod *PreparedPod, node string) (Verdict, error) {
 	err := s.withPod(pod, func(h *C.deviceshare_scheduler, ph *C.deviceshare_pod) error {
 		cNode := C.CString(node)
 		defer C.free(unsafe.Pointer(cNode))
-		var fits, score C.int
+		var fits, score, unresolvable C.int
 		var code *C.char
 		var reason *C.char
 		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_pod_filter_node(h, ph, cNode, &fits, &score, &code, &reason, message)
+			return C.deviceshare_pod_filter_node(h, ph, cNode, &fits, &score, &code, &unresolvable, &reason, message)
 		}); err != nil {
 			return err
 		}
 		verdict.Fits = fits != 0
 		verdict.Score = int(score)
 		verdict.Code = reasonCode(code)
+		verdict.Unresolvable = unresolvable != 0
 		if reason != nil {
 			verdict.Reason = C.GoString(reason)
 			C.deviceshare_free(reason)

@@ -406,13 +406,14 @@ void TestPreparedPods(void) {
   deviceshare_pod* pod = NULL;
   CHECK_OK(deviceshare_pod_create(s, kPod, &pod, &error), error);
   CHECK(pod != NULL);
-  int fits = -1, score = -1, text_score = -1;
+  int fits = -1, score = -1, text_score = -1, unresolvable = -1;
   const char* code = NULL;
   char* reason = (char*)"untouched";
   CHECK_OK(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, &code,
-                                       &reason, &error),
+                                       &unresolvable, &reason, &error),
            error);
-  CHECK(fits == 1 && strcmp(code, "Fits") == 0 && reason == NULL);
+  CHECK(fits == 1 && strcmp(code, "Fits") == 0 && reason == NULL &&
+        unresolvable == 0);
   CHECK_OK(deviceshare_score(s, kPod, "n1", &text_score, &error), error);
   CHECK(score == text_score);
   int prepared_score = -1;
@@ -447,9 +448,10 @@ void TestPreparedPods(void) {
   deviceshare_pod* huge = NULL;
   CHECK_OK(deviceshare_pod_create(s, kHuge, &huge, &error), error);
   CHECK_OK(deviceshare_pod_filter_node(s, huge, "n2", &fits, &score, &code,
-                                       &reason, &error),
+                                       &unresolvable, &reason, &error),
            error);
-  CHECK(fits == 0 && score == 0);
+  /* Room could be made on the node: not unresolvable. */
+  CHECK(fits == 0 && score == 0 && unresolvable == 0);
   CHECK_TEXT(strcmp(code, "InsufficientMemory") == 0, code);
   CHECK_TEXT(reason != NULL && strstr(reason, "InsufficientMemory") != NULL,
              reason ? reason : "(null)");
@@ -460,24 +462,25 @@ void TestPreparedPods(void) {
   error = NULL;
   /* A node the scheduler does not know is a verdict too, as in Filter. */
   CHECK_OK(deviceshare_pod_filter_node(s, huge, "gone", &fits, &score, &code,
-                                       &reason, &error),
+                                       &unresolvable, &reason, &error),
            error);
-  CHECK_TEXT(fits == 0 && strcmp(code, "NodeUnknown") == 0, code);
+  CHECK_TEXT(fits == 0 && unresolvable == 1 && strcmp(code, "NodeUnknown") == 0,
+             code);
   deviceshare_free(reason);
 
   /* Bad text, NULL arguments, dead handles. */
   CHECK_INVALID(deviceshare_pod_create(s, "{", &huge, &error), "", error);
   CHECK_INVALID(deviceshare_pod_create(s, kPod, NULL, &error), "out", error);
   CHECK_INVALID(deviceshare_pod_filter_node(s, pod, NULL, &fits, &score, &code,
-                                            &reason, &error),
+                                            &unresolvable, &reason, &error),
                 "node", error);
   CHECK_INVALID(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, NULL,
-                                            &reason, &error),
+                                            &unresolvable, &reason, &error),
                 "code", error);
   CHECK(deviceshare_pod_destroy(pod) == DEVICESHARE_OK);
   CHECK(deviceshare_pod_destroy(huge) == DEVICESHARE_OK);
   CHECK_INVALID(deviceshare_pod_filter_node(s, pod, "n1", &fits, &score, &code,
-                                            &reason, &error),
+                                            &unresolvable, &reason, &error),
                 "not a live handle", error);
   CHECK_INVALID(deviceshare_pod_score_node(s, pod, "n1", &score, &error),
                 "not a live handle", error);

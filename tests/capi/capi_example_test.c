@@ -206,6 +206,7 @@ static void CheckFilterAndScore(deviceshare_scheduler* s, const char* pod) {
   char* a30 = VerdictOf(verdicts, "a30-1");
   CHECK_TEXT(strstr(a30,
                     "\"fits\":false,\"code\":\"InsufficientMemory\","
+                    "\"unresolvable\":false,"
                     "\"reason\":\"InsufficientMemory ") != NULL,
              a30);
   free(a30);

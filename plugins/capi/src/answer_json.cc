@@ -79,6 +79,7 @@ std::string VerdictsJson(const std::vector<NodeVerdict>& verdicts) {
     entry["node"] = verdict.node;
     entry["fits"] = fits;
     entry["code"] = std::string(ReasonCodeName(verdict.fit.code));
+    entry["unresolvable"] = !fits && verdict.fit.code.unresolvable();
     entry["reason"] = fits ? std::string() : verdict.fit.Reason();
     entry["score"] = fits ? verdict.score : 0;
     out.push_back(std::move(entry));

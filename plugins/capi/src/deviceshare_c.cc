@@ -204,7 +204,8 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
                                              const deviceshare_pod* pod,
                                              const char* node, int* fits,
                                              int* score, const char** code,
-                                             char** reason, char** error) {
+                                             int* unresolvable, char** reason,
+                                             char** error) {
   return Guarded(error, [&]() -> absl::Status {
     DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
     DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
@@ -212,6 +213,7 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
     DS_RETURN_IF_ERROR(RequireArgument(fits, "fits"));
     DS_RETURN_IF_ERROR(RequireArgument(score, "score"));
     DS_RETURN_IF_ERROR(RequireArgument(code, "code"));
+    DS_RETURN_IF_ERROR(RequireArgument(unresolvable, "unresolvable"));
     DS_RETURN_IF_ERROR(RequireArgument(reason, "reason"));
     DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
     DS_ASSIGN_OR_RETURN(deviceshare::NodeVerdict verdict,
@@ -222,6 +224,7 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
     *score = fitting ? verdict.score : 0;
     // ReasonInfo names are string literals: they outlive every call.
     *code = deviceshare::ReasonCodeName(verdict.fit.code).data();
+    *unresolvable = !fitting && verdict.fit.code.unresolvable() ? 1 : 0;
     if (fitting) *reason = nullptr;
     return absl::OkStatus();
   });

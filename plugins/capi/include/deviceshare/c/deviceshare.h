@@ -124,8 +124,9 @@ deviceshare_remove_object(deviceshare_scheduler* scheduler, const char* kind,
 /* ---- Pods (a Kubernetes Pod object, JSON or YAML, either dialect) ----- */
 
 /* The filter step on `nodes_json` (a JSON array of node names; NULL or
- * "[]": every node): [{"node", "fits", "code", "reason", "score"}, ...] in
- * the given order. */
+ * "[]": every node): [{"node", "fits", "code", "unresolvable", "reason",
+ * "score"}, ...] in the given order (unresolvable: making room on the node
+ * would not help, as deviceshare_pod_filter_node). */
 DEVICESHARE_EXPORT deviceshare_code
 deviceshare_filter(deviceshare_scheduler* scheduler, const char* pod,
                    const char* nodes_json, char** verdicts_json, char** error);
@@ -147,12 +148,15 @@ DEVICESHARE_EXPORT deviceshare_code
 deviceshare_pod_destroy(deviceshare_pod* pod);
 /* The filter step for one node: *fits is 1 or 0, *score the score of a fit
  * (else 0), *code the reason code ("Fits", "InsufficientMemory", ...; a
- * static string, not to be freed), *reason the reason's text when it does
- * not fit (free it with deviceshare_free; NULL for a fit). */
+ * static string, not to be freed), *unresolvable 1 when making room on the
+ * node (preempting pods) would not help -- kube-scheduler's
+ * UnschedulableAndUnresolvable, e.g. NodeUnknown, NoGpus, TypeMismatch --
+ * else 0, *reason the reason's text when it does not fit (free it with
+ * deviceshare_free; NULL for a fit). */
 DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node(
     deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
-    const char* node, int* fits, int* score, const char** code, char** reason,
-    char** error);
+    const char* node, int* fits, int* score, const char** code,
+    int* unresolvable, char** reason, char** error);
 /* Whether a prepared pod asks for devices at all (*wants 1 or 0): a GPU of
  * either dialect in any container, or a DRA ResourceClaim. A host skips
  * the per-node calls for a pod that does not (kube-scheduler's PreFilter
