@@ -29,7 +29,9 @@
 # DAYS (the certificates, 365), CA_DAYS (3650), EXTRA_SANS (more
 # subjectAltName entries of the serving certificate, comma-separated in
 # openssl's form, e.g. "IP:10.0.0.5,DNS:webhook.example.com", for serve
-# running outside the cluster).
+# running outside the cluster), SCHEDULER (extender, the default, or
+# in-process: the overlay then adds the component deploy/in-process, which
+# runs deviceshare-kube-scheduler instead of kube-scheduler + extender).
 set -euo pipefail
 
 service=${SERVICE:-deviceshare-scheduler}
@@ -39,6 +41,11 @@ ca_days=${CA_DAYS:-3650}
 extra_sans=${EXTRA_SANS:-}
 out=${1:-./deviceshare-tls}
 deploy_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case ${SCHEDULER:-extender} in
+  extender) components="" ;;
+  in-process) components="in-process" ;;
+  *) echo "certs.sh: SCHEDULER=${SCHEDULER}: want extender or in-process" >&2; exit 2 ;;
+esac
 
 command -v openssl >/dev/null || { echo "certs.sh: openssl not found" >&2; exit 1; }
 umask 077
@@ -129,6 +136,7 @@ kind: Kustomization
 resources:
   - ${base}
   - tls-secrets.yaml
+$(for c in $components; do printf 'components:\n  - %s/%s\n' "$base" "$c"; done)
 patches:
   - target:
       group: admissionregistration.k8s.io

@@ -23,7 +23,7 @@ import (
 
 // env names what run_e2e.sh passes.
 type env struct {
-	bin, repo, scheduler, nodeAgent, fakeNVML string
+	bin, repo, scheduler, nodeAgent, fakeNVML, kubeScheduler string
 }
 
 func environment(t *testing.T) env {
@@ -34,6 +34,8 @@ func environment(t *testing.T) env {
 		scheduler: os.Getenv("DEVICESHARE_SCHEDULER"),
 		nodeAgent: os.Getenv("DEVICESHARE_NODE_AGENT"),
 		fakeNVML:  os.Getenv("DEVICESHARE_FAKE_NVML"),
+		// Only the in-process tests need it (withInProcess).
+		kubeScheduler: os.Getenv("DEVICESHARE_KUBE_SCHEDULER"),
 	}
 	if e.bin == "" || e.repo == "" || e.scheduler == "" || e.nodeAgent == "" || e.fakeNVML == "" {
 		t.Skip("DEVICESHARE_K8S_BIN, _REPO, _SCHEDULER, _NODE_AGENT and _FAKE_NVML are not all set (run through ctest -L e2e)")
@@ -57,6 +59,16 @@ type clusterOption func(*controlplane.Options, *kit.Options)
 // withThen applies more kit folders after deploy/ (e.g. deploy/dra).
 func withThen(folders ...string) clusterOption {
 	return func(_ *controlplane.Options, k *kit.Options) { k.Then = append(k.Then, folders...) }
+}
+
+// withInProcess applies the kit with deviceshare in-process
+// (SCHEDULER=in-process: deviceshare-kube-scheduler instead of
+// kube-scheduler + extender); the test is skipped where it was not built.
+func withInProcess(t *testing.T) clusterOption {
+	if os.Getenv("DEVICESHARE_KUBE_SCHEDULER") == "" {
+		t.Skip("DEVICESHARE_KUBE_SCHEDULER is not set (deviceshare-kube-scheduler is built with Go >= 1.26)")
+	}
+	return func(_ *controlplane.Options, k *kit.Options) { k.InProcess = true }
 }
 
 // withAPIServerArgs adds kube-apiserver flags.
@@ -94,7 +106,8 @@ func newCluster(t *testing.T, options ...clusterOption) *cluster {
 	})
 	planeOptions := controlplane.Options{BinDir: e.bin, Dir: dir}
 	kitOptions := kit.Options{RepoRoot: e.repo, BinDir: e.bin,
-		Scheduler: e.scheduler, NodeAgent: e.nodeAgent, FakeNVML: e.fakeNVML}
+		Scheduler: e.scheduler, NodeAgent: e.nodeAgent, FakeNVML: e.fakeNVML,
+		KubeScheduler: e.kubeScheduler}
 	for _, option := range options {
 		option(&planeOptions, &kitOptions)
 	}

@@ -23,6 +23,34 @@ func TestKitPlacesPodsOfBothDialects(t *testing.T) {
 	c.gpuNode("volcano-node", "volcano", 4)
 	extender := c.startScheduling()
 	const ns = "team-a"
+	c.placesPodsOfBothDialects(ns)
+
+	c.expectAdmitted()
+	pods := c.kit.Client.CoreV1().Pods(ns)
+	// With the extender (and so the webhook) down, failurePolicy Fail
+	// refuses a GPU pod, and matchConditions keep every other pod away
+	// from the webhook: it is admitted, its schedulerName untouched.
+	extender.Kill()
+	_, err := pods.Create(c.ctx, pod("gpu-while-down", map[string]string{"volcano.sh/vgpu-number": "1"}), metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "deviceshare-scheduler") {
+		t.Errorf("GPU pod created while the webhook is down: err = %v, want the webhook's failure", err)
+	}
+	plain, err := pods.Create(c.ctx, pod("no-gpu", map[string]string{"cpu": "1"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a pod without GPUs was sent to the webhook: %v", err)
+	}
+	if plain.Spec.SchedulerName != "default-scheduler" {
+		t.Errorf("no-gpu: schedulerName %q, want default-scheduler", plain.Spec.SchedulerName)
+	}
+}
+
+// placesPodsOfBothDialects creates pods of both dialects in namespace ns
+// (a node hami-node and a node volcano-node serve them) and checks where
+// they land and the records they carry, and that a pod that can never fit
+// is refused with the reason.
+func (c *cluster) placesPodsOfBothDialects(ns string) {
+	t := c.t
+	t.Helper()
 	c.createNamespace(ns)
 	pods := c.kit.Client.CoreV1().Pods(ns)
 
@@ -88,20 +116,4 @@ func TestKitPlacesPodsOfBothDialects(t *testing.T) {
 		return false, conditions(p)
 	})
 
-	c.expectAdmitted()
-	// With the extender (and so the webhook) down, failurePolicy Fail
-	// refuses a GPU pod, and matchConditions keep every other pod away
-	// from the webhook: it is admitted, its schedulerName untouched.
-	extender.Kill()
-	_, err := pods.Create(c.ctx, pod("gpu-while-down", map[string]string{"volcano.sh/vgpu-number": "1"}), metav1.CreateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "deviceshare-scheduler") {
-		t.Errorf("GPU pod created while the webhook is down: err = %v, want the webhook's failure", err)
-	}
-	plain, err := pods.Create(c.ctx, pod("no-gpu", map[string]string{"cpu": "1"}), metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("a pod without GPUs was sent to the webhook: %v", err)
-	}
-	if plain.Spec.SchedulerName != "default-scheduler" {
-		t.Errorf("no-gpu: schedulerName %q, want default-scheduler", plain.Spec.SchedulerName)
-	}
 }

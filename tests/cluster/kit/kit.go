@@ -38,6 +38,13 @@ type Options struct {
 	// deviceshare-node-agent; FakeNVML is the fake libnvidia-ml.so.1 the
 	// node agents load instead of a driver.
 	Scheduler, NodeAgent, FakeNVML string
+	// KubeScheduler is deviceshare-kube-scheduler: what the Deployment's
+	// kube-scheduler container runs when its image is
+	// deviceshare-kube-scheduler (the in-process kit).
+	KubeScheduler string
+	// InProcess makes the kit with deploy/certs.sh's SCHEDULER=in-process:
+	// deploy/ with the component deploy/in-process.
+	InProcess bool
 	// Then are kit folders applied after deploy/ (relative to RepoRoot),
 	// as a user applies them on top: "deploy/dra" replaces the device-plugin
 	// node agent with the DRA driver.
@@ -93,6 +100,9 @@ func Apply(ctx context.Context, plane *controlplane.ControlPlane, options Option
 	script := filepath.Join(k.RepoRoot, "deploy", "certs.sh")
 	certs := exec.CommandContext(ctx, "bash", script, tls)
 	certs.Env = append(os.Environ(), "EXTRA_SANS=IP:127.0.0.1")
+	if k.InProcess {
+		certs.Env = append(certs.Env, "SCHEDULER=in-process")
+	}
 	if out, err := certs.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("certs.sh: %v\n%s", err, out)
 	}

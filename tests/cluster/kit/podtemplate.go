@@ -20,8 +20,10 @@ import (
 // downward-API environment is filled in and $(VAR) references in the
 // arguments are expanded from it.
 type localPod struct {
-	args []string
-	env  []string
+	// image is the container's image (which program stands for it).
+	image string
+	args  []string
+	env   []string
 	// mounts maps each mount path to the folder that stands for it.
 	mounts map[string]string
 }
@@ -75,7 +77,7 @@ func (k *Kit) materialize(ctx context.Context, spec corev1.PodSpec, c corev1.Con
 	for _, arg := range c.Args {
 		args = append(args, rewritePaths(expand(arg, env), mounts))
 	}
-	return localPod{args: args, env: envList, mounts: mounts}, nil
+	return localPod{image: c.Image, args: args, env: envList, mounts: mounts}, nil
 }
 
 // volumeFolder makes the folder a volume stands for.

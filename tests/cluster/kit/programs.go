@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -217,12 +218,14 @@ func (k *Kit) vgpuLibrary() string {
 	return filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(k.Options.NodeAgent))), "lib", "hamicore", "vgpu", "libvgpu.so")
 }
 
-// StartKubeScheduler runs the stock kube-scheduler with the kit's
-// KubeSchedulerConfiguration (ConfigMap deviceshare-kube-scheduler-config),
-// rewriting only the extender's urlPrefix (to ExtenderURL), its tlsConfig
-// files (to where the Deployment's kube-scheduler container has them
-// mounted here) and clientConnection.kubeconfig (the Deployment's
-// ServiceAccount token).
+// StartKubeScheduler runs the Deployment's kube-scheduler container -- the
+// stock kube-scheduler, or deviceshare-kube-scheduler when its image is
+// that (the in-process kit) -- with the kit's KubeSchedulerConfiguration
+// (ConfigMap deviceshare-kube-scheduler-config), rewriting only the
+// extender's urlPrefix (to ExtenderURL), the files it names (the
+// extender's tlsConfig, DeviceShare's configFile: to where the container
+// has them mounted here) and clientConnection.kubeconfig (the
+// Deployment's ServiceAccount token).
 func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*controlplane.Process, error) {
 	configMap, err := k.Client.CoreV1().ConfigMaps(namespace).Get(ctx, "deviceshare-kube-scheduler-config", metav1.GetOptions{})
 	if err != nil {
@@ -232,20 +235,32 @@ func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*con
 	if err := yaml.Unmarshal([]byte(configMap.Data["config.yaml"]), &config); err != nil {
 		return nil, fmt.Errorf("kube-scheduler config: %w", err)
 	}
-	extenders, _ := config["extenders"].([]any)
-	if len(extenders) != 1 {
-		return nil, fmt.Errorf("kube-scheduler config: want one extender, have %d", len(extenders))
+	pod, err := k.kubeSchedulerPod(ctx)
+	if err != nil {
+		return nil, err
 	}
-	extender := extenders[0].(map[string]any)
-	extender["urlPrefix"] = k.ExtenderURL()
-	if tlsConfig, ok := extender["tlsConfig"].(map[string]any); ok {
-		pod, err := k.kubeSchedulerPod(ctx)
-		if err != nil {
-			return nil, err
+	// The extender's (none in the in-process kit, whose DeviceShare plugin
+	// reads deviceshare's config file instead).
+	extenders, _ := config["extenders"].([]any)
+	for _, e := range extenders {
+		extender := e.(map[string]any)
+		extender["urlPrefix"] = k.ExtenderURL()
+		if tlsConfig, ok := extender["tlsConfig"].(map[string]any); ok {
+			for _, key := range []string{"certFile", "keyFile", "caFile"} {
+				if file, ok := tlsConfig[key].(string); ok {
+					tlsConfig[key] = rewritePaths(file, pod.mounts)
+				}
+			}
 		}
-		for _, key := range []string{"certFile", "keyFile", "caFile"} {
-			if file, ok := tlsConfig[key].(string); ok {
-				tlsConfig[key] = rewritePaths(file, pod.mounts)
+	}
+	profiles, _ := config["profiles"].([]any)
+	for _, p := range profiles {
+		pluginConfig, _ := p.(map[string]any)["pluginConfig"].([]any)
+		for _, entry := range pluginConfig {
+			if args, ok := entry.(map[string]any)["args"].(map[string]any); ok {
+				if file, ok := args["configFile"].(string); ok {
+					args["configFile"] = rewritePaths(file, pod.mounts)
+				}
 			}
 		}
 	}
@@ -281,7 +296,14 @@ func (k *Kit) StartKubeScheduler(ctx context.Context, extraArgs ...string) (*con
 		fmt.Sprintf("--secure-port=%d", port),
 		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
 		"--v=2"}, extraArgs...)
-	k.Scheduler = controlplane.NewProcess("kube-scheduler", filepath.Join(k.BinDir, "kube-scheduler"), args, k.Dir)
+	program := filepath.Join(k.BinDir, "kube-scheduler")
+	if strings.HasPrefix(pod.image, "deviceshare-kube-scheduler") {
+		if k.KubeScheduler == "" {
+			return nil, fmt.Errorf("the kit runs deviceshare-kube-scheduler, and Options.KubeScheduler is not set")
+		}
+		program = k.KubeScheduler
+	}
+	k.Scheduler = controlplane.NewProcess("kube-scheduler", program, args, k.Dir)
 	// It exits when it loses its lease (an API server down past the renew
 	// deadline); kubelet would start it again.
 	k.Scheduler.RestartOnExit = true

@@ -3,6 +3,7 @@ package deviceshare
 import (
 	"fmt"
 	"maps"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -24,13 +25,20 @@ type feed struct {
 	logger        klog.Logger
 	lib           *ds.Scheduler
 	registrations []cache.ResourceEventHandlerRegistration
+
+	mu sync.Mutex
+	// applied is the resourceVersion of each node last fed: the queueing
+	// hints feed an event's object before they answer (so that the pod
+	// they requeue is tried against it), once per pending pod; this makes
+	// the repeats free.
+	applied map[string]string
 }
 
 // startFeed adds the handlers. The scheduler starts the informers after
 // the plugins are made; each handler sees every object once before synced
 // says so.
 func startFeed(logger klog.Logger, lib *ds.Scheduler, factory informers.SharedInformerFactory) (*feed, error) {
-	f := &feed{logger: logger.WithName(Name), lib: lib}
+	f := &feed{logger: logger.WithName(Name), lib: lib, applied: map[string]string{}}
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
@@ -67,6 +75,13 @@ func (f *feed) synced() bool {
 func (f *feed) onNode(object interface{}) {
 	node, ok := object.(*v1.Node)
 	if !ok {
+		return
+	}
+	f.mu.Lock()
+	fresh := f.applied[node.Name] != node.ResourceVersion || node.ResourceVersion == ""
+	f.applied[node.Name] = node.ResourceVersion
+	f.mu.Unlock()
+	if !fresh {
 		return
 	}
 	text, err := objectJSON(node, nodeKind)
@@ -107,6 +122,9 @@ func (f *feed) onNodeDelete(object interface{}) {
 }
 
 func (f *feed) removeNode(name string) {
+	f.mu.Lock()
+	delete(f.applied, name)
+	f.mu.Unlock()
 	if err := f.lib.RemoveNode(name); err != nil && ds.CodeOf(err) != ds.NotFound {
 		f.logger.Error(err, "Removing node", "node", name)
 	}
@@ -181,16 +199,8 @@ var (
 // library's message (it names the field); the others stay served.
 func (f *feed) objectHandler(kind schema.GroupVersionKind) cache.ResourceEventHandler {
 	upsert := func(object interface{}) {
-		o, ok := object.(runtime.Object)
-		if !ok {
-			return
-		}
-		text, err := objectJSON(o, kind)
-		if err == nil {
-			err = f.lib.UpsertObject(text)
-		}
-		if err != nil {
-			f.logger.Error(err, "Object not fed to the library", "kind", kind.Kind, "object", klog.KObj(metaOf(o)))
+		if o, ok := object.(runtime.Object); ok {
+			f.upsertObject(o, kind)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -210,6 +220,29 @@ func (f *feed) objectHandler(kind schema.GroupVersionKind) cache.ResourceEventHa
 				f.logger.Error(err, "Removing object", "kind", kind.Kind, "object", name)
 			}
 		},
+	}
+}
+
+func (f *feed) upsertObject(o runtime.Object, kind schema.GroupVersionKind) {
+	text, err := objectJSON(o, kind)
+	if err == nil {
+		err = f.lib.UpsertObject(text)
+	}
+	if err != nil {
+		f.logger.Error(err, "Object not fed to the library", "kind", kind.Kind, "object", klog.KObj(metaOf(o)))
+	}
+}
+
+// applyDRA feeds a DRA object of an event (nil for a delete, which the
+// handler feeds).
+func (f *feed) applyDRA(object interface{}) {
+	switch o := object.(type) {
+	case *resourcev1.DeviceClass:
+		f.upsertObject(o, deviceClassKind)
+	case *resourcev1.ResourceSlice:
+		f.upsertObject(o, resourceSliceKind)
+	case *resourcev1.ResourceClaim:
+		f.upsertObject(o, resourceClaimKind)
 	}
 }
 

@@ -5,7 +5,8 @@
 //   - PreFilter parses the pod once (a PreparedPod); a pod that asks no GPU
 //     and no ResourceClaim is skipped by every later step.
 //   - Filter and Score ask the library for one node each: its verdict (with
-//     the reason code in the status) and its policy's score (0..100).
+//     the reason code in the status) and its policy's score (0..100);
+//     PreScore skips Score for a pod PreFilter skipped.
 //   - Reserve places the pod on the chosen node in the library's ledger;
 //     Unreserve releases it (and undoes what PreBind wrote).
 //   - PreBind writes the allocation record on the pod in its dialect's
@@ -61,6 +62,7 @@ type DeviceShare struct {
 var (
 	_ fwk.PreFilterPlugin   = &DeviceShare{}
 	_ fwk.FilterPlugin      = &DeviceShare{}
+	_ fwk.PreScorePlugin    = &DeviceShare{}
 	_ fwk.ScorePlugin       = &DeviceShare{}
 	_ fwk.ReservePlugin     = &DeviceShare{}
 	_ fwk.PreBindPlugin     = &DeviceShare{}
@@ -185,6 +187,15 @@ func (pl *DeviceShare) Filter(ctx context.Context, state fwk.CycleState, pod *v1
 	return fwk.NewStatus(fwk.Unschedulable, verdict.Reason)
 }
 
+// PreScore skips Score for a pod PreFilter skipped (the framework skips
+// Filter after a PreFilter Skip, but Score only after a PreScore Skip).
+func (pl *DeviceShare) PreScore(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) *fwk.Status {
+	if _, err := state.Read(stateKey); err != nil {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	return nil
+}
+
 // Score is the library's node policy score, 0..100 as fwk.MaxNodeScore.
 func (pl *DeviceShare) Score(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	s, status := stateOf(state)
@@ -204,6 +215,9 @@ func (pl *DeviceShare) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // Reserve places the pod on the node in the library's ledger, so that the
 // next pod's Filter sees its GPUs taken.
 func (pl *DeviceShare) Reserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	if _, err := state.Read(stateKey); err != nil {
+		return nil // skipped in PreFilter: asks no device
+	}
 	s, status := stateOf(state)
 	if status != nil {
 		return status

@@ -112,9 +112,23 @@ func (r *rig) schedule(pod *v1.Pod) outcome {
 	state := framework.NewCycleState()
 	pl := r.plugin
 	if _, status := pl.PreFilter(r.ctx, state, pod, nil); status.IsSkip() {
+		// The framework skips Filter, then Score if PreScore says so;
+		// Reserve and PreBindPreFlight run for every pod.
+		if status := pl.PreScore(r.ctx, state, pod, nil); !status.IsSkip() {
+			r.t.Errorf("PreScore(%s) = %v after a PreFilter Skip, want Skip", pod.Name, status)
+		}
+		if status := pl.Reserve(r.ctx, state, pod, r.nodes[0].Name); !status.IsSuccess() {
+			r.t.Errorf("Reserve(%s) = %v after a PreFilter Skip", pod.Name, status)
+		}
+		if _, status := pl.PreBindPreFlight(r.ctx, state, pod, r.nodes[0].Name); !status.IsSkip() {
+			r.t.Errorf("PreBindPreFlight(%s) = %v after a PreFilter Skip, want Skip", pod.Name, status)
+		}
 		return outcome{skipped: true}
 	} else if !status.IsSuccess() {
 		r.t.Fatalf("PreFilter(%s): %v", pod.Name, status)
+	}
+	if status := pl.PreScore(r.ctx, state, pod, nil); !status.IsSuccess() {
+		r.t.Fatalf("PreScore(%s): %v", pod.Name, status)
 	}
 	out := outcome{reasons: map[string]string{}}
 	best := int64(-1)

@@ -22,6 +22,12 @@ import (
 //
 // A pod rejected for GPUs is not retried when an unrelated pod goes, nor
 // on node heartbeats.
+//
+// A hint that answers Queue first feeds the event's object to the library
+// (the feed's handler does the same, idempotently): the scheduler's queue
+// and the feed are separate informer handlers, and without this the pod
+// could be retried -- and refused again, waiting for the next event --
+// before the feed released the deleted pod or read the new node.
 func (pl *DeviceShare) EventsToRegister(_ context.Context) ([]fwk.ClusterEventWithHint, error) {
 	return []fwk.ClusterEventWithHint{
 		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAnnotation},
@@ -45,13 +51,11 @@ func (pl *DeviceShare) isSchedulableAfterNodeChange(logger klog.Logger, pod *v1.
 		return fwk.Queue, nil
 	}
 	oldNode, ok := oldObject.(*v1.Node)
-	if !ok || oldNode == nil {
-		return fwk.Queue, nil
-	}
-	if maps.Equal(oldNode.Annotations, newNode.Annotations) {
+	if ok && oldNode != nil && maps.Equal(oldNode.Annotations, newNode.Annotations) {
 		logger.V(5).Info("Node's annotations did not change: its GPUs did not", "pod", klog.KObj(pod), "node", newNode.Name)
 		return fwk.QueueSkip, nil
 	}
+	pl.feed.onNode(newNode)
 	return fwk.Queue, nil
 }
 
@@ -83,13 +87,15 @@ func (pl *DeviceShare) isSchedulableAfterPodDeleted(logger klog.Logger, pod *v1.
 		logger.V(5).Info("Deleted pod held no devices", "pod", klog.KObj(pod), "deleted", klog.KObj(deleted))
 		return fwk.QueueSkip, nil
 	}
+	pl.feed.release(deleted)
 	return fwk.Queue, nil
 }
 
 // isSchedulableAfterDRAChange: DRA objects matter to a pod with claims.
-func (pl *DeviceShare) isSchedulableAfterDRAChange(logger klog.Logger, pod *v1.Pod, _, _ interface{}) (fwk.QueueingHint, error) {
+func (pl *DeviceShare) isSchedulableAfterDRAChange(logger klog.Logger, pod *v1.Pod, _, newObject interface{}) (fwk.QueueingHint, error) {
 	if len(pod.Spec.ResourceClaims) == 0 {
 		return fwk.QueueSkip, nil
 	}
+	pl.feed.applyDRA(newObject)
 	return fwk.Queue, nil
 }

@@ -104,3 +104,46 @@ func TestGPURejectedPodIsRequeuedOnlyByHelpfulEvents(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The hint that requeues a pod for a deleted GPU pod has released that
+// pod's shares first: the requeued pod fits at once, whichever informer
+// handler -- the scheduler's queue or the plugin's feed -- runs first.
+func TestPodDeleteHintFreesTheRoomBeforeRequeue(t *testing.T) {
+	r := newRig(t, "", documents[v1.Node](t, filepath.Join(examples, "nodes.yaml")), "")
+	logger, _ := ktesting.NewTestContext(t)
+	whole := func(name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
+			Spec: v1.PodSpec{NodeSelector: map[string]string{"x": "y"}, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
+				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
+	}
+	holder := whole("holder")
+	placed := r.schedule(holder)
+	if placed.node == "" {
+		t.Fatalf("holder fits nowhere: %v", placed.reasons)
+	}
+	holder.Spec.NodeName = placed.node
+	waiter := whole("waiter")
+	prepared, err := r.plugin.lib.PreparePod(mustJSON(t, waiter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prepared.Close()
+	if verdict, _ := r.plugin.lib.FilterNode(prepared, placed.node); verdict.Fits {
+		t.Fatalf("waiter fits %s beside holder", placed.node)
+	}
+	if hint, err := r.plugin.isSchedulableAfterPodDeleted(logger, waiter, holder, nil); hint != fwk.Queue || err != nil {
+		t.Fatalf("hint %v, %v; want Queue", hint, err)
+	}
+	if verdict, _ := r.plugin.lib.FilterNode(prepared, placed.node); !verdict.Fits {
+		t.Errorf("after the hint, waiter still does not fit %s: %s", placed.node, verdict.Reason)
+	}
+}
+
+func mustJSON(t *testing.T, pod *v1.Pod) string {
+	t.Helper()
+	text, err := objectJSON(pod, podKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
