@@ -7,6 +7,8 @@
 # at once (PODS overrides), on NODES Node objects of 8 H100s, for
 #   plain      the stock kube-scheduler, pods asking no GPU (the ceiling)
 #   share      GPU-share pods of both dialects through the extender
+#   inprocess  the same pods through deviceshare-kube-scheduler (the
+#              DeviceShare plugin in-process)
 #   dra-stock  DRA claims from a template, the stock kube-scheduler's
 #              DynamicResources allocating from deviceshare's slices
 #   dra-serve  the same claims allocated by the extender
@@ -22,7 +24,7 @@ pods=${PODS:-10000}
 deadline=${DEADLINE:-20m}
 export PATH="$PATH:/usr/local/go/bin"
 cmake --build "$build" --target kubernetes_binaries deviceshare-scheduler \
-  deviceshare-node-agent fake_nvml >/dev/null
+  deviceshare-node-agent fake_nvml deviceshare_kube_scheduler >/dev/null
 (cd "$repo/tests/cluster" && go build -o "$build/k8s-bin/throughput" ./cmd/throughput)
 nodes=("$@")
 ((${#nodes[@]})) || nodes=(500 5000)

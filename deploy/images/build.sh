@@ -11,7 +11,8 @@ usage() {
 usage: deploy/images/build.sh [--engine docker|podman] [--push REGISTRY]
                               [--print] [TAG]
 
-Builds deviceshare-scheduler and deviceshare-node-agent from
+Builds the kit's images -- deviceshare-scheduler, deviceshare-node-agent,
+and deviceshare-kube-scheduler (deploy/in-process) -- from
 deploy/images/<name without deviceshare->.Dockerfile, the repository root
 as the build context.
 
@@ -37,7 +38,9 @@ die() {
 }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The kit's images, and those of its components (deploy/in-process).
 kustomization=$root/deploy/kustomization.yaml
+kustomizations=("$kustomization" "$root/deploy/in-process/kustomization.yaml")
 
 engine="" registry="" print=0 tag=""
 while (($#)); do
@@ -101,6 +104,10 @@ registry=${registry%/}
 # entry as `- name:` followed by its newName and newTag.
 images() {
   awk '
+    FNR == 1 {
+      if (name != "") print name, new_name, new_tag
+      name = ""; in_images = 0
+    }
     /^images:/ { in_images = 1; next }
     /^[^ #-]/ { in_images = 0 }
     !in_images { next }
@@ -112,7 +119,7 @@ images() {
     /^ *newName:/ { new_name = $NF }
     /^ *newTag:/ { new_tag = $NF }
     END { if (name != "") print name, new_name, new_tag }
-  ' "$kustomization" | tr -d '"'"'"
+  ' "${kustomizations[@]}" | tr -d '"'"'"
 }
 
 # Prints the command, then runs it unless --print.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build_script_test.sh: deploy/images/build.sh's commands, printed with
 # --print (no container engine needed; `ctest -L images`): one build per
-# `images:` entry of deploy/kustomization.yaml, from the Dockerfile of its
+# `images:` entry of deploy/kustomization.yaml and
+# deploy/in-process/kustomization.yaml, from the Dockerfile of its
 # name, tagged with its newName and newTag (or the TAG given), pushed under
 # --push's registry; bad flags exit 2. Writes nothing.
 #
@@ -19,10 +20,14 @@ fail() {
 bash -n "$script" || fail "bash -n $script"
 
 # "name newName newTag" of each images: entry, as the kit writes them.
-entries=$(awk '/^images:/ { on = 1; next } /^[^ #-]/ { on = 0 }
+# The kit's and its in-process component's.
+entries=$(awk 'FNR == 1 { on = 0 } /^images:/ { on = 1; next } /^[^ #-]/ { on = 0 }
   on && /- *name:/ { name = $NF } on && /newName:/ { new_name = $NF }
-  on && /newTag:/ { print name, new_name, $NF }' "$src/deploy/kustomization.yaml")
+  on && /newTag:/ { print name, new_name, $NF }' "$src/deploy/kustomization.yaml" \
+  "$src/deploy/in-process/kustomization.yaml")
 [[ -n $entries ]] || fail "no images: entries in deploy/kustomization.yaml"
+grep -q "^deviceshare-kube-scheduler " <<<"$entries" ||
+  fail "no deviceshare-kube-scheduler entry in deploy/in-process/kustomization.yaml"
 
 # Fails unless output $1 has the line $2 exactly.
 has_line() {

@@ -154,8 +154,10 @@ for spec in "$@"; do
 
   build_stage=$(stage "$dockerfile" 0)
   runtime_stage=$(stage "$dockerfile" -1)
-  grep -qE '^FROM debian:12 ' <<<"$build_stage" ||
-    fail "$name: the first stage is not FROM debian:12"
+  # golang:<version>-bookworm is Debian 12 with a Go newer than Debian's
+  # (the Go hosts need Go >= 1.26).
+  grep -qE '^FROM (debian:12|golang:[0-9.]+-bookworm) ' <<<"$build_stage" ||
+    fail "$name: the first stage is not FROM debian:12 (or golang:*-bookworm)"
   grep -qE '^FROM debian:12-slim( |$)' <<<"$runtime_stage" ||
     fail "$name: the last stage is not FROM debian:12-slim"
 

@@ -37,11 +37,11 @@ func waitServiceAccount(ctx context.Context, client kubernetes.Interface) error 
 func podFor(row string, i int) *corev1.Pod {
 	limits := corev1.ResourceList{}
 	switch {
-	case row == "share" && i%2 == 0:
+	case isShare(row) && i%2 == 0:
 		limits["nvidia.com/gpu"] = resource.MustParse("1")
 		limits["nvidia.com/gpumem"] = resource.MustParse("8000")
 		limits["nvidia.com/gpucores"] = resource.MustParse("10")
-	case row == "share":
+	case isShare(row):
 		limits["volcano.sh/vgpu-number"] = resource.MustParse("1")
 		limits["volcano.sh/vgpu-memory"] = resource.MustParse("8000")
 		limits["volcano.sh/vgpu-cores"] = resource.MustParse("10")

@@ -4,6 +4,9 @@
 //	plain      the stock kube-scheduler, pods that ask no GPU (the ceiling)
 //	share      GPU-share pods of both dialects through deviceshare's
 //	           extender and the kit's kube-scheduler
+//	inprocess  the same pods through deviceshare-kube-scheduler (the
+//	           DeviceShare plugin in-process; the kit's extender still
+//	           runs beside it, for the admission webhook only)
 //	dra-stock  DRA claims from a template, allocated by the stock
 //	           kube-scheduler's DynamicResources on deviceshare's slices
 //	dra-serve  the same claims allocated by the extender
@@ -39,7 +42,7 @@ type options struct {
 
 func main() {
 	var o options
-	rows := flag.String("rows", "plain,share,dra-stock,dra-serve", "rows to measure, comma-separated")
+	rows := flag.String("rows", "plain,share,inprocess,dra-stock,dra-serve", "rows to measure, comma-separated")
 	flag.StringVar(&o.bin, "bin", "build/k8s-bin", "Kubernetes binaries")
 	flag.StringVar(&o.repo, "repo", ".", "the deviceshare checkout")
 	flag.StringVar(&o.build, "build", "build", "deviceshare's CMake build folder")
@@ -80,10 +83,12 @@ func measure(row string, o options) (float64, int, error) {
 	}
 	defer plane.Stop()
 	k, err := kit.Apply(ctx, plane, kit.Options{RepoRoot: o.repo, BinDir: o.bin,
-		Scheduler: filepath.Join(o.build, "plugins/scheduler/deviceshare-scheduler"),
-		NodeAgent: filepath.Join(o.build, "plugins/node-agent/deviceshare-node-agent"),
-		FakeNVML:  filepath.Join(o.build, "tests/fake_nvml/lib/libnvidia-ml.so.1"),
-		Then:      thenFor(row)})
+		Scheduler:     filepath.Join(o.build, "plugins/scheduler/deviceshare-scheduler"),
+		NodeAgent:     filepath.Join(o.build, "plugins/node-agent/deviceshare-node-agent"),
+		FakeNVML:      filepath.Join(o.build, "tests/fake_nvml/lib/libnvidia-ml.so.1"),
+		KubeScheduler: filepath.Join(o.build, "plugins/kube-scheduler/deviceshare-kube-scheduler"),
+		InProcess:     row == "inprocess",
+		Then:          thenFor(row)})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -94,7 +99,7 @@ func measure(row string, o options) (float64, int, error) {
 	switch row {
 	case "plain", "dra-stock":
 		_, err = k.StartDefaultScheduler(ctx)
-	case "share", "dra-serve":
+	case "share", "inprocess", "dra-serve":
 		var extender *kit.Extender
 		if extender, err = k.StartExtender(ctx, 0, "--in-flight-timeout", "0", "--log-level", "warn"); err == nil {
 			if err = extender.WaitReady(ctx, 5*time.Minute); err == nil {
@@ -127,3 +132,7 @@ func thenFor(row string) []string {
 	}
 	return nil
 }
+
+// isShare says whether a row's pods are GPU-share pods of both dialects
+// (through the extender or in-process).
+func isShare(row string) bool { return row == "share" || row == "inprocess" }

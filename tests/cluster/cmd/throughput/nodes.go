@@ -56,7 +56,7 @@ func makeNode(ctx context.Context, k *kit.Kit, o options, row, name string) erro
 	}
 	defer os.Remove(inventory)
 	agent := filepath.Join(o.build, "plugins/node-agent/deviceshare-node-agent")
-	if row == "share" {
+	if isShare(row) {
 		patch, err := exec.CommandContext(ctx, agent, "discover", "--inventory", inventory,
 			"--output", "annotation", "--dialect", "hami").Output()
 		if err != nil {
