@@ -329,3 +329,39 @@ func TestPreparedPodConcurrently(t *testing.T) {
 	wg.Wait()
 	p.Close()
 }
+
+// FilterNodeWithout answers as if the pods named were gone from the node:
+// a pod of that node frees its room, a pod of another node does not, and
+// nothing is released for real.
+func TestFilterNodeWithoutCountsOnlyThatNodesPods(t *testing.T) {
+	s := newSmallCluster(t)
+	onNode := map[string][]string{}
+	for i := 0; i < 4; i++ {
+		name := fmt.Sprintf("fill-%d", i)
+		d, err := s.Schedule(pod(name, 12000), nil)
+		if err != nil || !d.Placed {
+			t.Fatalf("Schedule(%s) = %+v, %v", name, d, err)
+		}
+		onNode[d.Node] = append(onNode[d.Node], "uid-"+name)
+	}
+	late, err := s.PreparePod(pod("late", 12000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	if v, err := s.FilterNode(late, "n1"); err != nil || v.Fits {
+		t.Fatalf("FilterNode(n1) = %+v, %v on a full node", v, err)
+	}
+	if v, err := s.FilterNodeWithout(late, "n1", onNode["n1"][:1]); err != nil || !v.Fits || v.Score <= 0 {
+		t.Errorf("FilterNodeWithout(n1, one of its pods) = %+v, %v; want a fit", v, err)
+	}
+	if v, err := s.FilterNodeWithout(late, "n1", onNode["n2"]); err != nil || v.Fits || v.Code != "InsufficientMemory" {
+		t.Errorf("FilterNodeWithout(n1, n2's pods) = %+v, %v; want InsufficientMemory", v, err)
+	}
+	if v, err := s.FilterNodeWithout(late, "gone", onNode["n1"]); err != nil || v.Code != "NodeUnknown" || !v.Unresolvable {
+		t.Errorf("FilterNodeWithout(gone) = %+v, %v", v, err)
+	}
+	if v, _ := s.FilterNode(late, "n1"); v.Fits {
+		t.Errorf("FilterNodeWithout released a pod for real")
+	}
+}

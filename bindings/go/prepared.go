@@ -60,15 +60,43 @@ func (p *PreparedPod) Close() error {
 // FilterNode is the filter step for one node: a verdict (a node the
 // scheduler does not know is one too, NodeUnknown).
 func (s *Scheduler) FilterNode(pod *PreparedPod, node string) (Verdict, error) {
+	return s.FilterNodeWithout(pod, node, nil)
+}
+
+// FilterNodeWithout is FilterNode as if the pods `released` (their
+// metadata.uid) were gone from the node: what a preemption simulation
+// asks (kube-scheduler's PreFilterExtensions.RemovePod). A uid of a pod
+// not placed on that node is ignored; nothing is released for real.
+func (s *Scheduler) FilterNodeWithout(pod *PreparedPod, node string, released []string) (Verdict, error) {
 	verdict := Verdict{Node: node}
 	err := s.withPod(pod, func(h *C.deviceshare_scheduler, ph *C.deviceshare_pod) error {
 		cNode := C.CString(node)
 		defer C.free(unsafe.Pointer(cNode))
+		var cReleased **C.char
+		if len(released) > 0 {
+			// A C array of C strings: cgo may not pass Go memory holding
+			// Go pointers.
+			array := (*[1 << 28]*C.char)(C.malloc(C.size_t(len(released)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(released):len(released)]
+			for i, uid := range released {
+				array[i] = C.CString(uid)
+			}
+			defer func() {
+				for _, p := range array {
+					C.free(unsafe.Pointer(p))
+				}
+				C.free(unsafe.Pointer(&array[0]))
+			}()
+			cReleased = &array[0]
+		}
 		var fits, score, unresolvable C.int
 		var code *C.char
 		var reason *C.char
 		if err := call(func(message **C.char) C.deviceshare_code {
-			return C.deviceshare_pod_filter_node(h, ph, cNode, &fits, &score, &code, &unresolvable, &reason, message)
+			if cReleased == nil {
+				return C.deviceshare_pod_filter_node(h, ph, cNode, &fits, &score, &code, &unresolvable, &reason, message)
+			}
+			return C.deviceshare_pod_filter_node_without(h, ph, cNode, cReleased, C.size_t(len(released)),
+				&fits, &score, &code, &unresolvable, &reason, message)
 		}); err != nil {
 			return err
 		}

@@ -421,6 +421,29 @@ void TestPreparedPods(void) {
            error);
   CHECK(prepared_score == text_score);
 
+  /* Without pods that are not on the node: the same verdict. */
+  const char* released[] = {"uid-nobody"};
+  int without_fits = -1, without_score = -1, without_unresolvable = -1;
+  const char* without_code = NULL;
+  char* without_reason = (char*)"untouched";
+  CHECK_OK(deviceshare_pod_filter_node_without(
+               s, pod, "n1", released, 1, &without_fits, &without_score,
+               &without_code, &without_unresolvable, &without_reason, &error),
+           error);
+  CHECK(without_fits == 1 && without_score == score &&
+        strcmp(without_code, "Fits") == 0 && without_reason == NULL);
+  const char* bad_released[] = {NULL};
+  CHECK_INVALID(
+      deviceshare_pod_filter_node_without(
+          s, pod, "n1", bad_released, 1, &without_fits, &without_score,
+          &without_code, &without_unresolvable, &without_reason, &error),
+      "released[0]", error);
+  CHECK_INVALID(
+      deviceshare_pod_filter_node_without(
+          s, pod, "n1", NULL, 2, &without_fits, &without_score, &without_code,
+          &without_unresolvable, &without_reason, &error),
+      "released", error);
+
   int wants = -1;
   CHECK(deviceshare_pod_wants_devices(pod, &wants) == DEVICESHARE_OK);
   CHECK(wants == 1);

@@ -280,6 +280,39 @@ TEST(SchedulerTest, ReleaseFreesTheShares) {
   EXPECT_EQ(Place(*scheduler, SmallPod("first", 60 * kGiB)), "a");
 }
 
+// A preemption simulation's question: would the pod fit if these pods
+// were gone? Only pods placed on that node count; the state is untouched.
+TEST(SchedulerTest, FilterNodeWithoutReleasesOnlyTheNamedPodsOfTheNode) {
+  auto scheduler = MakeScheduler(MakeConfig());
+  ASSERT_NE(scheduler, nullptr);
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("a", 1)));
+  ASSERT_OK(scheduler->UpsertNode(MakeNode("b", 1)));
+  ASSERT_EQ(Place(*scheduler, PinnedPod("first", "GPU-a-0", 60 * kGiB)), "a");
+  ASSERT_EQ(Place(*scheduler, PinnedPod("other", "GPU-b-0", 60 * kGiB)), "b");
+  const PodRequest second = SmallPod("second", 60 * kGiB);
+  auto filter = [&](const std::string& node,
+                    const std::vector<std::string>& released) {
+    absl::StatusOr<NodeVerdict> verdict =
+        scheduler->FilterNodeWithout(second, node, released);
+    EXPECT_TRUE(verdict.ok()) << verdict.status();
+    return verdict.ok() ? *verdict : NodeVerdict{};
+  };
+
+  EXPECT_FALSE(filter("a", {}).fit.fits());
+  const NodeVerdict without_first = filter("a", {"uid-first"});
+  EXPECT_TRUE(without_first.fit.fits()) << without_first.fit.Reason();
+  EXPECT_GT(without_first.score, 0);
+  // A pod of another node, or none at all, frees nothing here.
+  const NodeVerdict without_other = filter("a", {"uid-other", "uid-gone"});
+  EXPECT_FALSE(without_other.fit.fits());
+  EXPECT_EQ(without_other.fit.code, ReasonCode::kInsufficientMemory);
+  EXPECT_EQ(filter("zz", {"uid-first"}).fit.code, ReasonCode::kNodeUnknown);
+  // Nothing was released for real.
+  EXPECT_FALSE(filter("a", {}).fit.fits());
+  scheduler->Inspect(
+      [](const ClusterState& state) { EXPECT_OK(state.CheckInvariants()); });
+}
+
 TEST(SchedulerTest, FilterOnNamedNodesReportsUnknownOnes) {
   auto scheduler = MakeScheduler(MakeConfig());
   ASSERT_NE(scheduler, nullptr);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "answer_json.h"
 #include "c_status.h"
@@ -200,12 +201,16 @@ deviceshare_code deviceshare_pod_destroy(deviceshare_pod* pod) {
   });
 }
 
-deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
-                                             const deviceshare_pod* pod,
-                                             const char* node, int* fits,
-                                             int* score, const char** code,
-                                             int* unresolvable, char** reason,
-                                             char** error) {
+namespace {
+
+// deviceshare_pod_filter_node(_without)'s body: `released` empty for the
+// former.
+deviceshare_code PodFilterNode(deviceshare_scheduler* scheduler,
+                               const deviceshare_pod* pod, const char* node,
+                               const char* const* released,
+                               size_t released_count, int* fits, int* score,
+                               const char** code, int* unresolvable,
+                               char** reason, char** error) {
   return Guarded(error, [&]() -> absl::Status {
     DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
     DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
@@ -215,9 +220,21 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
     DS_RETURN_IF_ERROR(RequireArgument(code, "code"));
     DS_RETURN_IF_ERROR(RequireArgument(unresolvable, "unresolvable"));
     DS_RETURN_IF_ERROR(RequireArgument(reason, "reason"));
+    if (released_count > 0) {
+      DS_RETURN_IF_ERROR(RequireArgument(released, "released"));
+    }
+    std::vector<std::string> uids;
+    uids.reserve(released_count);
+    for (size_t i = 0; i < released_count; ++i) {
+      const std::string field = absl::StrCat("released[", i, "]");
+      DS_RETURN_IF_ERROR(RequireText(released[i], field.c_str()));
+      uids.emplace_back(released[i]);
+    }
     DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
-    DS_ASSIGN_OR_RETURN(deviceshare::NodeVerdict verdict,
-                        found->FilterNode(parsed->request, node));
+    DS_ASSIGN_OR_RETURN(
+        deviceshare::NodeVerdict verdict,
+        uids.empty() ? found->FilterNode(parsed->request, node)
+                     : found->FilterNodeWithout(parsed->request, node, uids));
     const bool fitting = verdict.fit.fits();
     if (!fitting) DS_RETURN_IF_ERROR(SetOutput(reason, verdict.fit.Reason()));
     *fits = fitting ? 1 : 0;
@@ -228,6 +245,27 @@ deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
     if (fitting) *reason = nullptr;
     return absl::OkStatus();
   });
+}
+
+}  // namespace
+
+deviceshare_code deviceshare_pod_filter_node(deviceshare_scheduler* scheduler,
+                                             const deviceshare_pod* pod,
+                                             const char* node, int* fits,
+                                             int* score, const char** code,
+                                             int* unresolvable, char** reason,
+                                             char** error) {
+  return PodFilterNode(scheduler, pod, node, nullptr, 0, fits, score, code,
+                       unresolvable, reason, error);
+}
+
+deviceshare_code deviceshare_pod_filter_node_without(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    const char* node, const char* const* released, size_t released_count,
+    int* fits, int* score, const char** code, int* unresolvable, char** reason,
+    char** error) {
+  return PodFilterNode(scheduler, pod, node, released, released_count, fits,
+                       score, code, unresolvable, reason, error);
 }
 
 deviceshare_code deviceshare_pod_wants_devices(const deviceshare_pod* pod,

@@ -504,6 +504,32 @@ absl::StatusOr<NodeVerdict> Scheduler::FilterNode(
   return std::move(verdicts.front());
 }
 
+absl::StatusOr<NodeVerdict> Scheduler::FilterNodeWithout(
+    const PodRequest& request, const std::string& node,
+    absl::Span<const std::string> released) const {
+  if (released.empty()) return FilterNode(request, node);
+  absl::ReaderMutexLock lock(&mu_);
+  DS_ASSIGN_OR_RETURN(const PodCycle cycle, path_.PreFilter(request, &state_));
+  if (auto why = QuotaRefusal(request, LeastQuotaUseOf(request))) {
+    return QuotaRefusedVerdicts(state_, absl::MakeConstSpan(&node, 1), *why)
+        .front();
+  }
+  const NodeState* found = state_.FindNode(node);
+  if (found == nullptr) return DecisionPath::UnknownNode(node);
+  NodeState copy = *found;
+  for (const std::string& uid : released) {
+    const PodRecord* record = state_.FindPod(uid);
+    if (record == nullptr || !record->on_ledger ||
+        record->allocation.node_name != node) {
+      continue;
+    }
+    for (const auto& backend : backends_.all()) backend->Release(uid, copy);
+    copy.SubtractHostUsage(record->request.cpu_milli,
+                           record->request.memory_mib);
+  }
+  return WithoutAllocation(path_.Filter(cycle, copy, /*explain=*/true));
+}
+
 absl::StatusOr<int> Scheduler::ScoreNode(const PodRequest& request,
                                          const std::string& node) const {
   DS_ASSIGN_OR_RETURN(NodeVerdict verdict, FilterNode(request, node));

@@ -145,6 +145,17 @@ class Scheduler {
   absl::StatusOr<NodeVerdict> FilterNode(const PodRequest& request,
                                          const std::string& node) const
       ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
+  // FilterNode as if the pods `released` (uids) were gone from `node`: what
+  // a host's preemption simulation asks (kube-scheduler's
+  // PreFilterExtensions.RemovePod). They are released from a copy of the
+  // node as RemovePod releases a pod (every backend, then its host CPU and
+  // memory); a uid of a pod not placed on the node is ignored. No verdict
+  // memo (each call filters its own copy), and the namespace's GPU quota
+  // is checked as it is now. No released pods: FilterNode.
+  absl::StatusOr<NodeVerdict> FilterNodeWithout(
+      const PodRequest& request, const std::string& node,
+      absl::Span<const std::string> released) const
+      ABSL_LOCKS_EXCLUDED(mu_, memory_mu_);
   // The node policy's score, 0..100; FailedPrecondition (with the reason)
   // when the pod does not fit the node.
   absl::StatusOr<int> ScoreNode(const PodRequest& request,

@@ -26,6 +26,8 @@
 #ifndef DEVICESHARE_C_DEVICESHARE_H_
 #define DEVICESHARE_C_DEVICESHARE_H_
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -157,6 +159,16 @@ DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node(
     deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
     const char* node, int* fits, int* score, const char** code,
     int* unresolvable, char** reason, char** error);
+/* deviceshare_pod_filter_node as if the pods `released` (released_count
+ * metadata.uid strings) were gone from the node: a host's preemption
+ * simulation (kube-scheduler's PreFilterExtensions.RemovePod). A uid of a
+ * pod not placed on that node is ignored; nothing is released for real.
+ * No released pods: deviceshare_pod_filter_node. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node_without(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    const char* node, const char* const* released, size_t released_count,
+    int* fits, int* score, const char** code, int* unresolvable, char** reason,
+    char** error);
 /* Whether a prepared pod asks for devices at all (*wants 1 or 0): a GPU of
  * either dialect in any container, or a DRA ResourceClaim. A host skips
  * the per-node calls for a pod that does not (kube-scheduler's PreFilter
