@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -85,4 +88,70 @@ func TestInProcessPlacesPodsOfBothDialects(t *testing.T) {
 		t.Errorf("waiter bound to %s, want single", node)
 	}
 	c.expectAdmitted()
+}
+
+// Preemption in-process: on two nodes of two H100s full of low-priority
+// shares (two of 40000 MiB on each GPU), a high-priority pod short only of
+// GPU room -- which the extender cannot preempt for (
+// TestPreemptionThroughTheExtender, case 1) -- is placed by kube-scheduler's
+// own preemption, because DeviceShare's Filter sees the GPUs of the
+// victims it tries freed (RemovePod). Exactly one low pod, on high's node,
+// is deleted; high gets the GPU it left; no GPU is over capacity by the
+// pods' records.
+func TestInProcessPreemptsForGPURoom(t *testing.T) {
+	c := newCluster(t, withInProcess(t))
+	c.gpuNode("gpu-a", "hami", 2)
+	c.gpuNode("gpu-b", "hami", 2)
+	c.startScheduling()
+	for name, value := range map[string]int32{"low": 100, "high": 1000} {
+		_, err := c.kit.Client.SchedulingV1().PriorityClasses().Create(c.ctx,
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ns = "preempt"
+	c.createNamespace(ns)
+	pods := c.kit.Client.CoreV1().Pods(ns)
+	share := func(name, class string) *corev1.Pod {
+		p := pod(name, map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "40000", "nvidia.com/gpucores": "10"})
+		p.Spec.PriorityClassName = class
+		return p
+	}
+	for i := 0; i < 8; i++ {
+		if _, err := pods.Create(c.ctx, share(fmt.Sprintf("low-%d", i), "low"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.eventually("8 low pods bound", 120*time.Second, func() (bool, string) {
+		n := c.boundPods(ns)
+		return n == 8, strconv.Itoa(n)
+	})
+	lows := podsByName(t, c, ns)
+
+	if _, err := pods.Create(c.ctx, share("high", "high"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	high := c.waitBound(ns, "high", 120*time.Second)
+	now := podsByName(t, c, ns)
+	var victims []string
+	for name, before := range lows {
+		if after, ok := now[name]; !ok || after.UID != before.UID {
+			victims = append(victims, name)
+			if before.Spec.NodeName != high.Spec.NodeName {
+				t.Errorf("victim %s was on %s, high went to %s", name, before.Spec.NodeName, high.Spec.NodeName)
+			}
+		}
+	}
+	if len(victims) != 1 {
+		t.Fatalf("victims %v, want exactly one low pod", victims)
+	}
+	got := parseHamiRecord(high.Annotations["hami.io/vgpu-devices-allocated"])
+	was := parseHamiRecord(lows[victims[0]].Annotations["hami.io/vgpu-devices-allocated"])
+	if len(got) != 1 || len(was) != 1 || got[0].uuid != was[0].uuid {
+		t.Errorf("high's record %v, its victim's %v: want the same GPU", got, was)
+	}
+	c.expectAdmitted()
+	checkCapacityFromRecords(t, c, ns, 4)
+	t.Logf("victim %v on %s", victims, high.Spec.NodeName)
 }

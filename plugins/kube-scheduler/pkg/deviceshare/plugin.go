@@ -7,6 +7,9 @@
 //   - Filter and Score ask the library for one node each: its verdict (with
 //     the reason code in the status) and its policy's score (0..100);
 //     PreScore skips Score for a pod PreFilter skipped.
+//   - PreFilterExtensions (RemovePod, AddPod) let kube-scheduler's own
+//     preemption see a victim's GPUs freed: its victims are chosen by its
+//     rules (priorities, PodDisruptionBudgets), its fit test is ours.
 //   - Reserve places the pod on the chosen node in the library's ledger;
 //     Unreserve releases it (and undoes what PreBind wrote).
 //   - PreBind writes the allocation record on the pod in its dialect's
@@ -60,13 +63,14 @@ type DeviceShare struct {
 }
 
 var (
-	_ fwk.PreFilterPlugin   = &DeviceShare{}
-	_ fwk.FilterPlugin      = &DeviceShare{}
-	_ fwk.PreScorePlugin    = &DeviceShare{}
-	_ fwk.ScorePlugin       = &DeviceShare{}
-	_ fwk.ReservePlugin     = &DeviceShare{}
-	_ fwk.PreBindPlugin     = &DeviceShare{}
-	_ fwk.EnqueueExtensions = &DeviceShare{}
+	_ fwk.PreFilterPlugin     = &DeviceShare{}
+	_ fwk.PreFilterExtensions = &DeviceShare{}
+	_ fwk.FilterPlugin        = &DeviceShare{}
+	_ fwk.PreScorePlugin      = &DeviceShare{}
+	_ fwk.ScorePlugin         = &DeviceShare{}
+	_ fwk.ReservePlugin       = &DeviceShare{}
+	_ fwk.PreBindPlugin       = &DeviceShare{}
+	_ fwk.EnqueueExtensions   = &DeviceShare{}
 )
 
 // New is the plugin's factory (app.WithPlugin(Name, New)).
@@ -115,12 +119,24 @@ type cycleState struct {
 	patched bool
 	// claims PreBind wrote, so Unreserve undoes them.
 	claims []claimWrite
+	// released: the pods (uids, by node) a preemption simulation has
+	// removed from this copy of the state (RemovePod); Filter counts them
+	// gone.
+	released map[string][]string
 }
 
-// Clone shares the state: the prepared pod is read-only, and the fields
-// Reserve and PreBind set belong to the cycle itself (the framework clones
-// only to simulate preemption, before Reserve).
-func (s *cycleState) Clone() fwk.StateData { return s }
+// Clone is what preemption simulates on, one copy per candidate node: it
+// shares the prepared pod (read-only) and copies the released pods. The
+// fields Reserve and PreBind set belong to the cycle itself (the
+// framework clones only before Reserve).
+func (s *cycleState) Clone() fwk.StateData {
+	c := *s
+	c.released = make(map[string][]string, len(s.released))
+	for node, uids := range s.released {
+		c.released[node] = append([]string(nil), uids...)
+	}
+	return &c
+}
 
 func stateOf(state fwk.CycleState) (*cycleState, *fwk.Status) {
 	data, err := state.Read(stateKey)
@@ -163,9 +179,43 @@ func (pl *DeviceShare) PreFilter(ctx context.Context, state fwk.CycleState, pod 
 	return nil, nil
 }
 
-// PreFilterExtensions: none yet; the library's Filter sees the pods it has
-// placed, not those a preemption simulation removes.
-func (pl *DeviceShare) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+// PreFilterExtensions: AddPod and RemovePod, which kube-scheduler's
+// preemption (DefaultPreemption) calls on a copy of the cycle state as it
+// tries candidate victims, so that Filter sees their GPUs freed.
+func (pl *DeviceShare) PreFilterExtensions() fwk.PreFilterExtensions { return pl }
+
+// RemovePod counts a pod on the node gone for this copy of the state.
+func (pl *DeviceShare) RemovePod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, victim fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, status := stateOf(state)
+	if status != nil {
+		return nil // skipped in PreFilter: nothing to simulate
+	}
+	if s.released == nil {
+		s.released = map[string][]string{}
+	}
+	node := nodeInfo.Node().Name
+	s.released[node] = append(s.released[node], podKey(victim.GetPod()))
+	return nil
+}
+
+// AddPod puts back a pod RemovePod took away (preemption's reprieve). A
+// pod the library has not placed (a nominated pod) adds nothing: the
+// library charges only the pods it placed or saw bound.
+func (pl *DeviceShare) AddPod(ctx context.Context, state fwk.CycleState, _ *v1.Pod, added fwk.PodInfo, nodeInfo fwk.NodeInfo) *fwk.Status {
+	s, status := stateOf(state)
+	if status != nil || s.released == nil {
+		return nil
+	}
+	node, key := nodeInfo.Node().Name, podKey(added.GetPod())
+	kept := s.released[node][:0]
+	for _, uid := range s.released[node] {
+		if uid != key {
+			kept = append(kept, uid)
+		}
+	}
+	s.released[node] = kept
+	return nil
+}
 
 // Filter is the library's verdict for one node; the status carries the
 // reason (it starts with the reason code, e.g. "InsufficientMemory ...").
@@ -174,7 +224,8 @@ func (pl *DeviceShare) Filter(ctx context.Context, state fwk.CycleState, pod *v1
 	if status != nil {
 		return status
 	}
-	verdict, err := pl.lib.FilterNode(s.pod, nodeInfo.Node().Name)
+	node := nodeInfo.Node().Name
+	verdict, err := pl.lib.FilterNodeWithout(s.pod, node, s.released[node])
 	if err != nil {
 		return fwk.AsStatus(err)
 	}

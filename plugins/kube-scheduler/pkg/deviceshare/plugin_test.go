@@ -385,3 +385,58 @@ func TestUnreadableRequestIsUnresolvable(t *testing.T) {
 }
 
 func resourceQuantity(text string) resource.Quantity { return resource.MustParse(text) }
+
+// kube-scheduler's preemption removes candidate victims from a copy of
+// the cycle state (RemovePod) and asks Filter again: the victim's GPUs are
+// free in that copy only, and AddPod (its reprieve) takes them back.
+func TestPreemptionSimulationSeesTheVictimsGPUsFreed(t *testing.T) {
+	r := newRig(t, "", documents[v1.Node](t, filepath.Join(examples, "nodes.yaml")), "")
+	whole := func(name string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
+			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
+				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
+	}
+	victim := whole("victim")
+	placed := r.schedule(victim)
+	if placed.node == "" {
+		t.Fatalf("victim fits nowhere: %v", placed.reasons)
+	}
+	victim.Spec.NodeName = placed.node
+	var node *v1.Node
+	for _, n := range r.nodes {
+		if n.Name == placed.node {
+			node = n
+		}
+	}
+	info := framework.NewNodeInfo()
+	info.SetNode(node)
+	preemptor := whole("preemptor")
+	state := framework.NewCycleState()
+	pl := r.plugin
+	if _, status := pl.PreFilter(r.ctx, state, preemptor, nil); !status.IsSuccess() {
+		t.Fatalf("PreFilter: %v", status)
+	}
+	if status := pl.Filter(r.ctx, state, preemptor, info); status.IsSuccess() {
+		t.Fatalf("preemptor fits %s beside the victim", node.Name)
+	}
+	simulation := state.Clone()
+	victimInfo, err := framework.NewPodInfo(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status := pl.RemovePod(r.ctx, simulation, preemptor, victimInfo, info); !status.IsSuccess() {
+		t.Fatalf("RemovePod: %v", status)
+	}
+	if status := pl.Filter(r.ctx, simulation, preemptor, info); !status.IsSuccess() {
+		t.Errorf("with the victim removed, Filter = %v; want a fit", status)
+	}
+	if status := pl.Filter(r.ctx, state, preemptor, info); status.IsSuccess() {
+		t.Errorf("the original state sees the victim removed too")
+	}
+	if status := pl.AddPod(r.ctx, simulation, preemptor, victimInfo, info); !status.IsSuccess() {
+		t.Fatalf("AddPod: %v", status)
+	}
+	if status := pl.Filter(r.ctx, simulation, preemptor, info); status.IsSuccess() {
+		t.Errorf("after AddPod the preemptor still fits beside the victim")
+	}
+}
