@@ -199,6 +199,24 @@ func TestDRAClaimsAllocatedByServe(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c.checkClaimsAllocated(ns, node, pods, kubelet, slices, "deviceshare")
+	if log := extender.Log(); strings.Contains(log, "writing the status of ResourceClaim") {
+		t.Errorf("serve failed to write a claim's status:\n%s", log)
+	}
+}
+
+// checkClaimsAllocated waits for `pods` (each with one claim from a
+// template) to be bound to `node` and checks, as read back from the API
+// server, that their scheduler (whose client is `writer` in the claims'
+// managedFields) wrote each claim's status: one device of the driver in
+// the node's pool, one the node published, with the request's consumed
+// capacity and a distinct share id for a share, a node selector for that
+// node, reservedFor naming the pod by uid; then that kubelet's DRA code
+// prepared it through the node agent.
+func (c *cluster) checkClaimsAllocated(ns, node string, pods []*corev1.Pod, kubelet *kit.DRAKubelet,
+	slices []resourcev1.ResourceSlice, writer string) {
+	t := c.t
+	t.Helper()
 	shareIDs := map[string]string{}
 	for _, p := range pods {
 		bound := c.waitBound(ns, p.Name, 90*time.Second)
@@ -225,8 +243,8 @@ func TestDRAClaimsAllocatedByServe(t *testing.T) {
 			claim.Status.ReservedFor[0].Name != bound.Name || claim.Status.ReservedFor[0].UID != bound.UID {
 			t.Errorf("claim %s: reservedFor %+v, want only pod %s (%s)", claim.Name, claim.Status.ReservedFor, bound.Name, bound.UID)
 		}
-		if writer := statusWriter(claim); writer != "deviceshare" {
-			t.Errorf("claim %s: status written by %q, want serve's client (deviceshare)", claim.Name, writer)
+		if got := statusWriter(claim); got != writer {
+			t.Errorf("claim %s: status written by %q, want %q", claim.Name, got, writer)
 		}
 		if strings.HasPrefix(p.Name, "infer") {
 			for capacity, want := range map[resourcev1.QualifiedName]string{"memory": "8Gi", "cores": "25"} {
@@ -248,9 +266,6 @@ func TestDRAClaimsAllocatedByServe(t *testing.T) {
 		t.Logf("%s: claim %s allocated %s (share %s), reserved for %s", bound.Name, claim.Name, result.Device,
 			ptrString(result.ShareID), bound.UID)
 		c.checkPrepared(kubelet, node, bound, claim, slices)
-	}
-	if log := extender.Log(); strings.Contains(log, "writing the status of ResourceClaim") {
-		t.Errorf("serve failed to write a claim's status:\n%s", log)
 	}
 }
 

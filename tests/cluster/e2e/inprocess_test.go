@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deviceshare/deviceshare/tests/cluster/kit"
 )
 
 // The kit in-process (SCHEDULER=in-process): deviceshare-kube-scheduler,
@@ -154,4 +156,30 @@ func TestInProcessPreemptsForGPURoom(t *testing.T) {
 	c.expectAdmitted()
 	checkCapacityFromRecords(t, c, ns, 4)
 	t.Logf("victim %v on %s", victims, high.Spec.NodeName)
+}
+
+// DRA claims in-process: the deviceshare-scheduler profile of
+// deploy/in-process (DynamicResources off) places pods whose claims come
+// from templates on a node whose agent publishes deploy/dra's slices, and
+// DeviceShare's PreBind writes each claim's status as serve's bind does
+// (TestDRAClaimsAllocatedByServe's checks), through kube-scheduler's own
+// client; kubelet's DRA code then prepares the claims through the node
+// agent.
+func TestInProcessAllocatesDRAClaims(t *testing.T) {
+	c := newCluster(t, withInProcess(t), withThen("deploy/dra"))
+	const node = "dra-node"
+	kubelet, _, slices := c.draNode(node)
+	c.startScheduling()
+	const ns = "ml"
+	c.createNamespace(ns)
+	c.createTemplates(ns, kit.ShareTemplate("share-8g", "8Gi", "25"), kit.MIGTemplate("mig-1g", "1g.10gb"))
+	pods := []*corev1.Pod{claimPod("infer-1", "share-8g", "deviceshare-scheduler"),
+		claimPod("infer-2", "share-8g", "deviceshare-scheduler"),
+		claimPod("train", "mig-1g", "deviceshare-scheduler")}
+	for _, p := range pods {
+		if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.checkClaimsAllocated(ns, node, pods, kubelet, slices, "deviceshare-kube-scheduler")
 }

@@ -12,9 +12,10 @@
 //     rules (priorities, PodDisruptionBudgets), its fit test is ours.
 //   - Reserve places the pod on the chosen node in the library's ledger;
 //     Unreserve releases it (and undoes what PreBind wrote).
-//   - PreBind writes the allocation record on the pod in its dialect's
-//     annotations (what the node agent and HAMi's or Volcano's device
-//     plugin read) and the DRA claims' status.allocation and reservedFor.
+//   - PreBind writes the DRA claims' status.allocation and reservedFor;
+//     Bind binds the pod with its allocation record on the Binding (the
+//     annotations of its dialect, which the node agent and HAMi's or
+//     Volcano's device plugin read): one write, as Volcano binds.
 //   - EnqueueExtensions: a pod this plugin rejected is retried only by an
 //     event that can give it room (queueing_hints.go).
 //
@@ -115,8 +116,6 @@ const stateKey fwk.StateKey = Name
 type cycleState struct {
 	pod      *ds.PreparedPod
 	decision *ds.Decision
-	// patched: PreBind wrote the record, so Unreserve removes it.
-	patched bool
 	// claims PreBind wrote, so Unreserve undoes them.
 	claims []claimWrite
 	// released: the pods (uids, by node) a preemption simulation has

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -52,6 +53,28 @@ func newRig(t *testing.T, config string, nodes []*v1.Node, inventory string) *ri
 		objects = append(objects, node)
 	}
 	client := fake.NewClientset(objects...)
+	// pods/binding as the API server serves it: the pod gets the node and
+	// the Binding's annotations (the fake tracker knows no subresource).
+	client.PrependReactor("create", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		create, ok := action.(k8stesting.CreateAction)
+		if !ok || action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		binding := create.GetObject().(*v1.Binding)
+		pod, err := client.Tracker().Get(v1.SchemeGroupVersion.WithResource("pods"), binding.Namespace, binding.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		bound := pod.(*v1.Pod).DeepCopy()
+		bound.Spec.NodeName = binding.Target.Name
+		if bound.Annotations == nil {
+			bound.Annotations = map[string]string{}
+		}
+		for key, value := range binding.Annotations {
+			bound.Annotations[key] = value
+		}
+		return true, bound, client.Tracker().Update(v1.SchemeGroupVersion.WithResource("pods"), bound, binding.Namespace)
+	})
 	factory := informers.NewSharedInformerFactory(client, 0)
 	lib, err := ds.NewScheduler(config)
 	if err != nil {
@@ -123,6 +146,9 @@ func (r *rig) schedule(pod *v1.Pod) outcome {
 		if _, status := pl.PreBindPreFlight(r.ctx, state, pod, r.nodes[0].Name); !status.IsSkip() {
 			r.t.Errorf("PreBindPreFlight(%s) = %v after a PreFilter Skip, want Skip", pod.Name, status)
 		}
+		if status := pl.Bind(r.ctx, state, pod, r.nodes[0].Name); !status.IsSkip() {
+			r.t.Errorf("Bind(%s) = %v after a PreFilter Skip, want Skip (DefaultBinder binds it)", pod.Name, status)
+		}
 		return outcome{skipped: true}
 	} else if !status.IsSuccess() {
 		r.t.Fatalf("PreFilter(%s): %v", pod.Name, status)
@@ -162,6 +188,9 @@ func (r *rig) schedule(pod *v1.Pod) outcome {
 		if status := pl.PreBind(r.ctx, state, pod, out.node); !status.IsSuccess() {
 			r.t.Fatalf("PreBind(%s): %v", pod.Name, status)
 		}
+	}
+	if status := pl.Bind(r.ctx, state, pod, out.node); !status.IsSuccess() {
+		r.t.Fatalf("Bind(%s): %v", pod.Name, status)
 	}
 	return out
 }
@@ -313,9 +342,12 @@ func TestPlacesTheExamplesAsSimulate(t *testing.T) {
 				if len(got.decision.Annotations) == 0 {
 					t.Errorf("%s: the decision has no record to write", key)
 				}
+				if written.Spec.NodeName != got.node {
+					t.Errorf("%s: bound to %q, want %s", key, written.Spec.NodeName, got.node)
+				}
 				for k, v := range got.decision.Annotations {
 					if written.Annotations[k] != v {
-						t.Errorf("%s: annotation %s = %q after PreBind, want %q", key, k, written.Annotations[k], v)
+						t.Errorf("%s: annotation %s = %q after Bind, want %q", key, k, written.Annotations[k], v)
 					}
 				}
 			}
@@ -337,37 +369,40 @@ func TestSkipsPodsWithoutDevices(t *testing.T) {
 	}
 }
 
-// Reserve charges the node; Unreserve gives the room back and removes the
-// record PreBind wrote.
-func TestUnreserveUndoesReserveAndPreBind(t *testing.T) {
+// Reserve charges the node; Unreserve (a bind that failed: the pod is
+// not bound) gives the room back.
+func TestUnreserveGivesTheRoomBack(t *testing.T) {
 	nodes := documents[v1.Node](t, filepath.Join(examples, "nodes.yaml"))
 	r := newRig(t, "", nodes, "")
+	pl := r.plugin
 	whole := func(name string) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
 				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
 	}
-	pod := whole("big")
-	first := r.schedule(pod)
-	if first.node == "" {
-		t.Fatalf("big: fits nowhere: %v", first.reasons)
-	}
-	state := framework.NewCycleState()
-	state.Write(stateKey, &cycleState{decision: first.decision, patched: true})
-	r.plugin.Unreserve(r.ctx, state, pod, first.node)
-	written, err := r.client.CoreV1().Pods(pod.Namespace).Get(r.ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for key := range first.decision.Annotations {
-		if _, ok := written.Annotations[key]; ok {
-			t.Errorf("annotation %s still on the pod after Unreserve", key)
+	info := framework.NewNodeInfo()
+	info.SetNode(nodes[0]) // gpu-a: four A100s
+	fits := func(pod *v1.Pod) (*framework.CycleState, bool) {
+		state := framework.NewCycleState()
+		if _, status := pl.PreFilter(r.ctx, state, pod, nil); !status.IsSuccess() {
+			t.Fatalf("PreFilter(%s): %v", pod.Name, status)
 		}
+		return state, pl.Filter(r.ctx, state, pod, info).IsSuccess()
 	}
-	// The room is back: the same pod again goes to the same node.
-	again := whole("again")
-	if second := r.schedule(again); second.node != first.node {
-		t.Errorf("after Unreserve, a pod like it goes to %q, not back to %q", second.node, first.node)
+	big := whole("big")
+	state, ok := fits(big)
+	if !ok {
+		t.Fatalf("big does not fit %s", info.Node().Name)
+	}
+	if status := pl.Reserve(r.ctx, state, big, info.Node().Name); !status.IsSuccess() {
+		t.Fatalf("Reserve: %v", status)
+	}
+	if _, ok := fits(whole("second")); ok {
+		t.Fatalf("a second pod like it fits beside the reserved one")
+	}
+	pl.Unreserve(r.ctx, state, big, info.Node().Name)
+	if _, ok := fits(whole("third")); !ok {
+		t.Errorf("after Unreserve, a pod like it does not fit %s", info.Node().Name)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
@@ -28,21 +27,18 @@ type claimWrite struct {
 }
 
 // PreBindPreFlight: PreBind has work only for a pod the library placed
-// with a record or claims to write.
+// with DRA claims.
 func (pl *DeviceShare) PreBindPreFlight(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
 	s, status := stateOf(state)
-	if status != nil || s.decision == nil ||
-		(len(s.decision.Annotations) == 0 && len(s.decision.Claims) == 0) {
+	if status != nil || s.decision == nil || len(s.decision.Claims) == 0 {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
 	return &fwk.PreBindPreFlightResult{AllowParallel: true}, nil
 }
 
-// PreBind writes the claims' status first (while the pod holds their
-// devices in the library, nobody else can be given them), then the
-// allocation record on the pod: the annotations of its dialect, which
-// the node agent (or HAMi's and Volcano's device plugins) read at
-// admission. Any failure is undone by Unreserve.
+// PreBind writes the claims' status (while the pod holds their devices in
+// the library, nobody else can be given them); the pod's own record goes
+// on its Binding (Bind). Any failure is undone by Unreserve.
 func (pl *DeviceShare) PreBind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	s, status := stateOf(state)
 	if status != nil {
@@ -56,17 +52,28 @@ func (pl *DeviceShare) PreBind(ctx context.Context, state fwk.CycleState, pod *v
 			return fwk.AsStatus(fmt.Errorf("%s: claim %s of pod %s: %w", Name, claim.Claim, klog.KObj(pod), err))
 		}
 	}
-	if len(s.decision.Annotations) == 0 {
-		return nil
+	return nil
+}
+
+// Bind binds a pod the library placed and its allocation record in one
+// write: the Binding carries the record's annotations (in the pod's
+// dialect), which the API server sets on the pod together with its node,
+// as Volcano binds. So the node agent (or HAMi's or Volcano's device
+// plugin) never sees the pod on the node without its record, and a failed
+// bind leaves no record behind. Other pods: Skip, for DefaultBinder.
+func (pl *DeviceShare) Bind(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	s, status := stateOf(state)
+	if status != nil || s.decision == nil || len(s.decision.Annotations) == 0 {
+		return fwk.NewStatus(fwk.Skip)
 	}
-	patch, err := annotationPatch(s.decision.Annotations, false)
-	if err != nil {
-		return fwk.AsStatus(err)
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			Annotations: s.decision.Annotations},
+		Target: v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	if _, err := pl.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fwk.AsStatus(fmt.Errorf("%s: writing pod %s's allocation record: %w", Name, klog.KObj(pod), err))
+	if err := pl.client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fwk.AsStatus(fmt.Errorf("%s: binding pod %s to %s with its allocation record: %w", Name, klog.KObj(pod), nodeName, err))
 	}
-	s.patched = true
 	return nil
 }
 
@@ -116,8 +123,8 @@ func (pl *DeviceShare) writeClaim(ctx context.Context, s *cycleState, pod *v1.Po
 	return nil
 }
 
-// undoPreBind removes what PreBind wrote: the record's annotations, the
-// pod from the claims' reservedFor and the allocations it made.
+// undoPreBind removes what PreBind wrote: the pod from the claims'
+// reservedFor and the allocations it made.
 func (pl *DeviceShare) undoPreBind(ctx context.Context, s *cycleState, pod *v1.Pod) {
 	logger := klog.FromContext(ctx)
 	for _, write := range s.claims {
@@ -147,32 +154,6 @@ func (pl *DeviceShare) undoPreBind(ctx context.Context, s *cycleState, pod *v1.P
 		}
 	}
 	s.claims = nil
-	if s.patched && s.decision != nil {
-		patch, err := annotationPatch(s.decision.Annotations, true)
-		if err == nil {
-			_, err = pl.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		}
-		if err != nil {
-			// The record stays on an unbound pod; the next cycle's
-			// PreBind overwrites it.
-			logger.Error(err, "Removing the allocation record", "pod", klog.KObj(pod))
-		}
-		s.patched = false
-	}
-}
-
-// annotationPatch is a JSON merge patch that sets the annotations, or
-// with remove deletes them.
-func annotationPatch(annotations map[string]string, remove bool) ([]byte, error) {
-	values := make(map[string]interface{}, len(annotations))
-	for key, value := range annotations {
-		if remove {
-			values[key] = nil
-		} else {
-			values[key] = value
-		}
-	}
-	return json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": values}})
 }
 
 func appendConsumer(list []resourcev1.ResourceClaimConsumerReference, consumer resourcev1.ResourceClaimConsumerReference) []resourcev1.ResourceClaimConsumerReference {
