@@ -189,16 +189,7 @@ func TestDRAClaimsAllocatedByServe(t *testing.T) {
 	kubelet, _, slices := c.draNode(node)
 	extender := c.startScheduling()
 	const ns = "ml"
-	c.createNamespace(ns)
-	c.createTemplates(ns, kit.ShareTemplate("share-8g", "8Gi", "25"), kit.MIGTemplate("mig-1g", "1g.10gb"))
-	pods := []*corev1.Pod{claimPod("infer-1", "share-8g", "deviceshare-scheduler"),
-		claimPod("infer-2", "share-8g", "deviceshare-scheduler"),
-		claimPod("train", "mig-1g", "deviceshare-scheduler")}
-	for _, p := range pods {
-		if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := c.createClaimPods(ns)
 	c.checkClaimsAllocated(ns, node, pods, kubelet, slices, "deviceshare")
 	if log := extender.Log(); strings.Contains(log, "writing the status of ResourceClaim") {
 		t.Errorf("serve failed to write a claim's status:\n%s", log)
@@ -555,4 +546,23 @@ func statusWriter(claim *resourcev1.ResourceClaim) string {
 		}
 	}
 	return ""
+}
+
+// createClaimPods makes namespace ns with the templates share-8g (a share
+// of 8Gi and 25 % of an H100) and mig-1g (a 1g.10gb MIG instance) and
+// creates pods of the deviceshare-scheduler profile with a claim from
+// each: infer-1 and infer-2 (share-8g) and train (mig-1g).
+func (c *cluster) createClaimPods(ns string) []*corev1.Pod {
+	c.t.Helper()
+	c.createNamespace(ns)
+	c.createTemplates(ns, kit.ShareTemplate("share-8g", "8Gi", "25"), kit.MIGTemplate("mig-1g", "1g.10gb"))
+	pods := []*corev1.Pod{claimPod("infer-1", "share-8g", "deviceshare-scheduler"),
+		claimPod("infer-2", "share-8g", "deviceshare-scheduler"),
+		claimPod("train", "mig-1g", "deviceshare-scheduler")}
+	for _, p := range pods {
+		if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return pods
 }

@@ -286,3 +286,25 @@ func conditions(p *corev1.Pod) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// waitRefused waits until the pod's PodScheduled condition is False with
+// a message holding `reason`; the pod being bound meanwhile fails the test.
+func (c *cluster) waitRefused(namespace, name, reason string, timeout time.Duration) {
+	c.t.Helper()
+	c.eventually(name+" refused with "+reason, timeout, func() (bool, string) {
+		p, err := c.kit.Client.CoreV1().Pods(namespace).Get(c.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if p.Spec.NodeName != "" {
+			c.t.Fatalf("%s bound to %s", name, p.Spec.NodeName)
+		}
+		for _, condition := range p.Status.Conditions {
+			if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
+				strings.Contains(condition.Message, reason) {
+				return true, ""
+			}
+		}
+		return false, conditions(p)
+	})
+}

@@ -1,17 +1,11 @@
 package e2e
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/deviceshare/deviceshare/tests/cluster/kit"
 )
 
 // The kit in-process (SCHEDULER=in-process): deviceshare-kube-scheduler,
@@ -57,22 +51,7 @@ func TestInProcessPlacesPodsOfBothDialects(t *testing.T) {
 	if _, err := pods.Create(c.ctx, pinned("waiter", half), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.eventually("waiter refused by DeviceShare for memory", 60*time.Second, func() (bool, string) {
-		p, err := pods.Get(c.ctx, "waiter", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		if p.Spec.NodeName != "" {
-			t.Fatalf("waiter bound to %s beside holder", p.Spec.NodeName)
-		}
-		for _, condition := range p.Status.Conditions {
-			if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
-				strings.Contains(condition.Message, "InsufficientMemory") {
-				return true, ""
-			}
-		}
-		return false, conditions(p)
-	})
+	c.waitRefused(ns, "waiter", "InsufficientMemory", 60*time.Second)
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
 	if err := pods.Delete(c.ctx, "plain", now); err != nil {
 		t.Fatal(err)
@@ -105,33 +84,11 @@ func TestInProcessPreemptsForGPURoom(t *testing.T) {
 	c.gpuNode("gpu-a", "hami", 2)
 	c.gpuNode("gpu-b", "hami", 2)
 	c.startScheduling()
-	for name, value := range map[string]int32{"low": 100, "high": 1000} {
-		_, err := c.kit.Client.SchedulingV1().PriorityClasses().Create(c.ctx,
-			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	const ns = "preempt"
-	c.createNamespace(ns)
-	pods := c.kit.Client.CoreV1().Pods(ns)
-	share := func(name, class string) *corev1.Pod {
-		p := pod(name, map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "40000", "nvidia.com/gpucores": "10"})
-		p.Spec.PriorityClassName = class
-		return p
-	}
-	for i := 0; i < 8; i++ {
-		if _, err := pods.Create(c.ctx, share(fmt.Sprintf("low-%d", i), "low"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.eventually("8 low pods bound", 120*time.Second, func() (bool, string) {
-		n := c.boundPods(ns)
-		return n == 8, strconv.Itoa(n)
-	})
+	share := c.fillWithLowShares(ns, "")
 	lows := podsByName(t, c, ns)
 
-	if _, err := pods.Create(c.ctx, share("high", "high"), metav1.CreateOptions{}); err != nil {
+	if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, share("high", "high"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	high := c.waitBound(ns, "high", 120*time.Second)
@@ -171,15 +128,6 @@ func TestInProcessAllocatesDRAClaims(t *testing.T) {
 	kubelet, _, slices := c.draNode(node)
 	c.startScheduling()
 	const ns = "ml"
-	c.createNamespace(ns)
-	c.createTemplates(ns, kit.ShareTemplate("share-8g", "8Gi", "25"), kit.MIGTemplate("mig-1g", "1g.10gb"))
-	pods := []*corev1.Pod{claimPod("infer-1", "share-8g", "deviceshare-scheduler"),
-		claimPod("infer-2", "share-8g", "deviceshare-scheduler"),
-		claimPod("train", "mig-1g", "deviceshare-scheduler")}
-	for _, p := range pods {
-		if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pods := c.createClaimPods(ns)
 	c.checkClaimsAllocated(ns, node, pods, kubelet, slices, "deviceshare-kube-scheduler")
 }

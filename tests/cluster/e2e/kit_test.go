@@ -99,21 +99,6 @@ func (c *cluster) placesPodsOfBothDialects(ns string) {
 	if _, err := pods.Create(c.ctx, pod("too-big", map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "200000"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c.eventually("too-big refused with InsufficientMemory", 60*time.Second, func() (bool, string) {
-		p, err := pods.Get(c.ctx, "too-big", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		if p.Spec.NodeName != "" {
-			t.Fatalf("too-big bound to %s", p.Spec.NodeName)
-		}
-		for _, condition := range p.Status.Conditions {
-			if condition.Type == corev1.PodScheduled && condition.Status == corev1.ConditionFalse &&
-				strings.Contains(condition.Message, "InsufficientMemory") {
-				return true, ""
-			}
-		}
-		return false, conditions(p)
-	})
+	c.waitRefused(ns, "too-big", "InsufficientMemory", 60*time.Second)
 
 }

@@ -44,35 +44,10 @@ func TestPreemptionThroughTheExtender(t *testing.T) {
 	c.gpuNode("gpu-a", "hami", 2)
 	c.gpuNode("gpu-b", "hami", 2)
 	extender := c.startScheduling()
-	for name, value := range map[string]int32{"batch": 10, "low": 100, "high": 1000} {
-		_, err := c.kit.Client.SchedulingV1().PriorityClasses().Create(c.ctx,
-			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	const ns, batchNS = "preempt", "batch"
-	c.createNamespace(ns)
+	share := c.fillWithLowShares(ns, "12")
 	c.createNamespace(batchNS)
 	pods := c.kit.Client.CoreV1().Pods(ns)
-	share := func(name, class string) *corev1.Pod {
-		p := pod(name, map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "40000",
-			"nvidia.com/gpucores": "10", "cpu": "12"})
-		p.Spec.PriorityClassName = class
-		return p
-	}
-
-	// Two shares fill an H100 (81559 MiB): 8 fill both nodes' GPUs, and
-	// take 48 of each node's 64 CPUs.
-	for i := 0; i < 8; i++ {
-		if _, err := pods.Create(c.ctx, share(fmt.Sprintf("low-%d", i), "low"), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.eventually("8 low pods bound", 120*time.Second, func() (bool, string) {
-		n := c.boundPods(ns)
-		return n == 8, strconv.Itoa(n)
-	})
 	lows := podsByName(t, c, ns)
 
 	// 1. Short only of GPU room: no victims, the verb never called.
@@ -209,4 +184,41 @@ func preemptCalls(t *testing.T, extender *kit.Extender) float64 {
 		}
 	}
 	return sum
+}
+
+// fillWithLowShares creates the PriorityClasses batch (10), low (100) and
+// high (1000) and namespace ns, then fills two nodes of two H100s with 8
+// low-priority shares of 40000 MiB (two fill an H100's 81559 MiB), each
+// asking `cpu` CPUs too when not empty, and waits until all are bound. It
+// returns the maker of such shares (name, PriorityClass).
+func (c *cluster) fillWithLowShares(ns, cpu string) func(name, class string) *corev1.Pod {
+	t := c.t
+	t.Helper()
+	for name, value := range map[string]int32{"batch": 10, "low": 100, "high": 1000} {
+		_, err := c.kit.Client.SchedulingV1().PriorityClasses().Create(c.ctx,
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.createNamespace(ns)
+	share := func(name, class string) *corev1.Pod {
+		limits := map[string]string{"nvidia.com/gpu": "1", "nvidia.com/gpumem": "40000", "nvidia.com/gpucores": "10"}
+		if cpu != "" {
+			limits["cpu"] = cpu
+		}
+		p := pod(name, limits)
+		p.Spec.PriorityClassName = class
+		return p
+	}
+	for i := 0; i < 8; i++ {
+		if _, err := c.kit.Client.CoreV1().Pods(ns).Create(c.ctx, share(fmt.Sprintf("low-%d", i), "low"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.eventually("8 low pods bound", 120*time.Second, func() (bool, string) {
+		n := c.boundPods(ns)
+		return n == 8, strconv.Itoa(n)
+	})
+	return share
 }

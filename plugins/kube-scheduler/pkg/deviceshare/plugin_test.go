@@ -375,11 +375,6 @@ func TestUnreserveGivesTheRoomBack(t *testing.T) {
 	nodes := documents[v1.Node](t, filepath.Join(examples, "nodes.yaml"))
 	r := newRig(t, "", nodes, "")
 	pl := r.plugin
-	whole := func(name string) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
-				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
-	}
 	info := framework.NewNodeInfo()
 	info.SetNode(nodes[0]) // gpu-a: four A100s
 	fits := func(pod *v1.Pod) (*framework.CycleState, bool) {
@@ -389,7 +384,7 @@ func TestUnreserveGivesTheRoomBack(t *testing.T) {
 		}
 		return state, pl.Filter(r.ctx, state, pod, info).IsSuccess()
 	}
-	big := whole("big")
+	big := wholeGPUsPod("big")
 	state, ok := fits(big)
 	if !ok {
 		t.Fatalf("big does not fit %s", info.Node().Name)
@@ -397,11 +392,11 @@ func TestUnreserveGivesTheRoomBack(t *testing.T) {
 	if status := pl.Reserve(r.ctx, state, big, info.Node().Name); !status.IsSuccess() {
 		t.Fatalf("Reserve: %v", status)
 	}
-	if _, ok := fits(whole("second")); ok {
+	if _, ok := fits(wholeGPUsPod("second")); ok {
 		t.Fatalf("a second pod like it fits beside the reserved one")
 	}
 	pl.Unreserve(r.ctx, state, big, info.Node().Name)
-	if _, ok := fits(whole("third")); !ok {
+	if _, ok := fits(wholeGPUsPod("third")); !ok {
 		t.Errorf("after Unreserve, a pod like it does not fit %s", info.Node().Name)
 	}
 }
@@ -426,12 +421,7 @@ func resourceQuantity(text string) resource.Quantity { return resource.MustParse
 // free in that copy only, and AddPod (its reprieve) takes them back.
 func TestPreemptionSimulationSeesTheVictimsGPUsFreed(t *testing.T) {
 	r := newRig(t, "", documents[v1.Node](t, filepath.Join(examples, "nodes.yaml")), "")
-	whole := func(name string) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
-				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
-	}
-	victim := whole("victim")
+	victim := wholeGPUsPod("victim")
 	placed := r.schedule(victim)
 	if placed.node == "" {
 		t.Fatalf("victim fits nowhere: %v", placed.reasons)
@@ -445,7 +435,7 @@ func TestPreemptionSimulationSeesTheVictimsGPUsFreed(t *testing.T) {
 	}
 	info := framework.NewNodeInfo()
 	info.SetNode(node)
-	preemptor := whole("preemptor")
+	preemptor := wholeGPUsPod("preemptor")
 	state := framework.NewCycleState()
 	pl := r.plugin
 	if _, status := pl.PreFilter(r.ctx, state, preemptor, nil); !status.IsSuccess() {
@@ -474,4 +464,12 @@ func TestPreemptionSimulationSeesTheVictimsGPUsFreed(t *testing.T) {
 	if status := pl.Filter(r.ctx, simulation, preemptor, info); status.IsSuccess() {
 		t.Errorf("after AddPod the preemptor still fits beside the victim")
 	}
+}
+
+// wholeGPUsPod asks four whole 80 GiB GPUs: one fills gpu-a of
+// examples/nodes.yaml, and nothing else fits it.
+func wholeGPUsPod(name string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
+			Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
 }

@@ -111,18 +111,13 @@ func ptr[T any](v T) *T { return &v }
 func TestPodDeleteHintFreesTheRoomBeforeRequeue(t *testing.T) {
 	r := newRig(t, "", documents[v1.Node](t, filepath.Join(examples, "nodes.yaml")), "")
 	logger, _ := ktesting.NewTestContext(t)
-	whole := func(name string) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("u-" + name)},
-			Spec: v1.PodSpec{NodeSelector: map[string]string{"x": "y"}, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
-				Limits: v1.ResourceList{"nvidia.com/gpu": resourceQuantity("4"), "nvidia.com/gpumem": resourceQuantity("81920")}}}}}}
-	}
-	holder := whole("holder")
+	holder := wholeGPUsPod("holder")
 	placed := r.schedule(holder)
 	if placed.node == "" {
 		t.Fatalf("holder fits nowhere: %v", placed.reasons)
 	}
 	holder.Spec.NodeName = placed.node
-	waiter := whole("waiter")
+	waiter := wholeGPUsPod("waiter")
 	prepared, err := r.plugin.lib.PreparePod(mustJSON(t, waiter))
 	if err != nil {
 		t.Fatal(err)
