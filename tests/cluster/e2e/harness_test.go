@@ -172,11 +172,11 @@ func (c *cluster) gpuNode(name, dialect string, gpus int, extraArgs ...string) {
 	})
 }
 
-// startScheduling runs one extender replica and, once it is ready, the
-// kit's kube-scheduler.
-func (c *cluster) startScheduling() *kit.Extender {
+// startScheduling runs one extender replica (with these extra flags) and,
+// once it is ready, the kit's kube-scheduler.
+func (c *cluster) startScheduling(extenderArgs ...string) *kit.Extender {
 	c.t.Helper()
-	extender, err := c.kit.StartExtender(c.ctx, 0)
+	extender, err := c.kit.StartExtender(c.ctx, 0, extenderArgs...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -53,8 +53,16 @@ func hash(s string) uint32 {
 // kubelet to do either. The DaemonSet's affinity picks nodes labelled
 // gpu=on.
 func CreateNode(ctx context.Context, k *Kit, name string, labels map[string]string) (*corev1.Node, error) {
-	all := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
-	for key, value := range labels {
+	return RegisterNode(ctx, k, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
+}
+
+// RegisterNode creates `node` (its labels and annotations, e.g. a device
+// plugin's registration) as kubelet would register it, with the hostname
+// and OS labels kubelet adds, then reports it Ready with its
+// status.allocatable (64 CPUs, 512Gi and 250 pods where it names none).
+func RegisterNode(ctx context.Context, k *Kit, node *corev1.Node) (*corev1.Node, error) {
+	all := map[string]string{"kubernetes.io/hostname": node.Name, "kubernetes.io/os": "linux"}
+	for key, value := range node.Labels {
 		all[key] = value
 	}
 	capacity := corev1.ResourceList{
@@ -62,8 +70,12 @@ func CreateNode(ctx context.Context, k *Kit, name string, labels map[string]stri
 		corev1.ResourceMemory: resource.MustParse("512Gi"),
 		corev1.ResourcePods:   resource.MustParse("250"),
 	}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: all}}
-	created, err := k.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	for resourceName, quantity := range node.Status.Allocatable {
+		capacity[resourceName] = quantity
+	}
+	object := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node.Name, Labels: all,
+		Annotations: node.Annotations}}
+	created, err := k.Client.CoreV1().Nodes().Create(ctx, object, metav1.CreateOptions{})
 	if err != nil {
 		return nil, err
 	}
