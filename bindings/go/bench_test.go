@@ -89,3 +89,66 @@ func benchPrepared(b *testing.B) (*Scheduler, *PreparedPod) {
 	b.Cleanup(func() { p.Close() })
 	return s, p
 }
+
+// benchLargeCluster is `nodes` nodes of 8 80 GiB GPUs.
+func benchLargeCluster(b *testing.B, nodes int) *Scheduler {
+	b.Helper()
+	var text strings.Builder
+	text.WriteString("nodes:\n")
+	for i := 0; i < nodes; i++ {
+		fmt.Fprintf(&text, "- name: n%04d\n  gpus: [{model: \"NVIDIA A100-SXM4-80GB\", memory_mib: 81920, count: 8}]\n", i)
+	}
+	s, err := NewScheduler("")
+	if err != nil {
+		b.Fatalf("NewScheduler: %v", err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.UpsertNodes(text.String()); err != nil {
+		b.Fatalf("UpsertNodes: %v", err)
+	}
+	return s
+}
+
+// BenchmarkFilter500NodesOneByOne is what a framework plugin's Filter and
+// Score cost per pod at 500 nodes through the per-node calls, one
+// goroutine: FilterNode and ScoreNode for every node.
+func BenchmarkFilter500NodesOneByOne(b *testing.B) {
+	s := benchLargeCluster(b, 500)
+	p, err := s.PreparePod(pod("bench", 4096))
+	if err != nil {
+		b.Fatalf("PreparePod: %v", err)
+	}
+	defer p.Close()
+	names := make([]string, 500)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%04d", i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, name := range names {
+			if v, err := s.FilterNode(p, name); err != nil || !v.Fits {
+				b.Fatalf("FilterNode: %v %+v", err, v)
+			}
+			if _, err := s.ScoreNode(p, name); err != nil {
+				b.Fatalf("ScoreNode: %v", err)
+			}
+		}
+	}
+}
+
+// BenchmarkFilter500NodesAtOnce is the same answers through one
+// FilterAllNodes call per pod (verdicts with their scores).
+func BenchmarkFilter500NodesAtOnce(b *testing.B) {
+	s := benchLargeCluster(b, 500)
+	p, err := s.PreparePod(pod("bench", 4096))
+	if err != nil {
+		b.Fatalf("PreparePod: %v", err)
+	}
+	defer p.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if all, err := s.FilterAllNodes(p); err != nil || len(all) != 500 {
+			b.Fatalf("FilterAllNodes: %v, %d verdicts", err, len(all))
+		}
+	}
+}

@@ -33,8 +33,8 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DDEVICESHARE_BUILD_TESTS=OFF -DDEVICESHARE_BUILD_BENCH=OFF \
     && cmake --build /build --target deviceshare_c \
     && mkdir -p /staging/usr/local/bin /staging/usr/local/lib \
-    && cp -L /build/plugins/capi/libdeviceshare_c.so.3 /staging/usr/local/lib/ \
-    && strip --strip-unneeded /staging/usr/local/lib/libdeviceshare_c.so.3 \
+    && cp -L /build/plugins/capi/libdeviceshare_c.so.4 /staging/usr/local/lib/ \
+    && strip --strip-unneeded /staging/usr/local/lib/libdeviceshare_c.so.4 \
     && cd plugins/kube-scheduler \
     && v="-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean" \
     && CGO_ENABLED=1 CGO_CFLAGS=-I/src/plugins/capi/include \
@@ -53,7 +53,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 # The C API under its SONAME (the ABI version, DEVICESHARE_ABI_VERSION),
 # which is what the program loads.
-COPY --from=build /staging/usr/local/lib/libdeviceshare_c.so.3 /usr/local/lib/
+COPY --from=build /staging/usr/local/lib/libdeviceshare_c.so.4 /usr/local/lib/
 COPY --from=build /staging/usr/local/bin/deviceshare-kube-scheduler /usr/local/bin/
 RUN ldconfig
 # As the Deployment's runAsUser/runAsGroup (deploy/deployment.yaml).

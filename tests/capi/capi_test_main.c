@@ -19,6 +19,7 @@ static const TestCase kCases[] = {
     {"unknown_and_destroyed_handles", TestUnknownAndDestroyedHandles},
     {"bad_inputs", TestBadInputs},
     {"prepared_pods", TestPreparedPods},
+    {"filter_all_and_allocate_prepared", TestFilterAllAndAllocatePrepared},
     {"example_matches_simulate", TestExampleMatchesSimulate},
     {"node_objects", TestNodeObjects},
     {"steps", TestSteps},

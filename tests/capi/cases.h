@@ -14,6 +14,9 @@ void TestUnknownAndDestroyedHandles(void);
 void TestBadInputs(void);
 void TestPreparedPods(void);
 
+/* capi_filter_all_test.c */
+void TestFilterAllAndAllocatePrepared(void);
+
 /* capi_example_test.c */
 void TestExampleMatchesSimulate(void);
 void TestNodeObjects(void);

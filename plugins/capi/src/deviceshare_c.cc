@@ -22,6 +22,7 @@
 #include "node_input.h"
 #include "scheduler_factory.h"
 #include "text_input.h"
+#include "verdict_array.h"
 
 #ifndef DEVICESHARE_VERSION
 #error "DEVICESHARE_VERSION must be defined (PROJECT_VERSION)"
@@ -276,6 +277,44 @@ deviceshare_code deviceshare_pod_wants_devices(const deviceshare_pod* pod,
     DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
     *wants = parsed->request.HasGpuRequest() || parsed->request.HasClaims();
     return absl::OkStatus();
+  });
+}
+
+deviceshare_code deviceshare_pod_filter_all(deviceshare_scheduler* scheduler,
+                                            const deviceshare_pod* pod,
+                                            deviceshare_node_verdict** verdicts,
+                                            size_t* count, char** error) {
+  return Guarded(error, [&]() -> absl::Status {
+    DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireArgument(verdicts, "verdicts"));
+    DS_RETURN_IF_ERROR(RequireArgument(count, "count"));
+    DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
+    DS_ASSIGN_OR_RETURN(std::vector<deviceshare::NodeVerdict> all,
+                        found->FilterForReserve(parsed->request));
+    DS_ASSIGN_OR_RETURN(*verdicts, deviceshare::capi::PackVerdicts(all));
+    *count = all.size();
+    return absl::OkStatus();
+  });
+}
+
+void deviceshare_verdicts_free(deviceshare_node_verdict* verdicts) {
+  std::free(verdicts);
+}
+
+deviceshare_code deviceshare_pod_allocate(deviceshare_scheduler* scheduler,
+                                          const deviceshare_pod* pod,
+                                          const char* node,
+                                          char** decision_json, char** error) {
+  return Guarded(error, [&]() -> absl::Status {
+    DS_ASSIGN_OR_RETURN(SchedulerRef found, Find(scheduler));
+    DS_RETURN_IF_ERROR(RequireArgument(pod, "pod"));
+    DS_RETURN_IF_ERROR(RequireText(node, "node"));
+    DS_RETURN_IF_ERROR(RequireArgument(decision_json, "decision_json"));
+    DS_ASSIGN_OR_RETURN(auto parsed, PodHandles().Find(pod));
+    return AnswerDecision(*found, parsed->request,
+                          found->Allocate(parsed->request, node),
+                          decision_json);
   });
 }
 

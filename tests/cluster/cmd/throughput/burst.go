@@ -60,9 +60,10 @@ func podFor(row string, i int) *corev1.Pod {
 		p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: &template}}
 		p.Spec.Containers[0].Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
 	}
-	if row == "dra-serve" {
+	if row == "dra-serve" || row == "inprocess-direct" {
 		// The webhook sends only pods asking GPU resources; claim pods name
-		// the extender's profile themselves.
+		// the extender's profile themselves, as do the pods of the row
+		// without a webhook.
 		p.Spec.SchedulerName = "deviceshare-scheduler"
 	}
 	return p

@@ -7,6 +7,9 @@
 //	inprocess  the same pods through deviceshare-kube-scheduler (the
 //	           DeviceShare plugin in-process; the kit's extender still
 //	           runs beside it, for the admission webhook only)
+//	inprocess-direct  the same, without the webhook and the extender: the
+//	           pods name deviceshare-scheduler themselves (what the
+//	           scheduler costs apart from admission and serve's watches)
 //	dra-stock  DRA claims from a template, allocated by the stock
 //	           kube-scheduler's DynamicResources on deviceshare's slices
 //	dra-serve  the same claims allocated by the extender
@@ -29,6 +32,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/deviceshare/deviceshare/tests/cluster/controlplane"
 	"github.com/deviceshare/deviceshare/tests/cluster/kit"
 )
@@ -38,6 +43,7 @@ type options struct {
 	nodes, pods      int
 	rows             []string
 	deadline         time.Duration
+	profile          string // where CPU profiles go; "" for none
 }
 
 func main() {
@@ -50,6 +56,8 @@ func main() {
 	flag.IntVar(&o.pods, "pods", 10000, "pods created at once")
 	flag.DurationVar(&o.deadline, "deadline", 20*time.Minute,
 		"a row still binding then is reported at the rate it bound the pods it did")
+	flag.StringVar(&o.profile, "profile", "",
+		"write a 30 s CPU profile of each row's kube-scheduler, taken during the burst, to DIR/ROW.pprof")
 	flag.Parse()
 	o.rows = strings.Split(*rows, ",")
 	failed := false
@@ -87,7 +95,7 @@ func measure(row string, o options) (float64, int, error) {
 		NodeAgent:     filepath.Join(o.build, "plugins/node-agent/deviceshare-node-agent"),
 		FakeNVML:      filepath.Join(o.build, "tests/fake_nvml/lib/libnvidia-ml.so.1"),
 		KubeScheduler: filepath.Join(o.build, "plugins/kube-scheduler/deviceshare-kube-scheduler"),
-		InProcess:     row == "inprocess",
+		InProcess:     strings.HasPrefix(row, "inprocess"),
 		Then:          thenFor(row)})
 	if err != nil {
 		return 0, 0, err
@@ -96,15 +104,28 @@ func measure(row string, o options) (float64, int, error) {
 	if err := makeNodes(ctx, k, o, row); err != nil {
 		return 0, 0, err
 	}
+	var schedulerArgs []string
+	var profile *profiler
+	if o.profile != "" {
+		if profile, schedulerArgs, err = newProfiler(o.profile, row); err != nil {
+			return 0, 0, err
+		}
+	}
 	switch row {
 	case "plain", "dra-stock":
-		_, err = k.StartDefaultScheduler(ctx)
+		_, err = k.StartDefaultScheduler(ctx, schedulerArgs...)
 	case "share", "inprocess", "dra-serve":
 		var extender *kit.Extender
 		if extender, err = k.StartExtender(ctx, 0, "--in-flight-timeout", "0", "--log-level", "warn"); err == nil {
 			if err = extender.WaitReady(ctx, 5*time.Minute); err == nil {
-				_, err = k.StartKubeScheduler(ctx)
+				_, err = k.StartKubeScheduler(ctx, schedulerArgs...)
 			}
+		}
+	case "inprocess-direct":
+		err = k.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx,
+			"deviceshare-scheduler", metav1.DeleteOptions{})
+		if err == nil {
+			_, err = k.StartKubeScheduler(ctx, schedulerArgs...)
 		}
 	default:
 		return 0, 0, fmt.Errorf("unknown row %q", row)
@@ -123,6 +144,9 @@ func measure(row string, o options) (float64, int, error) {
 	if err := waitServiceAccount(ctx, k.Client); err != nil {
 		return 0, 0, err
 	}
+	if profile != nil {
+		go profile.capture(ctx, 30)
+	}
 	return burst(ctx, k.Client, o.pods, row, o.deadline)
 }
 
@@ -135,4 +159,4 @@ func thenFor(row string) []string {
 
 // isShare says whether a row's pods are GPU-share pods of both dialects
 // (through the extender or in-process).
-func isShare(row string) bool { return row == "share" || row == "inprocess" }
+func isShare(row string) bool { return row == "share" || strings.HasPrefix(row, "inprocess") }

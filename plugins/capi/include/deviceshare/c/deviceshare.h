@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define DEVICESHARE_ABI_VERSION 3
+#define DEVICESHARE_ABI_VERSION 4
 
 #if defined(__GNUC__)
 #define DEVICESHARE_EXPORT __attribute__((visibility("default")))
@@ -175,6 +175,34 @@ DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_node_without(
  * answers Skip): every node fits it as far as devices go. */
 DEVICESHARE_EXPORT deviceshare_code
 deviceshare_pod_wants_devices(const deviceshare_pod* pod, int* wants);
+/* One node's filter step, as deviceshare_pod_filter_node answers it. */
+typedef struct deviceshare_node_verdict {
+  const char* node;
+  int fits;
+  int score;        /* of a fit, else 0 */
+  const char* code; /* "Fits", "InsufficientMemory", ... */
+  int unresolvable;
+  const char* reason; /* NULL for a fit */
+} deviceshare_node_verdict;
+/* The filter step for every node the scheduler knows, in one call: a
+ * framework plugin's PreFilter asks it once per pod, and its Filter and
+ * Score per node then cost a lookup, not a crossing into C (each of
+ * which takes the scheduler's and the handles' locks). Pure, as
+ * deviceshare_filter; the best fitting node's allocation is remembered
+ * for the deviceshare_pod_allocate that follows, as the extender's
+ * filter does. *verdicts is *count entries (in no particular order), and
+ * every string they point to, in one block: free it with
+ * deviceshare_verdicts_free. */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_filter_all(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    deviceshare_node_verdict** verdicts, size_t* count, char** error);
+DEVICESHARE_EXPORT void deviceshare_verdicts_free(
+    deviceshare_node_verdict* verdicts);
+/* deviceshare_allocate for a prepared pod: the pod as it was prepared
+ * (its text is not parsed again). */
+DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_allocate(
+    deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
+    const char* node, char** decision_json, char** error);
 /* deviceshare_score for a prepared pod. */
 DEVICESHARE_EXPORT deviceshare_code deviceshare_pod_score_node(
     deviceshare_scheduler* scheduler, const deviceshare_pod* pod,
