@@ -52,8 +52,8 @@ func wantCode(t *testing.T, err error, code Code, inMessage string) {
 }
 
 func TestVersions(t *testing.T) {
-	if ABIVersion() != 3 {
-		t.Errorf("ABIVersion() = %d, want 3", ABIVersion())
+	if ABIVersion() != 4 {
+		t.Errorf("ABIVersion() = %d, want 4", ABIVersion())
 	}
 	if parts := strings.Split(Version(), "."); len(parts) != 3 {
 		t.Errorf("Version() = %q, want MAJOR.MINOR.PATCH", Version())
