@@ -6,15 +6,18 @@ import (
 	"testing"
 )
 
-// benchCluster is 8 nodes of 8 80 GiB GPUs: a Filter or Score call's cost
-// is then the crossing into C and the pod's handling, not the cluster's
-// size.
-func benchCluster(b *testing.B) *Scheduler {
+// benchCluster is 8 nodes of 8 80 GiB GPUs (n0..n7): a Filter or Score
+// call's cost is then the crossing into C and the pod's handling, not the
+// cluster's size.
+func benchCluster(b *testing.B) *Scheduler { return benchNodes(b, 8, "n%d") }
+
+// benchNodes is `count` nodes of 8 80 GiB GPUs, named by `format`.
+func benchNodes(b *testing.B, count int, format string) *Scheduler {
 	b.Helper()
 	var nodes strings.Builder
 	nodes.WriteString("nodes:\n")
-	for i := 0; i < 8; i++ {
-		fmt.Fprintf(&nodes, "- name: n%d\n  gpus: [{model: \"NVIDIA A100-SXM4-80GB\", memory_mib: 81920, count: 8}]\n", i)
+	for i := 0; i < count; i++ {
+		fmt.Fprintf(&nodes, "- name: "+format+"\n  gpus: [{model: \"NVIDIA A100-SXM4-80GB\", memory_mib: 81920, count: 8}]\n", i)
 	}
 	s, err := NewScheduler("")
 	if err != nil {
@@ -90,24 +93,8 @@ func benchPrepared(b *testing.B) (*Scheduler, *PreparedPod) {
 	return s, p
 }
 
-// benchLargeCluster is `nodes` nodes of 8 80 GiB GPUs.
-func benchLargeCluster(b *testing.B, nodes int) *Scheduler {
-	b.Helper()
-	var text strings.Builder
-	text.WriteString("nodes:\n")
-	for i := 0; i < nodes; i++ {
-		fmt.Fprintf(&text, "- name: n%04d\n  gpus: [{model: \"NVIDIA A100-SXM4-80GB\", memory_mib: 81920, count: 8}]\n", i)
-	}
-	s, err := NewScheduler("")
-	if err != nil {
-		b.Fatalf("NewScheduler: %v", err)
-	}
-	b.Cleanup(func() { s.Close() })
-	if _, err := s.UpsertNodes(text.String()); err != nil {
-		b.Fatalf("UpsertNodes: %v", err)
-	}
-	return s
-}
+// benchLargeCluster is `nodes` nodes of 8 GPUs, n0000 on.
+func benchLargeCluster(b *testing.B, nodes int) *Scheduler { return benchNodes(b, nodes, "n%04d") }
 
 // BenchmarkFilter500NodesOneByOne is what a framework plugin's Filter and
 // Score cost per pod at 500 nodes through the per-node calls, one
