@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "deviceshare/backend/backend_registry.h"
 #include "deviceshare/builtin_backends.h"
@@ -276,6 +277,36 @@ std::string NotReady(const std::vector<Watch>& watches,
   return "";
 }
 
+// Logs each time the readiness answer flips, with the reason it became
+// not ready: the verbs stop being served then (and a Service stops sending
+// calls), so the log must say when and why. Called on every verb and
+// probe; cheap when nothing changed.
+class ReadinessLog {
+ public:
+  std::string Observe(std::string why) {
+    absl::MutexLock lock(&mu_);
+    const bool ready = why.empty();
+    if (!known_ || ready != ready_) {
+      if (ready) {
+        LogNode(LogLevel::kInfo, "",
+                "ready: serving filter, prioritize, preempt and bind");
+      } else {
+        // Not ready at start is expected (the first lists); later, news.
+        LogNode(known_ ? LogLevel::kWarn : LogLevel::kInfo, "",
+                absl::StrCat("not ready: ", why));
+      }
+      known_ = true;
+      ready_ = ready;
+    }
+    return why;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool known_ ABSL_GUARDED_BY(mu_) = false;
+  bool ready_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 // The watches failing now, after their first list or for good: the view
 // of those collections may be stale, or (a refused optional watch, such as
 // ResourceQuotas without RBAC) missing.
@@ -396,7 +427,10 @@ absl::Status Serve(const ServeOptions& options) {
   DS_ASSIGN_OR_RETURN(Election election, MakeElection(options, client.get()));
   std::vector<Watch> watches = MakeWatches(client.get(), extender);
   const kube::LeaderElector* elector = election.elector.get();
-  auto not_ready = [&watches, elector] { return NotReady(watches, elector); };
+  ReadinessLog readiness_log;
+  auto not_ready = [&watches, elector, &readiness_log] {
+    return readiness_log.Observe(NotReady(watches, elector));
+  };
   DS_ASSIGN_OR_RETURN(
       std::unique_ptr<ExtenderServer> server,
       ExtenderServer::Create(&extender, not_ready, options.server,
