@@ -9,6 +9,7 @@
 // document or line and the field.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -977,6 +978,11 @@ int Run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // A peer that closed its end (a kube-apiserver killed mid-request, a
+  // client gone) must fail that one write, not end the process: OpenSSL
+  // writes to the socket without MSG_NOSIGNAL, and SIGPIPE's default
+  // action kills silently, without a log line or a core.
+  std::signal(SIGPIPE, SIG_IGN);
   // An input too big for this machine (a count that passed its range but
   // not the memory, a stream without end) is an internal error with a
   // line saying so, exit 1 as --help promises, not an abort.
