@@ -236,13 +236,14 @@ deviceshare_code PodFilterNode(deviceshare_scheduler* scheduler,
         deviceshare::NodeVerdict verdict,
         uids.empty() ? found->FilterNode(parsed->request, node)
                      : found->FilterNodeWithout(parsed->request, node, uids));
-    const bool fitting = verdict.fit.fits();
+    const deviceshare::capi::VerdictFields fields =
+        deviceshare::capi::FieldsOf(verdict);
+    const bool fitting = fields.fits != 0;
     if (!fitting) DS_RETURN_IF_ERROR(SetOutput(reason, verdict.fit.Reason()));
-    *fits = fitting ? 1 : 0;
-    *score = fitting ? verdict.score : 0;
-    // ReasonInfo names are string literals: they outlive every call.
-    *code = deviceshare::ReasonCodeName(verdict.fit.code).data();
-    *unresolvable = !fitting && verdict.fit.code.unresolvable() ? 1 : 0;
+    *fits = fields.fits;
+    *score = fields.score;
+    *code = fields.code;
+    *unresolvable = fields.unresolvable;
     if (fitting) *reason = nullptr;
     return absl::OkStatus();
   });

@@ -20,6 +20,17 @@ const char* Place(const std::string& text, char** cursor) {
 
 }  // namespace
 
+VerdictFields FieldsOf(const NodeVerdict& verdict) {
+  const bool fits = verdict.fit.fits();
+  VerdictFields fields;
+  fields.fits = fits ? 1 : 0;
+  fields.score = fits ? verdict.score : 0;
+  // ReasonInfo names are string literals: they outlive every answer.
+  fields.code = ReasonCodeName(verdict.fit.code).data();
+  fields.unresolvable = !fits && verdict.fit.code.unresolvable() ? 1 : 0;
+  return fields;
+}
+
 absl::StatusOr<deviceshare_node_verdict*> PackVerdicts(
     const std::vector<NodeVerdict>& verdicts) {
   if (verdicts.empty()) return nullptr;
@@ -44,14 +55,13 @@ absl::StatusOr<deviceshare_node_verdict*> PackVerdicts(
   char* cursor = static_cast<char*>(block) + struct_bytes;
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const NodeVerdict& verdict = verdicts[i];
-    const bool fits = verdict.fit.fits();
+    const VerdictFields fields = FieldsOf(verdict);
     out[i].node = Place(verdict.node, &cursor);
-    out[i].fits = fits ? 1 : 0;
-    out[i].score = fits ? verdict.score : 0;
-    // ReasonInfo names are string literals: they outlive the block.
-    out[i].code = ReasonCodeName(verdict.fit.code).data();
-    out[i].unresolvable = !fits && verdict.fit.code.unresolvable() ? 1 : 0;
-    out[i].reason = fits ? nullptr : Place(reasons[i], &cursor);
+    out[i].fits = fields.fits;
+    out[i].score = fields.score;
+    out[i].code = fields.code;
+    out[i].unresolvable = fields.unresolvable;
+    out[i].reason = fields.fits ? nullptr : Place(reasons[i], &cursor);
   }
   return out;
 }

@@ -18,6 +18,18 @@
 
 namespace deviceshare::capi {
 
+// A verdict's scalar fields as the C API answers them, for one node
+// (deviceshare_pod_filter_node) or every node (PackVerdicts): a misfit's
+// score is 0, and only a misfit can be unresolvable. `code` is a static
+// string.
+struct VerdictFields {
+  int fits = 0;
+  int score = 0;
+  const char* code = nullptr;
+  int unresolvable = 0;
+};
+VerdictFields FieldsOf(const NodeVerdict& verdict);
+
 // The verdicts as one block (ResourceExhausted when it cannot be
 // allocated); nullptr for none. A fit's reason is NULL, its score the
 // verdict's; a rejection's score is 0.
